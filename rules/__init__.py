@@ -1,0 +1,50 @@
+"""Rules of tabletop wargames as pure queries on a table state in millimetres.
+
+The one verb is :func:`check`: a state and a rule profile in, every finding out. Knows nothing of cameras.
+"""
+
+from rules.check import check
+from rules.errors import ProfileError, RulesError, StateError
+from rules.findings import CLEAR, CLOSE, KINDS, Finding, findings_document
+from rules.geometry import BaseArrays
+from rules.profile import RuleProfile, builtin_profiles, load_profile
+from rules.state import (
+    Model,
+    OvalBase,
+    RoundBase,
+    Table,
+    TableState,
+    Terrain,
+    Unit,
+    dump_state,
+    load_state,
+    state_from_dict,
+    state_to_dict,
+)
+
+__all__ = [
+    "CLEAR",
+    "CLOSE",
+    "KINDS",
+    "BaseArrays",
+    "Finding",
+    "Model",
+    "OvalBase",
+    "ProfileError",
+    "RoundBase",
+    "RuleProfile",
+    "RulesError",
+    "StateError",
+    "Table",
+    "TableState",
+    "Terrain",
+    "Unit",
+    "builtin_profiles",
+    "check",
+    "dump_state",
+    "findings_document",
+    "load_profile",
+    "load_state",
+    "state_from_dict",
+    "state_to_dict",
+]

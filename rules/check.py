@@ -1,0 +1,390 @@
+"""The referee's query: every finding of a table state under a rule profile, all at once.
+
+Pure: no state is kept between calls and nothing outside the arguments is read. All pair work runs on arrays of
+candidate pairs from a spatial index; no Python loop runs over pairs of models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from numpy.typing import NDArray
+
+from rules.findings import CLEAR, CLOSE, KINDS, Finding
+from rules.geometry import BaseArrays, FloatArray, IntArray, candidate_pairs
+from rules.profile import RuleProfile
+from rules.state import TableState
+
+BoolArray = NDArray[np.bool_]
+
+# Centre arithmetic leaves float noise of ~1e-12 mm and the oval search ~1e-6 mm; a line is judged with this
+# slack so that a gap placed exactly on it counts as on it. It is far below any measurement.
+_EPS_MM = 1e-5
+
+# Base outlines against terrain: 4 * 32 vertices keep the polygon within 0.01 mm of a 100 mm base.
+_QUAD_SEGS = 32
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """Per-pair judgement against one line: ``met`` (on the rule's side) and ``close`` (cannot tell)."""
+
+    met: BoolArray
+    close: BoolArray
+
+    @property
+    def reported(self) -> BoolArray:
+        return self.met | self.close
+
+    @property
+    def surely_met(self) -> BoolArray:
+        return self.met & ~self.close
+
+
+def _within(gap: FloatArray, limit: float, band: FloatArray) -> _Verdict:
+    """Gap <= limit (inclusive), and whether the line lies within ``band`` of the gap."""
+    return _Verdict(gap <= limit + _EPS_MM, (band > 0) & (np.abs(gap - limit) <= band))
+
+
+def _below(gap: FloatArray, limit: float, band: FloatArray) -> _Verdict:
+    """Gap < limit (strict), and whether the line lies within ``band`` of the gap."""
+    return _Verdict(gap < limit - _EPS_MM, (band > 0) & (np.abs(gap - limit) <= band))
+
+
+def _call(close: bool) -> str:
+    return CLOSE if close else CLEAR
+
+
+class _Context:
+    """Arrays derived once from the state and shared by every rule."""
+
+    def __init__(self, state: TableState, profile: RuleProfile) -> None:
+        self.state = state
+        self.profile = profile
+        self.k = profile.calls.close_sigmas
+        self.bases = BaseArrays.from_state(state)
+        self.ids = [m.id for m in state.models]
+        self.unit_ids = [u.id for u in state.units]
+        unit_index = {u: n for n, u in enumerate(self.unit_ids)}
+        players: dict[str, int] = {}
+        self.unit_player = np.array(
+            [-1 if u.player is None else players.setdefault(u.player, len(players)) for u in state.units],
+            dtype=np.intp,
+        )
+        self.model_unit = np.array([-1 if m.unit is None else unit_index[m.unit] for m in state.models], dtype=np.intp)
+        self.unit_size = np.bincount(self.model_unit[self.model_unit >= 0], minlength=len(self.unit_ids))
+        model_index = {m: n for n, m in enumerate(self.ids)}
+        self.unit_leader = np.array(
+            [-1 if u.leader is None else model_index[u.leader] for u in state.units], dtype=np.intp
+        )
+        sigma = self.bases.sigma_mm
+        cohesion = profile.cohesion
+        reach = max(
+            profile.engagement.range_mm,
+            profile.contact.gap_mm,
+            cohesion.range_mm if cohesion.mode == "chain" else 0.0,
+        )
+        reach += self.k * np.sqrt(2.0) * (float(sigma.max()) if len(sigma) else 0.0) + _EPS_MM
+        self.pi, self.pj = candidate_pairs(self.bases, reach)
+        self.gap = self.bases.gaps_mm(self.pi, self.pj)
+        self.pair_sigma = np.hypot(sigma[self.pi], sigma[self.pj])
+        self.band = self.k * self.pair_sigma
+        ui, uj = self.model_unit[self.pi], self.model_unit[self.pj]
+        pli = np.where(ui >= 0, self.unit_player[ui], -1)
+        plj = np.where(uj >= 0, self.unit_player[uj], -1)
+        self.enemy = (pli >= 0) & (plj >= 0) & (pli != plj)
+        self.same_unit = (ui >= 0) & (ui == uj)
+
+    def gaps_to(self, model: int, others: IntArray) -> tuple[FloatArray, FloatArray]:
+        """Gaps (M,) from one model to models ``others`` (M,), and their combined sigmas (M,)."""
+        gap = self.bases.gaps_mm(np.full(len(others), model, dtype=np.intp), others)
+        sigma = np.hypot(self.bases.sigma_mm[model], self.bases.sigma_mm[others])
+        return gap, sigma
+
+    def pair_finding(self, kind: str, rows: IntArray, limit: float, verdict: _Verdict) -> list[Finding]:
+        out = []
+        for r in rows:
+            i, j = int(self.pi[r]), int(self.pj[r])
+            units = tuple(dict.fromkeys(self.unit_ids[u] for u in self.model_unit[[i, j]] if u >= 0))
+            out.append(
+                Finding(
+                    kind=kind,
+                    models=(self.ids[i], self.ids[j]),
+                    units=units,
+                    gap_mm=float(self.gap[r]),
+                    limit_mm=limit,
+                    sigma_mm=float(self.pair_sigma[r]),
+                    call=_call(bool(verdict.close[r])),
+                )
+            )
+        return out
+
+
+def _engaged(ctx: _Context) -> list[Finding]:
+    limit = ctx.profile.engagement.range_mm
+    verdict = _within(ctx.gap, limit, ctx.band)
+    rows = np.flatnonzero(ctx.enemy & verdict.reported)
+    if len(rows) == 0:
+        return []
+    ui, uj = ctx.model_unit[ctx.pi[rows]], ctx.model_unit[ctx.pj[rows]]
+    key = np.minimum(ui, uj) * len(ctx.unit_ids) + np.maximum(ui, uj)
+    # Per pair of units, the pair of models most surely within the line stands for the unit pair.
+    order = np.lexsort((ctx.gap[rows] + ctx.band[rows], key))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = key[order][1:] != key[order][:-1]
+    out = []
+    for r in rows[order[first]]:
+        i, j = int(ctx.pi[r]), int(ctx.pj[r])
+        if ctx.model_unit[i] > ctx.model_unit[j]:
+            i, j = j, i
+        out.append(
+            Finding(
+                kind="engaged",
+                units=(ctx.unit_ids[ctx.model_unit[i]], ctx.unit_ids[ctx.model_unit[j]]),
+                models=(ctx.ids[i], ctx.ids[j]),
+                gap_mm=float(ctx.gap[r]),
+                limit_mm=limit,
+                sigma_mm=float(ctx.pair_sigma[r]),
+                call=_call(bool(verdict.close[r])),
+            )
+        )
+    return out
+
+
+def _overlaps(ctx: _Context) -> list[Finding]:
+    limit = ctx.profile.overlap.gap_mm
+    verdict = _below(ctx.gap, limit, ctx.band)
+    return ctx.pair_finding("overlap", np.flatnonzero(verdict.reported), limit, verdict)
+
+
+def _components(n: int, ei: IntArray, ej: IntArray) -> IntArray:
+    """Connected-component label (the smallest member index) of each of ``n`` nodes joined by edges (ei, ej)."""
+    labels = np.arange(n, dtype=np.intp)
+    while True:
+        low = np.minimum(labels[ei], labels[ej])
+        new = labels.copy()
+        np.minimum.at(new, ei, low)
+        np.minimum.at(new, ej, low)
+        new = new[new]
+        if np.array_equal(new, labels):
+            return labels
+        labels = new
+
+
+def _chain_offenders(ctx: _Context, edge: BoolArray) -> tuple[BoolArray, IntArray, IntArray]:
+    """Models breaking chain cohesion when only pairs ``edge`` count as within range.
+
+    Returns (offender mask (N,), component label (N,), the main component's label of each unit (U,)).
+    """
+    n = len(ctx.ids)
+    coh = ctx.profile.cohesion
+    ei, ej = ctx.pi[edge], ctx.pj[edge]
+    degree = np.bincount(np.concatenate([ei, ej]), minlength=n)
+    in_unit = ctx.model_unit >= 0
+    size = np.where(in_unit, ctx.unit_size[np.maximum(ctx.model_unit, 0)], 0)
+    need = np.array([coh.neighbours_needed(int(s)) for s in size], dtype=np.intp)
+    grouped = in_unit & (size >= 2)
+    labels = _components(n, ei, ej)
+    # The main group of a unit is its largest; on a tie, the one holding the leader, else the first.
+    main = np.full(len(ctx.unit_ids), -1, dtype=np.intp)
+    counts: dict[tuple[int, int], int] = {}
+    for m in np.flatnonzero(grouped):
+        k = (int(ctx.model_unit[m]), int(labels[m]))
+        counts[k] = counts.get(k, 0) + 1
+    best: dict[int, tuple[int, int, int]] = {}
+    for (u, label), count in counts.items():
+        leader = ctx.unit_leader[u]
+        has_leader = int(leader >= 0 and labels[leader] == label)
+        rank = (count, has_leader, -label)
+        if u not in best or rank > best[u]:
+            best[u] = rank
+            main[u] = label
+    outsider = grouped & (labels != main[np.maximum(ctx.model_unit, 0)])
+    offender = grouped & ((degree < need) | outsider)
+    return offender, labels, main
+
+
+def _chain_offender_gap(ctx: _Context, m: int, labels: IntArray, main: IntArray) -> tuple[float, float]:
+    """The gap (and its sigma) that keeps model ``m`` out: to its n-th nearest unit-mate, or to the main group."""
+    u = ctx.model_unit[m]
+    mates = np.flatnonzero((ctx.model_unit == u) & (np.arange(len(ctx.ids)) != m))
+    gap, sigma = ctx.gaps_to(m, mates)
+    need = ctx.profile.cohesion.neighbours_needed(int(ctx.unit_size[u]))
+    order = np.argsort(gap)
+    nth = order[min(need, len(order)) - 1]
+    result = (float(gap[nth]), float(sigma[nth]))
+    if labels[m] != main[u]:
+        in_main = labels[mates] == main[u]
+        if in_main.any():
+            k = np.flatnonzero(in_main)[np.argmin(gap[in_main])]
+            if gap[k] > result[0]:
+                result = (float(gap[k]), float(sigma[k]))
+    return result
+
+
+def _cohesion_finding(ctx: _Context, u: int, models: IntArray, gaps: list[tuple[float, float]], close: bool) -> Finding:
+    worst = int(np.argmax([g for g, _ in gaps]))
+    return Finding(
+        kind="cohesion",
+        unit=ctx.unit_ids[u],
+        models=tuple(ctx.ids[m] for m in models),
+        gap_mm=gaps[worst][0],
+        limit_mm=ctx.profile.cohesion.range_mm,
+        sigma_mm=gaps[worst][1],
+        call=_call(close),
+    )
+
+
+def _chain_cohesion(ctx: _Context) -> list[Finding]:
+    limit = ctx.profile.cohesion.range_mm
+    verdict = _within(ctx.gap, limit, ctx.band)
+    # Judged twice: counting uncertain pairs as within (what surely breaks) and as outside (what may break).
+    sure, sure_labels, sure_main = _chain_offenders(ctx, ctx.same_unit & verdict.reported)
+    maybe, maybe_labels, maybe_main = _chain_offenders(ctx, ctx.same_unit & verdict.surely_met)
+    out = []
+    for u in range(len(ctx.unit_ids)):
+        in_unit = ctx.model_unit == u
+        for offenders, labels, main, close in (
+            (sure, sure_labels, sure_main, False),
+            (maybe, maybe_labels, maybe_main, True),
+        ):
+            models = np.flatnonzero(in_unit & offenders)
+            if len(models):
+                gaps = [_chain_offender_gap(ctx, int(m), labels, main) for m in models]
+                out.append(_cohesion_finding(ctx, u, models, gaps, close))
+                break
+    return out
+
+
+def _leader_cohesion(ctx: _Context) -> list[Finding]:
+    limit = ctx.profile.cohesion.range_mm
+    has_leader = ctx.model_unit >= 0
+    leader = np.where(has_leader, ctx.unit_leader[np.maximum(ctx.model_unit, 0)], -1)
+    models = np.flatnonzero(has_leader & (leader >= 0) & (leader != np.arange(len(ctx.ids))))
+    if len(models) == 0:
+        return []
+    leaders = leader[models]
+    gap = ctx.bases.gaps_mm(models, leaders)
+    sigma = np.hypot(ctx.bases.sigma_mm[models], ctx.bases.sigma_mm[leaders])
+    verdict = _within(gap, limit, ctx.k * sigma)
+    out = []
+    for u in range(len(ctx.unit_ids)):
+        mine = ctx.model_unit[models] == u
+        for rows, close in ((mine & ~verdict.met & ~verdict.close, False), (mine & verdict.close, True)):
+            if rows.any():
+                gaps = list(zip(gap[rows].tolist(), sigma[rows].tolist(), strict=True))
+                out.append(_cohesion_finding(ctx, u, models[rows], gaps, close))
+                break
+    return out
+
+
+def _multi_contact(ctx: _Context) -> list[Finding]:
+    verdict = _within(ctx.gap, ctx.profile.contact.gap_mm, ctx.band)
+    rows = np.flatnonzero(ctx.enemy & verdict.reported)
+    touching: dict[int, dict[int, bool]] = {}
+    for r in rows:
+        for me, other in ((ctx.pi[r], ctx.pj[r]), (ctx.pj[r], ctx.pi[r])):
+            enemies = touching.setdefault(int(me), {})
+            unit = int(ctx.model_unit[other])
+            enemies[unit] = enemies.get(unit, False) or bool(verdict.surely_met[r])
+    out = []
+    for m in sorted(touching):
+        enemies = touching[m]
+        if len(enemies) >= 2:
+            out.append(
+                Finding(
+                    kind="multi_contact",
+                    models=(ctx.ids[m],),
+                    units=tuple(ctx.unit_ids[u] for u in sorted(enemies)),
+                    limit_mm=ctx.profile.contact.gap_mm,
+                    call=_call(sum(enemies.values()) < 2),
+                )
+            )
+    return out
+
+
+def _off_table(ctx: _Context) -> list[Finding]:
+    if len(ctx.ids) == 0:
+        return []
+    c = ctx.bases.center_mm
+    ext = ctx.bases.extent_mm()
+    t = ctx.state.table
+    margin = np.min(
+        np.stack(
+            [
+                c[:, 0] - ext[:, 0],
+                t.width_mm - c[:, 0] - ext[:, 0],
+                c[:, 1] - ext[:, 1],
+                t.depth_mm - c[:, 1] - ext[:, 1],
+            ]
+        ),
+        axis=0,
+    )
+    limit = 0.0 - ctx.profile.placement.off_table_mm
+    verdict = _below(margin, limit, ctx.k * ctx.bases.sigma_mm)
+    return [
+        Finding(
+            kind="off_table",
+            models=(ctx.ids[m],),
+            gap_mm=float(margin[m]),
+            limit_mm=limit,
+            sigma_mm=float(ctx.bases.sigma_mm[m]),
+            call=_call(bool(verdict.close[m])),
+        )
+        for m in np.flatnonzero(verdict.reported)
+    ]
+
+
+def _in_terrain(ctx: _Context) -> list[Finding]:
+    solid = [t for t in ctx.state.terrain if t.kind == "solid"]
+    if not solid or len(ctx.ids) == 0:
+        return []
+    polys = shapely.polygons([list(t.polygon) for t in solid])
+    shapely.prepare(polys)
+    tree = shapely.STRtree(polys)
+    band = ctx.k * ctx.bases.sigma_mm
+    reach = ctx.bases.circumradius_mm + band
+    model, poly = tree.query(shapely.points(ctx.bases.center_mm), predicate="dwithin", distance=float(reach.max()))
+    if len(model) == 0:
+        return []
+    outline = ctx.bases.polygons(model.astype(np.intp), _QUAD_SEGS)
+    inside = shapely.intersects(outline, polys[poly]) & ~shapely.touches(outline, polys[poly])
+    # Shrunk by the band it still stands in: surely in. Grown by the band it touches: maybe in.
+    surely = inside & shapely.intersects(shapely.buffer(outline, -band[model]), polys[poly])
+    maybe = shapely.intersects(shapely.buffer(outline, band[model]), polys[poly]) & (band[model] > 0)
+    out = []
+    for k in np.flatnonzero(inside | maybe):
+        out.append(
+            Finding(
+                kind="in_terrain",
+                models=(ctx.ids[model[k]],),
+                terrain=solid[poly[k]].id,
+                sigma_mm=float(ctx.bases.sigma_mm[model[k]]),
+                call=_call(not bool(surely[k])),
+            )
+        )
+    return out
+
+
+def check(state: TableState, profile: RuleProfile) -> list[Finding]:
+    """Every finding of ``state`` under ``profile``, in the order of :data:`rules.findings.KINDS`.
+
+    Engagement is judged between models of units of different players; models with no unit take part in the
+    overlap and placement checks only. A finding is reported when its rule is met, and also, with
+    ``call="close"``, when the measurement cannot tell which side of the line it is on.
+    """
+    ctx = _Context(state, profile)
+    findings = _engaged(ctx)
+    mode = profile.cohesion.mode
+    if mode == "chain":
+        findings += _chain_cohesion(ctx)
+    elif mode == "leader":
+        findings += _leader_cohesion(ctx)
+    findings += _overlaps(ctx)
+    if profile.multi_contact.enabled:
+        findings += _multi_contact(ctx)
+    findings += _off_table(ctx)
+    findings += _in_terrain(ctx)
+    return sorted(findings, key=lambda f: KINDS.index(f.kind))

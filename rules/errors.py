@@ -1,0 +1,13 @@
+"""Named errors of the rules module: each says what was wrong and what was expected."""
+
+
+class RulesError(ValueError):
+    """Base of every error the rules module raises on bad input."""
+
+
+class StateError(RulesError):
+    """A table state that cannot be used: the message names the offending entry."""
+
+
+class ProfileError(RulesError):
+    """A rule profile that cannot be used: unknown name, bad TOML, missing or wrong field."""

@@ -1,0 +1,75 @@
+"""Findings: what the referee reports about a table state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: The kinds of finding, in the order reports list them.
+KINDS = ("engaged", "cohesion", "overlap", "multi_contact", "off_table", "in_terrain")
+
+CLEAR = "clear"
+CLOSE = "close"
+
+# Reports round millimetres to a micrometre: finer digits are float noise, not measurement.
+_REPORT_DECIMALS = 3
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the referee flags.
+
+    ``gap_mm`` is the measured edge-to-edge gap behind the call and ``limit_mm`` the line it was judged against;
+    ``sigma_mm`` is the 1-sigma uncertainty of that gap. ``call`` is ``clear`` when the measurement excludes the
+    other side of the line and ``close`` when it cannot tell.
+    """
+
+    kind: str
+    models: tuple[str, ...]
+    units: tuple[str, ...] = ()
+    unit: str | None = None
+    gap_mm: float | None = None
+    limit_mm: float | None = None
+    sigma_mm: float | None = None
+    call: str | None = None
+    terrain: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.unit is not None:
+            out["unit"] = self.unit
+        if self.units:
+            out["units"] = list(self.units)
+        out["models"] = list(self.models)
+        for key in ("gap_mm", "limit_mm", "sigma_mm"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = round(float(value), _REPORT_DECIMALS)
+        if self.call is not None:
+            out["call"] = self.call
+        if self.terrain is not None:
+            out["terrain"] = self.terrain
+        return out
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Finding:
+        def opt_float(key: str) -> float | None:
+            value = data.get(key)
+            return None if value is None else float(value)
+
+        return Finding(
+            kind=str(data["kind"]),
+            models=tuple(data.get("models", ())),
+            units=tuple(data.get("units", ())),
+            unit=data.get("unit"),
+            gap_mm=opt_float("gap_mm"),
+            limit_mm=opt_float("limit_mm"),
+            sigma_mm=opt_float("sigma_mm"),
+            call=data.get("call"),
+            terrain=data.get("terrain"),
+        )
+
+
+def findings_document(profile_name: str, findings: list[Finding]) -> dict[str, Any]:
+    """The JSON document ``tableref check --json`` prints."""
+    return {"profile": profile_name, "findings": [f.to_dict() for f in findings]}

@@ -1,0 +1,206 @@
+"""Rule profiles: the numbers of one game's rules, as data.
+
+A profile is a TOML file. Every profile starts from ``profiles/defaults.toml`` (the one place defaults live) and
+names only what it changes; a user's file may also say ``extends = "legion"`` to start from a built-in profile.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rules.errors import ProfileError
+
+COHESION_MODES = ("chain", "leader", "none")
+_DEFAULTS = "defaults"
+
+
+@dataclass(frozen=True)
+class Engagement:
+    range_mm: float
+
+
+@dataclass(frozen=True)
+class Contact:
+    gap_mm: float
+
+
+@dataclass(frozen=True)
+class Cohesion:
+    mode: str
+    range_mm: float
+    neighbours: int
+    large_unit_size: int
+    large_unit_neighbours: int
+
+    def neighbours_needed(self, unit_size: int) -> int:
+        """How many unit-mates a model must be within range of, in a unit of ``unit_size`` models."""
+        if self.large_unit_size > 0 and unit_size >= self.large_unit_size:
+            return self.large_unit_neighbours
+        return self.neighbours
+
+
+@dataclass(frozen=True)
+class Overlap:
+    gap_mm: float
+
+
+@dataclass(frozen=True)
+class MultiContact:
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class Placement:
+    off_table_mm: float
+
+
+@dataclass(frozen=True)
+class Calls:
+    close_sigmas: float
+
+
+@dataclass(frozen=True)
+class RuleProfile:
+    """One game's rule numbers. Gaps are edge to edge in millimetres; "within X" means gap <= X."""
+
+    name: str
+    title: str
+    engagement: Engagement
+    contact: Contact
+    cohesion: Cohesion
+    overlap: Overlap
+    multi_contact: MultiContact
+    placement: Placement
+    calls: Calls
+
+    def limits(self) -> dict[str, float]:
+        """The lines a judge measures against, by name, in millimetres."""
+        out = {"engagement": self.engagement.range_mm, "base_contact": self.contact.gap_mm}
+        if self.cohesion.mode != "none":
+            out["cohesion"] = self.cohesion.range_mm
+        return out
+
+
+_SECTIONS: dict[str, type] = {
+    "engagement": Engagement,
+    "contact": Contact,
+    "cohesion": Cohesion,
+    "overlap": Overlap,
+    "multi_contact": MultiContact,
+    "placement": Placement,
+    "calls": Calls,
+}
+
+
+def builtin_profiles() -> list[str]:
+    """Names of the profiles shipped with tableref."""
+    names = [p.name[:-5] for p in resources.files("rules.profiles").iterdir() if p.name.endswith(".toml")]
+    return sorted(n for n in names if n != _DEFAULTS)
+
+
+def _read_builtin(name: str) -> dict[str, Any]:
+    return tomllib.loads(resources.files("rules.profiles").joinpath(f"{name}.toml").read_text("utf-8"))
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such profile file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"{path}: cannot read it ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{path}: not valid TOML ({exc})") from None
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def _coerce(section: str, cls: type, raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: [{section}] must be a table")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ProfileError(f"{where}: [{section}] has unknown keys {unknown}; expected {sorted(known)}")
+    values: dict[str, Any] = {}
+    for name, f in known.items():
+        if name not in raw:
+            raise ProfileError(f"{where}: [{section}] is missing {name!r}")
+        value = raw[name]
+        expected = f.type
+        ok = (
+            (expected == "bool" and isinstance(value, bool))
+            or (expected == "int" and isinstance(value, int) and not isinstance(value, bool))
+            or (expected == "float" and isinstance(value, int | float) and not isinstance(value, bool))
+            or (expected == "str" and isinstance(value, str))
+        )
+        if not ok:
+            raise ProfileError(f"{where}: [{section}] {name} must be a {expected}, got {value!r}")
+        values[name] = float(value) if expected == "float" else value
+    return cls(**values)
+
+
+def profile_from_dict(data: dict[str, Any], where: str = "profile") -> RuleProfile:
+    """Build a profile from parsed TOML that already holds every section (defaults merged in)."""
+    unknown = sorted(set(data) - set(_SECTIONS) - {"name", "title", "extends"})
+    if unknown:
+        raise ProfileError(f"{where}: unknown keys {unknown}; expected name, title and [{'], ['.join(_SECTIONS)}]")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise ProfileError(f"{where}: missing name (a string)")
+    sections = {s: _coerce(s, cls, data.get(s), where) for s, cls in _SECTIONS.items()}
+    profile = RuleProfile(name=name, title=str(data.get("title", name)), **sections)
+    if profile.cohesion.mode not in COHESION_MODES:
+        raise ProfileError(
+            f"{where}: [cohesion] mode {profile.cohesion.mode!r} is not one of {', '.join(COHESION_MODES)}"
+        )
+    for label, value in (
+        ("[engagement] range_mm", profile.engagement.range_mm),
+        ("[contact] gap_mm", profile.contact.gap_mm),
+        ("[cohesion] range_mm", profile.cohesion.range_mm),
+        ("[calls] close_sigmas", profile.calls.close_sigmas),
+    ):
+        if value < 0:
+            raise ProfileError(f"{where}: {label} must not be negative, got {value}")
+    if profile.overlap.gap_mm > 0:
+        raise ProfileError(f"{where}: [overlap] gap_mm is an overlap depth and must be <= 0")
+    return profile
+
+
+def load_profile(name_or_path: str | Path) -> RuleProfile:
+    """A built-in profile by name (``skirmish``, ``legion``, ``40k``, ``killteam``) or a profile TOML file.
+
+    Raises :class:`ProfileError` naming the profile and what was expected.
+    """
+    text = str(name_or_path)
+    chain: list[tuple[str, dict[str, Any]]] = []
+    if text in builtin_profiles():
+        chain.append((text, _read_builtin(text)))
+    elif text.endswith(".toml") or Path(text).exists():
+        data = _read_file(Path(text))
+        chain.append((text, data))
+        parent = data.get("extends")
+        if parent is not None:
+            if parent not in builtin_profiles():
+                raise ProfileError(
+                    f"{text}: extends {parent!r}, which is not a built-in profile ({', '.join(builtin_profiles())})"
+                )
+            chain.append((parent, _read_builtin(parent)))
+    else:
+        raise ProfileError(f"unknown profile {text!r}: expected one of {', '.join(builtin_profiles())} or a .toml file")
+    merged = _read_builtin(_DEFAULTS)
+    for _, data in reversed(chain):
+        merged = _merge(merged, data)
+    return profile_from_dict(merged, where=chain[0][0])

@@ -1,0 +1,419 @@
+"""The table state: what stands where on the table, in millimetres.
+
+Coordinates: origin at a table corner, ``x_mm`` along the width, ``y_mm`` along the depth. Every value type is
+frozen; build a changed copy with :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from rules.errors import StateError
+
+TERRAIN_KINDS = ("solid", "dense", "area")
+
+
+@dataclass(frozen=True)
+class RoundBase:
+    """A round base of ``diameter_mm``."""
+
+    diameter_mm: float
+
+    @property
+    def semi_axes_mm(self) -> tuple[float, float]:
+        r = self.diameter_mm / 2.0
+        return (r, r)
+
+    @property
+    def rotation_deg(self) -> float:
+        return 0.0
+
+    @property
+    def is_round(self) -> bool:
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"diameter_mm": self.diameter_mm}
+
+
+@dataclass(frozen=True)
+class OvalBase:
+    """An oval base: ``width_mm`` along x and ``depth_mm`` along y before it is turned counter-clockwise (from +x
+    towards +y) by ``rotation_deg``."""
+
+    width_mm: float
+    depth_mm: float
+    rotation_deg: float = 0.0
+
+    @property
+    def semi_axes_mm(self) -> tuple[float, float]:
+        return (self.width_mm / 2.0, self.depth_mm / 2.0)
+
+    @property
+    def is_round(self) -> bool:
+        return self.width_mm == self.depth_mm
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"width_mm": self.width_mm, "depth_mm": self.depth_mm, "rotation_deg": self.rotation_deg}
+
+
+Base = RoundBase | OvalBase
+
+
+@dataclass(frozen=True)
+class Table:
+    width_mm: float
+    depth_mm: float
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit: its models name it by ``id``. ``move_in`` is its Move in inches (None when unknown)."""
+
+    id: str
+    player: str | None = None
+    name: str | None = None
+    leader: str | None = None
+    move_in: float | None = None
+    abilities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Model:
+    """One miniature on its base. ``sigma_mm`` is the 1-sigma uncertainty of the measured centre (0: exact)."""
+
+    id: str
+    unit: str | None
+    x_mm: float
+    y_mm: float
+    base: Base
+    sigma_mm: float = 0.0
+
+
+@dataclass(frozen=True)
+class Terrain:
+    """A terrain footprint. ``kind`` is one of :data:`TERRAIN_KINDS`; ``polygon`` is a ring of (x_mm, y_mm)."""
+
+    id: str
+    kind: str
+    polygon: tuple[tuple[float, float], ...]
+    height_mm: float | None = None
+
+
+@dataclass(frozen=True)
+class TableState:
+    """Everything the rules need. ``extras`` carries top-level JSON sections the rules do not read (a camera's
+    calibration report, say) so that writing a loaded state back loses nothing."""
+
+    table: Table
+    units: tuple[Unit, ...] = ()
+    models: tuple[Model, ...] = ()
+    terrain: tuple[Terrain, ...] = ()
+    extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def unit(self, unit_id: str) -> Unit:
+        for u in self.units:
+            if u.id == unit_id:
+                return u
+        raise KeyError(unit_id)
+
+    def model(self, model_id: str) -> Model:
+        for m in self.models:
+            if m.id == model_id:
+                return m
+        raise KeyError(model_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return state_to_dict(self)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Validation
+
+
+def _finite(value: float) -> bool:
+    return math.isfinite(value)
+
+
+def _validate(state: TableState) -> None:
+    t = state.table
+    if not (_finite(t.width_mm) and _finite(t.depth_mm)) or t.width_mm <= 0 or t.depth_mm <= 0:
+        raise StateError(f"table: width_mm and depth_mm must be positive numbers, got {t.width_mm!r} x {t.depth_mm!r}")
+    unit_ids: set[str] = set()
+    for i, u in enumerate(state.units):
+        where = f"units[{i}] (id {u.id!r})"
+        if u.id in unit_ids:
+            raise StateError(f"{where}: duplicate unit id; every unit id must be unique")
+        unit_ids.add(u.id)
+        if u.move_in is not None and (not _finite(u.move_in) or u.move_in < 0):
+            raise StateError(f"{where}: move_in must be a non-negative number of inches, got {u.move_in!r}")
+    model_ids: set[str] = set()
+    members: dict[str, list[str]] = {}
+    for i, m in enumerate(state.models):
+        where = f"models[{i}] (id {m.id!r})"
+        if m.id in model_ids:
+            raise StateError(f"{where}: duplicate model id; every model id must be unique")
+        model_ids.add(m.id)
+        if m.unit is not None:
+            if m.unit not in unit_ids:
+                known = ", ".join(sorted(unit_ids)) or "none"
+                raise StateError(f"{where}: unit {m.unit!r} is not defined (known units: {known})")
+            members.setdefault(m.unit, []).append(m.id)
+        if not (_finite(m.x_mm) and _finite(m.y_mm)):
+            raise StateError(f"{where}: x_mm and y_mm must be finite numbers, got {m.x_mm!r}, {m.y_mm!r}")
+        if not _finite(m.sigma_mm) or m.sigma_mm < 0:
+            raise StateError(f"{where}: sigma_mm must be a non-negative number, got {m.sigma_mm!r}")
+        for axis in m.base.semi_axes_mm:
+            if not _finite(axis) or axis <= 0:
+                raise StateError(f"{where}: base sizes must be positive numbers, got {m.base.to_dict()}")
+        if not _finite(m.base.rotation_deg):
+            raise StateError(f"{where}: base rotation_deg must be a finite number")
+    for i, u in enumerate(state.units):
+        if u.leader is not None and u.leader not in members.get(u.id, []):
+            where = f"units[{i}] (id {u.id!r})"
+            raise StateError(f"{where}: leader {u.leader!r} is not a model of this unit")
+    terrain_ids: set[str] = set()
+    for i, tr in enumerate(state.terrain):
+        where = f"terrain[{i}] (id {tr.id!r})"
+        if tr.id in terrain_ids:
+            raise StateError(f"{where}: duplicate terrain id")
+        terrain_ids.add(tr.id)
+        if tr.kind not in TERRAIN_KINDS:
+            raise StateError(f"{where}: kind {tr.kind!r} is not one of {', '.join(TERRAIN_KINDS)}")
+        if len(tr.polygon) < 3:
+            raise StateError(f"{where}: polygon needs at least 3 points, got {len(tr.polygon)}")
+        if not all(_finite(x) and _finite(y) for x, y in tr.polygon):
+            raise StateError(f"{where}: polygon points must be finite numbers")
+        if tr.height_mm is not None and (not _finite(tr.height_mm) or tr.height_mm < 0):
+            raise StateError(f"{where}: height_mm must be a non-negative number, got {tr.height_mm!r}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# JSON
+
+
+class _Reader:
+    """Reads one JSON object and turns every type slip into a StateError that names the entry."""
+
+    def __init__(self, obj: Any, where: str) -> None:
+        if not isinstance(obj, Mapping):
+            raise StateError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        self.obj = obj
+        self.where = where
+
+    def has(self, key: str) -> bool:
+        return key in self.obj and self.obj[key] is not None
+
+    def number(self, key: str, default: float | None = None) -> float:
+        if not self.has(key):
+            if default is not None:
+                return default
+            raise StateError(f"{self.where}: missing {key!r} (a number)")
+        value = self.obj[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise StateError(f"{self.where}: {key!r} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise StateError(f"{self.where}: {key!r} must be a finite number, got {value!r}")
+        return float(value)
+
+    def optional_number(self, key: str) -> float | None:
+        return self.number(key) if self.has(key) else None
+
+    def text(self, key: str, required: bool = True) -> str | None:
+        if not self.has(key):
+            if required:
+                raise StateError(f"{self.where}: missing {key!r} (a string)")
+            return None
+        value = self.obj[key]
+        if not isinstance(value, str) or not value:
+            raise StateError(f"{self.where}: {key!r} must be a non-empty string, got {value!r}")
+        return value
+
+    def ident(self, key: str = "id") -> str:
+        """Ids may be written as numbers; they are kept as strings."""
+        value = self.obj.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        result = self.text(key)
+        assert result is not None
+        return result
+
+    def array(self, key: str) -> list[Any]:
+        if not self.has(key):
+            return []
+        value = self.obj[key]
+        if not isinstance(value, list):
+            raise StateError(f"{self.where}: {key!r} must be a list, got {type(value).__name__}")
+        return value
+
+
+def _base_from(obj: Any, where: str) -> Base:
+    r = _Reader(obj, where + ".base")
+    if r.has("diameter_mm"):
+        return RoundBase(r.number("diameter_mm"))
+    if r.has("width_mm") or r.has("depth_mm"):
+        return OvalBase(r.number("width_mm"), r.number("depth_mm"), r.number("rotation_deg", 0.0))
+    raise StateError(f"{where}.base: expected diameter_mm (round) or width_mm and depth_mm (oval)")
+
+
+def _polygon_from(value: Any, where: str) -> tuple[tuple[float, float], ...]:
+    if not isinstance(value, list):
+        raise StateError(f"{where}: polygon must be a list of [x_mm, y_mm] points")
+    points: list[tuple[float, float]] = []
+    for j, p in enumerate(value):
+        ok = (
+            isinstance(p, list | tuple)
+            and len(p) == 2
+            and all(isinstance(c, int | float) and not isinstance(c, bool) for c in p)
+        )
+        if not ok:
+            raise StateError(f"{where}: polygon[{j}] must be [x_mm, y_mm], got {p!r}")
+        points.append((float(p[0]), float(p[1])))
+    return tuple(points)
+
+
+def state_from_dict(data: Any) -> TableState:
+    """Build and validate a :class:`TableState` from parsed JSON. Raises :class:`StateError` naming the entry."""
+    top = _Reader(data, "state")
+    if not top.has("table"):
+        raise StateError("state: missing 'table' with width_mm and depth_mm")
+    tr = _Reader(top.obj["table"], "table")
+    table = Table(tr.number("width_mm"), tr.number("depth_mm"))
+
+    units = []
+    for i, obj in enumerate(top.array("units")):
+        r = _Reader(obj, f"units[{i}]")
+        abilities = r.array("abilities")
+        if not all(isinstance(a, str) for a in abilities):
+            raise StateError(f"units[{i}]: abilities must be a list of strings")
+        leader = r.obj.get("leader")
+        units.append(
+            Unit(
+                id=r.ident(),
+                player=r.text("player", required=False),
+                name=r.text("name", required=False),
+                leader=None if leader is None else r.ident("leader"),
+                move_in=r.optional_number("move_in"),
+                abilities=tuple(abilities),
+            )
+        )
+
+    models = []
+    for i, obj in enumerate(top.array("models")):
+        r = _Reader(obj, f"models[{i}]")
+        model_id = r.ident()
+        where = f"models[{i}] (id {model_id!r})"
+        r.where = where
+        unit = r.obj.get("unit")
+        models.append(
+            Model(
+                id=model_id,
+                unit=None if unit is None else r.ident("unit"),
+                x_mm=r.number("x_mm"),
+                y_mm=r.number("y_mm"),
+                base=_base_from(r.obj.get("base"), where),
+                sigma_mm=r.number("sigma_mm", 0.0),
+            )
+        )
+
+    terrain = []
+    for i, obj in enumerate(top.array("terrain")):
+        r = _Reader(obj, f"terrain[{i}]")
+        terrain_id = r.ident()
+        kind = r.text("kind")
+        assert kind is not None
+        terrain.append(
+            Terrain(
+                id=terrain_id,
+                kind=kind,
+                polygon=_polygon_from(r.obj.get("polygon"), f"terrain[{i}] (id {terrain_id!r})"),
+                height_mm=r.optional_number("height_mm"),
+            )
+        )
+
+    known = {"table", "units", "models", "terrain"}
+    extras = {k: v for k, v in top.obj.items() if k not in known}
+    return TableState(table, tuple(units), tuple(models), tuple(terrain), MappingProxyType(extras))
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def state_to_dict(state: TableState) -> dict[str, Any]:
+    """The JSON form of a state; :func:`state_from_dict` reads it back to an equal state."""
+    out: dict[str, Any] = {
+        "table": {"width_mm": state.table.width_mm, "depth_mm": state.table.depth_mm},
+        "units": [
+            _drop_none(
+                {
+                    "id": u.id,
+                    "player": u.player,
+                    "name": u.name,
+                    "leader": u.leader,
+                    "move_in": u.move_in,
+                    "abilities": list(u.abilities),
+                }
+            )
+            for u in state.units
+        ],
+        "models": [
+            {
+                "id": m.id,
+                "unit": m.unit,
+                "x_mm": m.x_mm,
+                "y_mm": m.y_mm,
+                "base": m.base.to_dict(),
+                "sigma_mm": m.sigma_mm,
+            }
+            for m in state.models
+        ],
+        "terrain": [
+            _drop_none({"id": t.id, "kind": t.kind, "height_mm": t.height_mm, "polygon": [list(p) for p in t.polygon]})
+            for t in state.terrain
+        ],
+    }
+    out.update(state.extras)
+    return out
+
+
+def load_state(path: str | Path) -> TableState:
+    """Read a table state JSON file. Raises :class:`StateError` for a missing file, bad JSON or bad content."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StateError(f"{p}: no such file; expected a table state JSON file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StateError(f"{p}: cannot read it as text ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StateError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    try:
+        return state_from_dict(data)
+    except StateError as exc:
+        raise StateError(f"{p}: {exc}") from None
+
+
+def dump_state(state: TableState, path: str | Path) -> None:
+    """Write a state as JSON (2-space indent)."""
+    Path(path).write_text(json.dumps(state_to_dict(state), indent=2) + "\n", encoding="utf-8")
+
+
+def members(state: TableState) -> dict[str, list[int]]:
+    """Model indices of each unit, in state order."""
+    out: dict[str, list[int]] = {u.id: [] for u in state.units}
+    for i, m in enumerate(state.models):
+        if m.unit is not None:
+            out[m.unit].append(i)
+    return out

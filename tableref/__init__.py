@@ -1,0 +1,1 @@
+"""The tableref application: command line and the wiring between stages."""

@@ -1,0 +1,84 @@
+"""The ``tableref`` command line: one sub-command per job, one-line errors with exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+
+import rules
+from tableref.report import format_findings
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+DEFAULT_PROFILE = "skirmish"
+
+
+class UsageError(Exception):
+    """Bad command-line input that is not a rules, calibration or vision error."""
+
+
+def sample_state_path() -> Path:
+    """The bundled sample table state (the seed melee of Clone Troopers and Battle Droids, with some trouble)."""
+    return Path(str(resources.files("tableref.data").joinpath("sample_state.json")))
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    path = Path(args.state) if args.state else sample_state_path()
+    profile = rules.load_profile(args.profile)
+    state = rules.load_state(path)
+    if not args.state and not args.json:
+        print(f"No state given: checking the bundled sample {path.name}.\n")
+    findings = rules.check(state, profile)
+    if args.json:
+        print(json.dumps(rules.findings_document(profile.name, findings), indent=2))
+    else:
+        print(format_findings(state, profile, findings, source=str(path)))
+    return EXIT_OK
+
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "check",
+        help="run the rules on a table state JSON",
+        description="Report engaged units, cohesion breaks, overlaps and illegal placements of a table state.",
+    )
+    p.add_argument("state", nargs="?", help="table state JSON (default: the bundled sample)")
+    p.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help=f"rule profile: {', '.join(rules.builtin_profiles())} or a .toml file (default: {DEFAULT_PROFILE})",
+    )
+    p.add_argument("--json", action="store_true", help="print the findings document as JSON")
+    p.set_defaults(func=_cmd_check)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tableref", description="A camera referee for tabletop wargames.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_check(sub)
+    return parser
+
+
+# Errors that mean "the input was wrong": reported in one line, never as a traceback.
+BAD_INPUT: tuple[type[BaseException], ...] = (rules.RulesError, UsageError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except BAD_INPUT as exc:
+        print(f"tableref {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Readable text for people: findings as a table, inches first with millimetres beside."""
+
+from __future__ import annotations
+
+import rules
+
+MM_PER_INCH = 25.4
+
+_TITLES = {
+    "engaged": "Engaged",
+    "cohesion": "Out of cohesion",
+    "overlap": "Overlapping bases",
+    "multi_contact": "In base contact with two enemy units",
+    "off_table": "Off the table",
+    "in_terrain": "Standing in solid terrain",
+}
+
+
+def format_length(mm: float, sigma_mm: float | None = None) -> str:
+    """``0.48" (12.30 mm)``, with ``±`` when the length has an uncertainty."""
+    inches = mm / MM_PER_INCH
+    if sigma_mm:
+        return f'{inches:.2f}" ± {sigma_mm / MM_PER_INCH:.2f}" ({mm:.2f} ± {sigma_mm:.2f} mm)'
+    return f'{inches:.2f}" ({mm:.2f} mm)'
+
+
+def _unit_label(state: rules.TableState, unit_id: str) -> str:
+    try:
+        unit = state.unit(unit_id)
+    except KeyError:
+        return unit_id
+    return f"{unit.name} ({unit.id})" if unit.name else unit.id
+
+
+def _describe(state: rules.TableState, f: rules.Finding) -> str:
+    models = ", ".join(f.models)
+    if f.kind == "engaged":
+        a, b = f.units
+        return f"{_unit_label(state, a)} and {_unit_label(state, b)}, closest {models}"
+    if f.kind == "cohesion":
+        assert f.unit is not None
+        return f"{_unit_label(state, f.unit)}: {models}"
+    if f.kind == "multi_contact":
+        return f"{models} touches " + " and ".join(_unit_label(state, u) for u in f.units)
+    if f.kind == "in_terrain":
+        return f"{models} in {f.terrain}"
+    return models
+
+
+def _measure(f: rules.Finding) -> str:
+    if f.gap_mm is None or f.limit_mm is None:
+        return ""
+    if f.kind == "overlap":
+        return f"{format_length(-f.gap_mm, f.sigma_mm)} deep, allowed {format_length(-f.limit_mm)}"
+    if f.kind == "off_table":
+        return f"{format_length(-f.gap_mm, f.sigma_mm)} over the edge"
+    return f"gap {format_length(f.gap_mm, f.sigma_mm)}, limit {format_length(f.limit_mm)}"
+
+
+def format_findings(
+    state: rules.TableState, profile: rules.RuleProfile, findings: list[rules.Finding], source: str = ""
+) -> str:
+    """A readable report of ``findings`` grouped by kind."""
+    lines = [f"Profile: {profile.name} - {profile.title}"]
+    units = len(state.units)
+    lines.append(f"State: {source or 'table'} ({len(state.models)} models, {units} units)")
+    if not findings:
+        lines.append("\nNo findings: nothing engaged, every unit in cohesion, every base legally placed.")
+        return "\n".join(lines)
+    close = sum(f.call == rules.CLOSE for f in findings)
+    lines.append(f"{len(findings)} findings ({close} too close to call)")
+    for kind in rules.KINDS:
+        group = [f for f in findings if f.kind == kind]
+        if not group:
+            continue
+        lines.append(f"\n{_TITLES[kind]} ({len(group)})")
+        for f in group:
+            call = f"[{f.call}]" if f.call else ""
+            measure = _measure(f)
+            lines.append(f"  {call:8} {_describe(state, f)}" + (f"  ({measure})" if measure else ""))
+    return "\n".join(lines)

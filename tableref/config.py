@@ -1,0 +1,112 @@
+"""Settings of every stage, from TOML: ``tableref/defaults.toml`` holds every default (the one place they live),
+a user's file overrides any of them, section by section.
+
+Each stage declares its settings as a frozen dataclass with no defaults of its own; a section of the TOML file
+fills it, and a key that the dataclass does not know, or a missing one, is an error that names it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A settings file that cannot be used: the message names the section and key."""
+
+
+def _check_value(value: Any, annotation: Any, where: str) -> Any:
+    origin = typing.get_origin(annotation)
+    if annotation is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where} must be a number, got {value!r}")
+        return float(value)
+    if annotation is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be a whole number, got {value!r}")
+        return value
+    if annotation is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if annotation is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string, got {value!r}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list, got {value!r}")
+        (item,) = {a for a in typing.get_args(annotation) if a is not Ellipsis}
+        return tuple(_check_value(v, item, f"{where}[{n}]") for n, v in enumerate(value))
+    if origin in (typing.Union, types.UnionType):
+        errors = []
+        for option in typing.get_args(annotation):
+            try:
+                return _check_value(value, option, where)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0])
+    raise ConfigError(f"{where}: unsupported setting type {annotation!r}")
+
+
+def section_from_dict(cls: type[T], raw: Any, where: str) -> T:
+    """Fill settings dataclass ``cls`` from one TOML table; every field must be present, no other key."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"[{where}] must be a table")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise ConfigError(f"[{where}] has unknown keys {unknown}; expected some of {names}")
+    missing = [n for n in names if n not in raw]
+    if missing:
+        raise ConfigError(f"[{where}] is missing {missing}")
+    values = {n: _check_value(raw[n], hints[n], f"[{where}] {n}") for n in names}
+    return cls(**values)
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any], where: str) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if key not in out:
+            raise ConfigError(f"{where}: unknown setting {key!r}; known: {sorted(base)}")
+        out[key] = _merge(out[key], value, f"{where}.{key}") if isinstance(value, dict) else value
+    return out
+
+
+def default_settings() -> dict[str, Any]:
+    """The parsed defaults file."""
+    return tomllib.loads(resources.files("tableref").joinpath("defaults.toml").read_text("utf-8"))
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of every stage: one field per stage, filled from the [section] of the same name.
+
+    A stage that gains settings adds a field here (its settings dataclass) and the section to defaults.toml.
+    """
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Defaults, overridden by the TOML file at ``path`` if given. Raises :class:`ConfigError`."""
+    data = default_settings()
+    if path is not None:
+        p = Path(path)
+        try:
+            user = tomllib.loads(p.read_text("utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{p}: no such settings file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{p}: not valid TOML ({exc})") from None
+        data = _merge(data, user, str(p))
+    hints = typing.get_type_hints(Config)
+    stages = {f.name: section_from_dict(hints[f.name], data.get(f.name), f.name) for f in dataclasses.fields(Config)}
+    return Config(**stages)

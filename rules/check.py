@@ -130,8 +130,9 @@ def _engaged(ctx: _Context) -> list[Finding]:
         return []
     ui, uj = ctx.model_unit[ctx.pi[rows]], ctx.model_unit[ctx.pj[rows]]
     key = np.minimum(ui, uj) * len(ctx.unit_ids) + np.maximum(ui, uj)
-    # Per pair of units, the pair of models most surely within the line stands for the unit pair.
-    order = np.lexsort((ctx.gap[rows] + ctx.band[rows], key))
+    # Per pair of units, the pair of models most surely within the line stands for the unit pair; ties go to the
+    # models first in the state, so that the choice does not depend on the spatial index's order.
+    order = np.lexsort((ctx.pj[rows], ctx.pi[rows], ctx.gap[rows] + ctx.band[rows], key))
     first = np.ones(len(order), dtype=bool)
     first[1:] = key[order][1:] != key[order][:-1]
     out = []
@@ -207,20 +208,23 @@ def _chain_offenders(ctx: _Context, edge: BoolArray) -> tuple[BoolArray, IntArra
 
 
 def _chain_offender_gap(ctx: _Context, m: int, labels: IntArray, main: IntArray) -> tuple[float, float]:
-    """The gap (and its sigma) that keeps model ``m`` out: to its n-th nearest unit-mate, or to the main group."""
+    """The gap (and its sigma) that keeps model ``m`` out of cohesion: to its n-th nearest unit-mate and, when
+    it stands apart from the unit's main group, between its group and the main group (the larger of the two)."""
     u = ctx.model_unit[m]
-    mates = np.flatnonzero((ctx.model_unit == u) & (np.arange(len(ctx.ids)) != m))
+    in_unit = ctx.model_unit == u
+    mates = np.flatnonzero(in_unit & (np.arange(len(ctx.ids)) != m))
     gap, sigma = ctx.gaps_to(m, mates)
     need = ctx.profile.cohesion.neighbours_needed(int(ctx.unit_size[u]))
-    order = np.argsort(gap)
-    nth = order[min(need, len(order)) - 1]
+    nth = np.argsort(gap)[min(need, len(mates)) - 1]
     result = (float(gap[nth]), float(sigma[nth]))
     if labels[m] != main[u]:
-        in_main = labels[mates] == main[u]
-        if in_main.any():
-            k = np.flatnonzero(in_main)[np.argmin(gap[in_main])]
-            if gap[k] > result[0]:
-                result = (float(gap[k]), float(sigma[k]))
+        group = np.flatnonzero(in_unit & (labels == labels[m]))
+        core = np.flatnonzero(in_unit & (labels == main[u]))
+        i, j = np.repeat(group, len(core)), np.tile(core, len(group))
+        link = ctx.bases.gaps_mm(i, j)
+        k = int(np.argmin(link))
+        if link[k] > result[0]:
+            result = (float(link[k]), float(np.hypot(ctx.bases.sigma_mm[i[k]], ctx.bases.sigma_mm[j[k]])))
     return result
 
 

@@ -1,0 +1,126 @@
+"""Loading, validating and writing table states."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rules
+
+GOOD: dict[str, Any] = {
+    "table": {"width_mm": 1829, "depth_mm": 1219},
+    "units": [
+        {"id": "clones", "player": "Will", "name": "Clone Troopers", "leader": "c1", "move_in": 6, "abilities": ["fly"]}
+    ],
+    "models": [
+        {"id": "c1", "unit": "clones", "x_mm": 400.0, "y_mm": 300.0, "base": {"diameter_mm": 27}, "sigma_mm": 0.3},
+        {
+            "id": "c2",
+            "unit": "clones",
+            "x_mm": 450.0,
+            "y_mm": 300.0,
+            "base": {"width_mm": 60, "depth_mm": 35, "rotation_deg": 30},
+        },
+        {"id": "m9", "unit": None, "x_mm": 900.0, "y_mm": 600.0, "base": {"diameter_mm": 32}},
+    ],
+    "terrain": [{"id": "ruin1", "kind": "solid", "height_mm": 120, "polygon": [[0, 0], [100, 0], [100, 80]]}],
+    "calibration": {"markers_used": [0, 1, 2], "reprojection_error_mm": 0.2},
+}
+
+
+def _with(path: str, value: Any) -> dict[str, Any]:
+    """GOOD with the entry at a dotted path ("models.0.x_mm") set to value (or removed for ...)."""
+    data = copy.deepcopy(GOOD)
+    keys = path.split(".")
+    target: Any = data
+    for k in keys[:-1]:
+        target = target[int(k)] if isinstance(target, list) else target[k]
+    last = keys[-1]
+    if value is ...:
+        del target[last]
+    elif isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return data
+
+
+def test_good_state_loads_with_every_field() -> None:
+    state = rules.state_from_dict(GOOD)
+    assert state.table == rules.Table(1829.0, 1219.0)
+    assert state.unit("clones").abilities == ("fly",)
+    assert state.model("c1").base == rules.RoundBase(27.0)
+    assert state.model("c2").base == rules.OvalBase(60.0, 35.0, 30.0)
+    assert state.model("c2").sigma_mm == 0.0
+    assert state.model("m9").unit is None
+    assert state.terrain[0].polygon[2] == (100.0, 80.0)
+
+
+def test_round_trip_is_lossless(tmp_path: Path) -> None:
+    state = rules.state_from_dict(GOOD)
+    path = tmp_path / "state.json"
+    rules.dump_state(state, path)
+    again = rules.load_state(path)
+    assert again == state
+    assert json.loads(path.read_text())["calibration"] == GOOD["calibration"]
+    assert rules.state_to_dict(again) == rules.state_to_dict(state)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("models.0.unit", "clone", "unit 'clone' is not defined"),
+        ("models.1.id", "c1", "duplicate model id"),
+        ("units.0.leader", "m9", "leader 'm9' is not a model of this unit"),
+        ("models.0.base", {"diameter_mm": -27}, "base sizes must be positive"),
+        ("models.1.base", {"width_mm": 60, "depth_mm": 0}, "base sizes must be positive"),
+        ("models.0.x_mm", float("nan"), "'x_mm' must be a finite number"),
+        ("models.0.sigma_mm", -0.1, "sigma_mm must be a non-negative"),
+        ("models.0.y_mm", "300", "'y_mm' must be a number"),
+        ("models.0.y_mm", ..., "missing 'y_mm'"),
+        ("models.0.base", {"radius_mm": 5}, "expected diameter_mm"),
+        ("table.width_mm", 0, "must be positive"),
+        ("table", ..., "missing 'table'"),
+        ("terrain.0.kind", "lava", "kind 'lava' is not one of solid, dense, area"),
+        ("terrain.0.polygon", [[0, 0], [1, 1]], "at least 3 points"),
+        ("terrain.0.polygon", [[0, 0], [1, 1], [2]], "polygon[2] must be [x_mm, y_mm]"),
+        ("units.0.move_in", -1, "move_in must be a non-negative"),
+        ("units.0.abilities", ["fly", 3], "abilities must be a list of strings"),
+        ("models", {"c1": 1}, "'models' must be a list"),
+    ],
+)
+def test_bad_state_names_the_entry(path: str, value: Any, message: str) -> None:
+    with pytest.raises(rules.StateError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        rules.state_from_dict(_with(path, value))
+
+
+def test_error_names_model_by_index_and_id() -> None:
+    with pytest.raises(rules.StateError) as info:
+        rules.state_from_dict(_with("models.1.x_mm", math.inf))
+    assert "models[1] (id 'c2')" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("{", "not valid JSON"), ("[1, 2]", "expected a JSON object"), ('{"table": 5}', "table: expected a JSON object")],
+)
+def test_bad_file_content(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(rules.StateError, match=message):
+        rules.load_state(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(rules.StateError, match="no such file"):
+        rules.load_state(tmp_path / "nope.json")
+
+
+def test_numeric_ids_are_kept_as_strings() -> None:
+    data = _with("models.2.id", 7)
+    assert rules.state_from_dict(data).models[2].id == "7"

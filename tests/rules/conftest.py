@@ -20,11 +20,7 @@ def model(
     oval: tuple[float, float, float] | None = None,
     sigma_mm: float = 0.0,
 ) -> dict[str, Any]:
-    base = (
-        {"width_mm": oval[0], "depth_mm": oval[1], "rotation_deg": oval[2]}
-        if oval
-        else {"diameter_mm": diameter_mm}
-    )
+    base = {"width_mm": oval[0], "depth_mm": oval[1], "rotation_deg": oval[2]} if oval else {"diameter_mm": diameter_mm}
     return {"id": model_id, "unit": unit, "x_mm": x_mm, "y_mm": y_mm, "base": base, "sigma_mm": sigma_mm}
 
 

@@ -85,7 +85,11 @@ def test_base_contact_line_for_multi_contact(offset_mm: float, contact: bool) ->
 @pytest.mark.parametrize(("base", "reach_mm"), BASES)
 @pytest.mark.parametrize(
     ("offset_mm", "off"),
-    [pytest.param(-NEAR_MM, False, id="on"), pytest.param(0.0, False, id="on-the-edge"), pytest.param(NEAR_MM, True, id="off")],
+    [
+        pytest.param(-NEAR_MM, False, id="on"),
+        pytest.param(0.0, False, id="on-the-edge"),
+        pytest.param(NEAR_MM, True, id="off"),
+    ],
 )
 @pytest.mark.parametrize("edge", ["left", "right", "near", "far"])
 def test_table_edge_line(base: dict[str, Any], reach_mm: float, offset_mm: float, off: bool, edge: str) -> None:
@@ -94,7 +98,8 @@ def test_table_edge_line(base: dict[str, Any], reach_mm: float, offset_mm: float
     extent_y = 30.0 if reach_mm == 17.5 else (17.5 if reach_mm == 30.0 else 16.0)
     if edge in ("near", "far"):
         inset = extent_y - offset_mm
-    x, y = {"left": (inset, 600.0), "right": (w - inset, 600.0), "near": (900.0, inset), "far": (900.0, d - inset)}[edge]
+    where = {"left": (inset, 600.0), "right": (w - inset, 600.0), "near": (900.0, inset), "far": (900.0, d - inset)}
+    x, y = where[edge]
     state = state_of([model("r1", "red", x, y, **base)], ENEMIES[:1])
     found = kinds(rules.check(state, rules.load_profile("skirmish")), "off_table")
     assert bool(found) is off

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: The kinds of finding, in the order reports list them.
-KINDS = ("engaged", "cohesion", "overlap", "multi_contact", "off_table", "in_terrain")
+KINDS = ("engaged", "cohesion", "overlap", "multi_contact", "off_table", "in_terrain", "illegal_move")
 
 CLEAR = "clear"
 CLOSE = "close"

@@ -15,6 +15,7 @@ from typing import Any
 from rules.errors import ProfileError
 
 COHESION_MODES = ("chain", "leader", "none")
+MOVEMENT_MODES = ("skirmish", "legion", "none")
 _DEFAULTS = "defaults"
 
 
@@ -64,6 +65,17 @@ class Calls:
 
 
 @dataclass(frozen=True)
+class Movement:
+    mode: str
+    charge_fraction: float
+    advance_moves: float
+    dense_segment_cost_mm: float
+    climb_min_height_mm: float
+    climb_move_fraction: float
+    still_mm: float
+
+
+@dataclass(frozen=True)
 class RuleProfile:
     """One game's rule numbers. Gaps are edge to edge in millimetres; "within X" means gap <= X."""
 
@@ -76,6 +88,7 @@ class RuleProfile:
     multi_contact: MultiContact
     placement: Placement
     calls: Calls
+    movement: Movement
 
     def limits(self) -> dict[str, float]:
         """The lines a judge measures against, by name, in millimetres."""
@@ -93,6 +106,7 @@ _SECTIONS: dict[str, type] = {
     "multi_contact": MultiContact,
     "placement": Placement,
     "calls": Calls,
+    "movement": Movement,
 }
 
 
@@ -165,6 +179,10 @@ def profile_from_dict(data: dict[str, Any], where: str = "profile") -> RuleProfi
     if profile.cohesion.mode not in COHESION_MODES:
         raise ProfileError(
             f"{where}: [cohesion] mode {profile.cohesion.mode!r} is not one of {', '.join(COHESION_MODES)}"
+        )
+    if profile.movement.mode not in MOVEMENT_MODES:
+        raise ProfileError(
+            f"{where}: [movement] mode {profile.movement.mode!r} is not one of {', '.join(MOVEMENT_MODES)}"
         )
     for label, value in (
         ("[engagement] range_mm", profile.engagement.range_mm),

@@ -13,6 +13,7 @@ _TITLES = {
     "multi_contact": "In base contact with two enemy units",
     "off_table": "Off the table",
     "in_terrain": "Standing in solid terrain",
+    "illegal_move": "Illegal moves",
 }
 
 

@@ -1,0 +1,377 @@
+"""Movement between two table states: what each unit that moved may have done, and whether it was legal.
+
+A camera sees where models stood, not how they travelled, so a displacement is a lower bound of the distance
+really moved. The length judged is the shortest legal path (around other models and solid terrain, unless an
+ability lets the model pass), and a move is called too long only when even that path exceeds the allowance by
+more than the measurement can explain.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+import shapely
+from shapely.geometry.base import BaseGeometry
+
+from rules.findings import CLEAR, CLOSE, Finding
+from rules.geometry import BaseArrays
+from rules.paths import segments_crossed, shortest_path_mm
+from rules.profile import RuleProfile
+from rules.state import Model, TableState, Unit
+
+MM_PER_INCH = 25.4
+
+# Ability names a unit may list in its "abilities".
+FLY = "fly"
+THROUGH_MODELS = "through_models"
+CLIMB = "climb"
+CHARGE = "charge"
+
+# The skirmish plans, cheapest first: (name, extra Moves of Advance, Charge).
+PLANS: tuple[tuple[str, bool, bool], ...] = (
+    ("move", False, False),
+    ("charge", False, True),
+    ("advance", True, False),
+    ("advance+charge", True, True),
+)
+PLAN_NAMES = tuple(p[0] for p in PLANS)
+
+# Grown obstacles are drawn with 4 * 4 corners: a coarse polygon inside the true outline keeps the graph small
+# and the path a lower bound.
+_OBSTACLE_QUAD_SEGS = 4
+
+
+@dataclass(frozen=True)
+class ModelMove:
+    """One model's move: straight ``distance_mm`` and the shortest legal ``path_mm`` (a lower bound of what it
+    really travelled), with ``sigma_mm`` the 1-sigma uncertainty of both."""
+
+    model: str
+    unit: str | None
+    from_mm: tuple[float, float]
+    to_mm: tuple[float, float]
+    distance_mm: float
+    path_mm: float
+    sigma_mm: float
+
+
+@dataclass(frozen=True)
+class UnitMove:
+    """A unit that moved: the action judged (declared, or the cheapest that makes the move legal), the verdict,
+    and every problem found. ``call`` is ``close`` when a legal verdict rests on a path length within the
+    measurement's doubt of the allowance."""
+
+    unit: str
+    action: str | None
+    declared: bool
+    legal: bool
+    call: str
+    allowance_mm: float | None
+    models: tuple[ModelMove, ...]
+    problems: tuple[str, ...]
+
+
+def moved_models(before: TableState, after: TableState, profile: RuleProfile) -> list[ModelMove]:
+    """Models present in both states whose centre moved by more than the stillness threshold plus the close
+    band of the measurement. Paths are left equal to the straight distance here."""
+    k = profile.calls.close_sigmas
+    previous = {m.id: m for m in before.models}
+    out = []
+    for m in after.models:
+        old = previous.get(m.id)
+        if old is None:
+            continue
+        distance = math.hypot(m.x_mm - old.x_mm, m.y_mm - old.y_mm)
+        sigma = math.hypot(m.sigma_mm, old.sigma_mm)
+        if distance > profile.movement.still_mm + k * sigma:
+            out.append(ModelMove(m.id, m.unit, (old.x_mm, old.y_mm), (m.x_mm, m.y_mm), distance, distance, sigma))
+    return out
+
+
+def _inradius_mm(m: Model) -> float:
+    return min(m.base.semi_axes_mm)
+
+
+def _obstacles(
+    state: TableState, bases: BaseArrays, exclude_unit: str | None, grow_mm: float, models: bool, kinds: tuple[str, ...]
+) -> list[BaseGeometry]:
+    out: list[BaseGeometry] = []
+    if models:
+        idx = np.array(
+            [i for i, m in enumerate(state.models) if m.unit is None or m.unit != exclude_unit], dtype=np.intp
+        )
+        if len(idx):
+            out.extend(shapely.buffer(bases.polygons(idx, _OBSTACLE_QUAD_SEGS), grow_mm, quad_segs=_OBSTACLE_QUAD_SEGS))
+    for t in state.terrain:
+        if t.kind in kinds:
+            out.append(shapely.buffer(shapely.Polygon(t.polygon), grow_mm, quad_segs=_OBSTACLE_QUAD_SEGS))
+    return out
+
+
+def _path_mm(
+    move: ModelMove, unit: Unit | None, before: TableState, bases: BaseArrays, profile: RuleProfile, bound_mm: float
+) -> float:
+    abilities = set(unit.abilities) if unit else set()
+    if FLY in abilities:
+        return move.distance_mm
+    mover = before.model(move.model)
+    # Grown by the mover's radius less the contact tolerance, so that ending in base contact is never blocked.
+    grow = max(_inradius_mm(mover) - profile.contact.gap_mm, 0.0)
+    end = shapely.Point(move.to_mm)
+    climb_cost = 0.0
+    climbed: set[str] = set()
+    if CLIMB in abilities and unit is not None and unit.move_in is not None:
+        for t in before.terrain:
+            tall = t.height_mm is not None and t.height_mm >= profile.movement.climb_min_height_mm
+            if t.kind == "solid" and tall and shapely.Polygon(t.polygon).contains(end):
+                climbed.add(t.id)
+                climb_cost = profile.movement.climb_move_fraction * unit.move_in * MM_PER_INCH
+    terrain = _without_terrain(before, climbed)
+    if THROUGH_MODELS in abilities:
+        solid = _obstacles(terrain, bases, None, grow, models=False, kinds=("solid",))
+        # Either around dense terrain, or straight through it paying for each separate piece crossed.
+        dense_grown = _obstacles(terrain, bases, None, grow, models=False, kinds=("dense",))
+        around = shortest_path_mm(move.from_mm, move.to_mm, solid + dense_grown, bound_mm)
+        dense = [shapely.Polygon(t.polygon) for t in terrain.terrain if t.kind == "dense"]
+        through = shortest_path_mm(move.from_mm, move.to_mm, solid, bound_mm)
+        if through == move.distance_mm:
+            through += profile.movement.dense_segment_cost_mm * segments_crossed(move.from_mm, move.to_mm, dense)
+        return min(around, through) + climb_cost
+    obstacles = _obstacles(terrain, bases, move.unit, grow, models=True, kinds=("solid",))
+    return shortest_path_mm(move.from_mm, move.to_mm, obstacles, bound_mm) + climb_cost
+
+
+def _without_terrain(state: TableState, terrain_ids: set[str]) -> TableState:
+    if not terrain_ids:
+        return state
+    return replace(state, terrain=tuple(t for t in state.terrain if t.id not in terrain_ids))
+
+
+class _Engagement:
+    """Which units are within engagement range (or base contact) of which enemy units in one state."""
+
+    def __init__(self, state: TableState, range_mm: float) -> None:
+        self.pairs: set[tuple[str, str]] = set()
+        bases = BaseArrays.from_state(state)
+        player = {u.id: u.player for u in state.units}
+        units = [m.unit for m in state.models]
+        n = len(units)
+        if n < 2:
+            return
+        i, j = np.triu_indices(n, k=1)
+        gap = bases.gaps_mm(i.astype(np.intp), j.astype(np.intp))
+        for a, b in zip(i[gap <= range_mm + 1e-6], j[gap <= range_mm + 1e-6], strict=True):
+            ua, ub = units[a], units[b]
+            if ua and ub and player.get(ua) and player.get(ub) and player[ua] != player[ub]:
+                self.pairs.add((ua, ub))
+                self.pairs.add((ub, ua))
+
+    def enemies_of(self, unit: str) -> set[str]:
+        return {b for a, b in self.pairs if a == unit}
+
+
+def _distance_verdict(moves: list[ModelMove], allowance_mm: float, k: float) -> tuple[list[ModelMove], bool]:
+    """Models whose shortest path surely exceeds the allowance, and whether any path is too close to call.
+
+    An excess within ``k`` sigmas is given the benefit of the doubt: not a problem, but a close call.
+    """
+    sure = [m for m in moves if m.path_mm - allowance_mm > max(k * m.sigma_mm, 1e-6)]
+    close = any(m.sigma_mm > 0 and abs(m.path_mm - allowance_mm) <= k * m.sigma_mm for m in moves)
+    return sure, close
+
+
+def check_moves(
+    before: TableState, after: TableState, profile: RuleProfile, actions: Mapping[str, str] | None = None
+) -> list[UnitMove]:
+    """Judge every unit that moved between ``before`` and ``after``.
+
+    ``actions`` maps unit ids to a declared plan (one of :data:`PLAN_NAMES`); an undeclared unit is judged by the
+    cheapest plan that makes its move legal. Pure: reads only its arguments.
+    """
+    mode = profile.movement.mode
+    moves = moved_models(before, after, profile)
+    by_unit: dict[str, list[ModelMove]] = {}
+    for m in moves:
+        if m.unit is not None:
+            by_unit.setdefault(m.unit, []).append(m)
+    if mode == "none" or not by_unit:
+        return []
+    units = {u.id: u for u in after.units}
+    bases = BaseArrays.from_state(before)
+    eng_before = _Engagement(before, profile.engagement.range_mm)
+    eng_after = _Engagement(after, profile.engagement.range_mm)
+    out = []
+    for unit_id, unit_moves in by_unit.items():
+        unit = units.get(unit_id)
+        move_mm = unit.move_in * MM_PER_INCH if unit and unit.move_in is not None else None
+        longest = (move_mm or 0.0) * (2.0 + profile.movement.advance_moves)
+        bound = max(longest, max(m.distance_mm for m in unit_moves)) * 1.5 + 100.0
+        with_paths = [
+            ModelMove(
+                m.model,
+                m.unit,
+                m.from_mm,
+                m.to_mm,
+                m.distance_mm,
+                _path_mm(m, unit, before, bases, profile, bound),
+                m.sigma_mm,
+            )
+            for m in unit_moves
+        ]
+        if mode == "skirmish":
+            out.append(_judge_skirmish(unit_id, unit, with_paths, move_mm, eng_before, eng_after, profile, actions))
+        else:
+            out.append(_judge_legion(unit_id, with_paths, before, after, profile))
+    return out
+
+
+def _judge_skirmish(
+    unit_id: str,
+    unit: Unit | None,
+    moves: list[ModelMove],
+    move_mm: float | None,
+    eng_before: _Engagement,
+    eng_after: _Engagement,
+    profile: RuleProfile,
+    actions: Mapping[str, str] | None,
+) -> UnitMove:
+    k = profile.calls.close_sigmas
+    declared = actions.get(unit_id) if actions else None
+    abilities = set(unit.abilities) if unit else set()
+    ends_engaged = bool(eng_after.enemies_of(unit_id))
+    left = eng_before.enemies_of(unit_id) - eng_after.enemies_of(unit_id)
+    results = []
+    for name, advance, charge in PLANS:
+        if declared is not None and name != declared:
+            continue
+        problems: list[str] = []
+        close = False
+        allowance = None
+        if move_mm is not None:
+            charge_mm = math.ceil(profile.movement.charge_fraction * move_mm / MM_PER_INCH) * MM_PER_INCH
+            allowance = move_mm * (1.0 + (profile.movement.advance_moves if advance else 0.0)) + (
+                charge_mm if charge else 0.0
+            )
+            over, close = _distance_verdict(moves, allowance, k)
+            if over:
+                worst = max(over, key=lambda m: m.path_mm)
+                problems.append(
+                    f'{", ".join(m.model for m in over)} moved up to {worst.path_mm / MM_PER_INCH:.2f}" '
+                    f'(shortest legal path) against {allowance / MM_PER_INCH:.2f}" allowed for {name}'
+                )
+        if charge and CHARGE not in abilities:
+            problems.append("the unit has no rule or ability that gives it Charge")
+        if charge and not ends_engaged:
+            problems.append("a Charge must end within engagement range of an enemy unit")
+        if advance and not charge and ends_engaged:
+            problems.append("an Advance cannot end within engagement range")
+        if advance and left:
+            problems.append(
+                f"left engagement range of {', '.join(sorted(left))} and Advanced: both need the Attack Action"
+            )
+        results.append((name, problems, close, allowance))
+    legal = [r for r in results if not r[1]]
+    if legal:
+        name, _, close, allowance = legal[0]
+        return UnitMove(unit_id, name, declared is not None, True, _call(close), allowance, tuple(moves), ())
+    if declared is not None:
+        name, problems, _, allowance = results[0]
+        return UnitMove(unit_id, name, True, False, CLEAR, allowance, tuple(moves), tuple(problems))
+    # No plan makes the move legal: say why for each, so the judge sees every reading of the move.
+    problems = [f"as {name}: {p}" for name, plan_problems, _, _ in results for p in plan_problems]
+    return UnitMove(unit_id, None, False, False, CLEAR, results[0][3], tuple(moves), tuple(problems))
+
+
+def _call(close: bool) -> str:
+    return CLOSE if close else CLEAR
+
+
+def _judge_legion(
+    unit_id: str, moves: list[ModelMove], before: TableState, after: TableState, profile: RuleProfile
+) -> UnitMove:
+    contact = _Engagement(after, profile.contact.gap_mm)
+    was = _Engagement(before, profile.contact.gap_mm)
+    new_enemies = contact.enemies_of(unit_id) - was.enemies_of(unit_id)
+    problems: list[str] = []
+    if new_enemies:
+        problems += _melee_problems(unit_id, new_enemies, after, profile)
+    return UnitMove(
+        unit_id, "melee" if new_enemies else "move", False, not problems, CLEAR, None, tuple(moves), tuple(problems)
+    )
+
+
+def _melee_problems(unit_id: str, enemies: set[str], state: TableState, profile: RuleProfile) -> list[str]:
+    """The seed's steps of moving into melee, checked on the state after the move."""
+    bases = BaseArrays.from_state(state)
+    index = {m.id: n for n, m in enumerate(state.models)}
+    unit_of = [m.unit for m in state.models]
+    units = {u.id: u for u in state.units}
+
+    def touching(model: int, enemy_unit: str) -> bool:
+        others = np.array([n for n, u in enumerate(unit_of) if u == enemy_unit], dtype=np.intp)
+        gaps = bases.gaps_mm(np.full(len(others), model, dtype=np.intp), others)
+        return bool(len(others)) and bool((gaps <= profile.contact.gap_mm + 1e-6).any())
+
+    def in_cohesion(model: int, leader: int) -> bool:
+        gap = bases.gaps_mm(np.array([model], dtype=np.intp), np.array([leader], dtype=np.intp))[0]
+        return bool(gap <= profile.cohesion.range_mm + 1e-6)
+
+    problems = []
+    unit = units[unit_id]
+    leader = index.get(unit.leader) if unit.leader else None
+    if leader is not None and not any(touching(leader, e) for e in enemies):
+        problems.append(f"moved into melee but its leader {unit.leader} is not in base contact with an enemy model")
+    for enemy in sorted(enemies):
+        mine = [n for n, u in enumerate(unit_of) if u == unit_id and n != leader]
+        loose = [
+            state.models[n].id
+            for n in mine
+            if not touching(n, enemy) and not (leader is not None and in_cohesion(n, leader))
+        ]
+        if loose:
+            problems.append(f"{', '.join(loose)} neither in base contact with {enemy} nor in cohesion")
+        defender = units.get(enemy)
+        d_leader = index.get(defender.leader) if defender and defender.leader else None
+        if d_leader is not None:
+            theirs = [n for n, u in enumerate(unit_of) if u == enemy and n != d_leader]
+            out = [state.models[n].id for n in theirs if not touching(n, unit_id) and not in_cohesion(n, d_leader)]
+            if out:
+                problems.append(f"defending {enemy}: {', '.join(out)} neither in base contact nor in cohesion")
+    enemy_units = [e for e in units if _enemy(units, unit_id, e)]
+    for n, u in enumerate(unit_of):
+        if u != unit_id:
+            continue
+        touched = {e for e in enemy_units if touching(n, e)}
+        if len(touched) >= 2:
+            problems.append(f"{state.models[n].id} is in base contact with enemy units {', '.join(sorted(touched))}")
+    return problems
+
+
+def _enemy(units: Mapping[str, Unit], a: str, b: str) -> bool:
+    pa, pb = units[a].player, units[b].player
+    return pa is not None and pb is not None and pa != pb
+
+
+def move_findings(moves: list[UnitMove]) -> list[Finding]:
+    """Illegal moves as findings of kind ``illegal_move``, ``clear``; moves legal only thanks to the measurement's
+    doubt about their length as ``illegal_move``, ``close``."""
+    out = []
+    for m in moves:
+        if m.legal and m.call == CLEAR:
+            continue
+        worst = max(m.models, key=lambda x: x.path_mm)
+        out.append(
+            Finding(
+                kind="illegal_move",
+                unit=m.unit,
+                models=tuple(x.model for x in m.models),
+                gap_mm=worst.path_mm,
+                limit_mm=m.allowance_mm,
+                sigma_mm=worst.sigma_mm,
+                call=m.call,
+            )
+        )
+    return out

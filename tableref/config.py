@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
+from calibration.settings import CalibrationSettings
+
 T = TypeVar("T")
 
 
@@ -93,6 +95,8 @@ class Config:
 
     A stage that gains settings adds a field here (its settings dataclass) and the section to defaults.toml.
     """
+
+    calibration: CalibrationSettings
 
 
 def load_config(path: str | Path | None = None) -> Config:

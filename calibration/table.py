@@ -1,0 +1,391 @@
+"""Table calibration: where the table lies in a frame, from the ArUco markers of its spec.
+
+Conventions:
+
+- Frame pixels follow OpenCV: the centre of the top-left pixel is (0, 0). With a camera model, the homography
+  works in *undistorted* pixels (where an ideal lens with the same camera matrix would have put the point);
+  :meth:`TableCalibration.image_to_table` and :meth:`TableCalibration.table_to_image` take and give real frame
+  pixels and do the lens step themselves.
+- Table coordinates are the spec's millimetres (origin at a table corner, x along the width, y along the depth).
+- Heights (``height_mm``) are measured from the table surface up, towards the camera: a base rim 4 mm high has
+  ``height_mm = 4``. A point above the table appears displaced away from the spot below the camera (parallax);
+  correcting it needs the camera's position, known only with a camera model. Without one, asking for a
+  non-zero height raises :class:`HeightUnavailableError` (check :attr:`TableCalibration.heights_corrected`).
+- Rectified (top-down) images: pixel (u, v) covers the table square [u, u + 1) x [v, v + 1) / px_per_mm, so its
+  centre is table ((u + 0.5) / px_per_mm, (v + 0.5) / px_per_mm), and in OpenCV sub-pixel coordinates a table
+  point (x, y) lies at (x * px_per_mm - 0.5, y * px_per_mm - 0.5): see :func:`table_to_rectified` and
+  :func:`rectified_to_table`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from calibration.camera import CameraModel, as_points
+from calibration.errors import HeightUnavailableError, ImageError, MarkerSpanError, TooFewMarkersError
+from calibration.homography import HomographyFit, apply_homography, fit_homography
+from calibration.markers import MarkerDetections, detect_markers, dictionaries_in_view, to_gray
+from calibration.settings import CalibrationSettings
+from calibration.spec import TableSpec
+
+# The mean image scale is averaged over a grid of this many points per side of the table: the scale varies
+# smoothly (perspective), so a coarse grid is exact to far below a percent.
+SCALE_GRID = 16
+
+# Rectify maps kept per calibration (one per px_per_mm asked for); more would only cost memory.
+MAP_CACHE_SIZE = 4
+
+# Rectify maps are built this many rows at a time to bound the memory of the float64 intermediates.
+MAP_ROWS_PER_CHUNK = 256
+
+# A rectified image larger than this is a mistake (a px_per_mm meant as mm per px), not a request.
+MAX_RECTIFIED_PIXELS = 100_000_000
+
+
+def table_to_rectified(points_mm: ArrayLike, px_per_mm: float) -> NDArray[np.float64]:
+    """Table (N, 2) mm -> (N, 2) OpenCV sub-pixel coordinates in a rectified image of ``px_per_mm``."""
+    return as_points(points_mm, "points_mm") * px_per_mm - 0.5
+
+
+def rectified_to_table(points_px: ArrayLike, px_per_mm: float) -> NDArray[np.float64]:
+    """(N, 2) OpenCV sub-pixel coordinates in a rectified image of ``px_per_mm`` -> table (N, 2) mm."""
+    return (as_points(points_px, "points_px") + 0.5) / px_per_mm
+
+
+@dataclass(frozen=True, eq=False)
+class TableCalibration:
+    """Where the table is in frames of ``image_width`` x ``image_height`` pixels from one camera position.
+
+    - ``homography`` (3, 3): undistorted image px -> table mm (real frame px when ``camera`` is None).
+    - ``camera``: the camera model scaled to this frame size, or None (lens distortion uncorrected).
+    - ``markers_used``: spec ids whose corners fit; ``markers_seen``: every id of the spec's dictionary found.
+    - ``detections`` and ``inliers`` (N, 4): every marker found, and which of its corners the fit kept.
+    - ``reprojection_rms_mm`` / ``reprojection_max_mm``: kept corners mapped to the table vs. the spec.
+    - ``px_per_mm``: mean image scale over the table.
+    - ``camera_position_mm`` (3,): camera centre (x, y, height above the table), or None without a camera model.
+    - ``fit``: the homography fit, for :meth:`mapping_sigma_mm`.
+    """
+
+    spec: TableSpec
+    homography: NDArray[np.float64]
+    camera: CameraModel | None
+    image_width: int
+    image_height: int
+    markers_used: tuple[int, ...]
+    markers_seen: tuple[int, ...]
+    detections: MarkerDetections
+    inliers: NDArray[np.bool_]
+    reprojection_rms_mm: float
+    reprojection_max_mm: float
+    px_per_mm: float
+    camera_position_mm: NDArray[np.float64] | None
+    fit: HomographyFit
+    _maps: dict[float, tuple[NDArray[np.float32], NDArray[np.float32]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        self.homography.flags.writeable = False
+        self.inliers.flags.writeable = False
+        if self.camera_position_mm is not None:
+            self.camera_position_mm.flags.writeable = False
+
+    @property
+    def lens_corrected(self) -> bool:
+        """True when a camera model corrects lens distortion."""
+        return self.camera is not None
+
+    @property
+    def heights_corrected(self) -> bool:
+        """True when heights above the table can be corrected for parallax (the camera position is known)."""
+        return self.camera_position_mm is not None
+
+    @property
+    def image_size(self) -> tuple[int, int]:
+        """(width, height) of the frames this calibration is for, in pixels."""
+        return (self.image_width, self.image_height)
+
+    @property
+    def corners_rejected(self) -> int:
+        """Corners of the spec's markers that the fit rejected (moved, occluded or misdetected)."""
+        wanted = np.isin(self.detections.ids, self.spec.marker_ids)
+        return int(np.sum(~self.inliers[wanted]))
+
+    def image_to_table(self, points_px: ArrayLike, height_mm: ArrayLike = 0.0) -> NDArray[np.float64]:
+        """Real frame pixels (N, 2) -> table (N, 2) mm.
+
+        ``height_mm`` (scalar or (N,)) is the height of the seen points above the table: the result is the table
+        spot straight below each point. Non-zero heights need a camera model (else HeightUnavailableError).
+        """
+        pts = as_points(points_px, "points_px")
+        undistorted = self.camera.undistort_points(pts) if self.camera is not None else pts
+        return self.parallax_corrected(apply_homography(self.homography, undistorted), height_mm)
+
+    def table_to_image(self, points_mm: ArrayLike, height_mm: ArrayLike = 0.0) -> NDArray[np.float64]:
+        """Table (N, 2) mm at ``height_mm`` (scalar or (N,)) above the table -> real frame pixels (N, 2),
+        lens distortion included."""
+        pts = as_points(points_mm, "points_mm")
+        ground = self._ground_hit(pts, height_mm)
+        undistorted = apply_homography(self.fit.table_to_image, ground)
+        return self.camera.distort_points(undistorted) if self.camera is not None else undistorted
+
+    def parallax_corrected(self, points_mm: ArrayLike, height_mm: ArrayLike) -> NDArray[np.float64]:
+        """Table-plane positions (N, 2) mm where points at ``height_mm`` (scalar or (N,)) *appear* (their ray meets
+        the table, as in a rectified image) -> (N, 2) mm of the table spot straight below them.
+
+        The ray from the camera centre C through the point meets the table at G; the point at height h lies on
+        it at C + (G - C) * (C_z - h) / C_z, where C_z is the camera's height above the table.
+        """
+        pts = as_points(points_mm, "points_mm")
+        h = self._heights(height_mm, len(pts))
+        if h is None:
+            return pts
+        assert self.camera_position_mm is not None  # _heights raised otherwise
+        c_xy, c_z = self.camera_position_mm[:2], float(self.camera_position_mm[2])
+        factor = np.where(h < c_z, (c_z - h) / c_z, np.nan)
+        return np.asarray(c_xy + (pts - c_xy) * factor[:, None], dtype=np.float64)
+
+    def _ground_hit(self, points_mm: NDArray[np.float64], height_mm: ArrayLike) -> NDArray[np.float64]:
+        """Inverse of :meth:`parallax_corrected`: where the ray through a point at ``height_mm`` meets the table."""
+        h = self._heights(height_mm, len(points_mm))
+        if h is None:
+            return points_mm
+        assert self.camera_position_mm is not None
+        c_xy, c_z = self.camera_position_mm[:2], float(self.camera_position_mm[2])
+        factor = np.where(h < c_z, c_z / np.where(h < c_z, c_z - h, 1.0), np.nan)
+        return np.asarray(c_xy + (points_mm - c_xy) * factor[:, None], dtype=np.float64)
+
+    def _heights(self, height_mm: ArrayLike, n: int) -> NDArray[np.float64] | None:
+        """Heights broadcast to (n,), or None when all are zero."""
+        h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (n,))
+        if not np.any(h):
+            return None
+        if not np.all(np.isfinite(h)):
+            raise ValueError("height_mm must be finite")
+        if self.camera_position_mm is None:
+            raise HeightUnavailableError(
+                "heights above the table cannot be corrected without a camera model (camera.json); "
+                "pass height_mm=0 or calibrate with a camera"
+            )
+        return np.asarray(h, dtype=np.float64)
+
+    def mapping_sigma_mm(self, points_mm: ArrayLike) -> NDArray[np.float64]:
+        """(N,) per-axis 1-sigma uncertainty of the table mapping at table points (N, 2) mm, from the scatter of
+        the marker corners about the fit. It grows away from the markers; it does not include lens distortion
+        left uncorrected beyond what shows in that scatter: without a camera model the corners' rms misfit is
+        added in quadrature, as uncorrected distortion is a systematic error between the markers too."""
+        sigma = self.fit.mapping_sigma_mm(as_points(points_mm, "points_mm"))
+        if not self.lens_corrected:
+            sigma = np.hypot(sigma, self.reprojection_rms_mm / math.sqrt(2.0))
+        return sigma
+
+    def rectified_size(self, px_per_mm: float) -> tuple[int, int]:
+        """(width, height) in pixels of the rectified image of the whole table at ``px_per_mm``."""
+        if not math.isfinite(px_per_mm) or px_per_mm <= 0:
+            raise ValueError(f"px_per_mm must be a positive number, got {px_per_mm!r}")
+        width = math.ceil(self.spec.width_mm * px_per_mm)
+        height = math.ceil(self.spec.depth_mm * px_per_mm)
+        if width * height > MAX_RECTIFIED_PIXELS:
+            raise ValueError(
+                f"a rectified image at {px_per_mm} px/mm would be {width}x{height} pixels; expected px_per_mm "
+                f"of about {self.px_per_mm:.2f} (the frame's own scale) or less"
+            )
+        return width, height
+
+    def rectify_maps(self, px_per_mm: float) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """``cv2.remap`` maps (H, W) float32 from rectified pixels to real frame pixels, cached per px_per_mm."""
+        key = float(px_per_mm)
+        maps = self._maps.get(key)
+        if maps is not None:
+            return maps
+        width, height = self.rectified_size(key)
+        map_x = np.empty((height, width), dtype=np.float32)
+        map_y = np.empty((height, width), dtype=np.float32)
+        u = np.arange(width, dtype=np.float64)
+        for top in range(0, height, MAP_ROWS_PER_CHUNK):
+            v = np.arange(top, min(top + MAP_ROWS_PER_CHUNK, height), dtype=np.float64)
+            uu, vv = np.meshgrid(u, v)
+            table = rectified_to_table(np.column_stack([uu.ravel(), vv.ravel()]), key)
+            frame = self.table_to_image(table)
+            map_x[top : top + len(v)] = frame[:, 0].reshape(len(v), width)
+            map_y[top : top + len(v)] = frame[:, 1].reshape(len(v), width)
+        map_x.flags.writeable = False
+        map_y.flags.writeable = False
+        if len(self._maps) >= MAP_CACHE_SIZE:
+            self._maps.pop(next(iter(self._maps)))
+        self._maps[key] = (map_x, map_y)
+        return map_x, map_y
+
+    def rectify(self, image_bgr: NDArray[np.uint8], px_per_mm: float) -> NDArray[np.uint8]:
+        """Top-down view of the table: (H, W[, C]) frame -> (ceil(depth_mm * s), ceil(width_mm * s)[, C]) image
+        with s = ``px_per_mm``; lens distortion and perspective removed in one bilinear ``cv2.remap``. Pixel (u, v)
+        is centred on table ((u + 0.5) / s, (v + 0.5) / s); outside the frame is black."""
+        if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim not in (2, 3):
+            raise ImageError(f"expected a frame as a numpy array (H, W) or (H, W, C), got {type(image_bgr).__name__}")
+        height, width = image_bgr.shape[:2]
+        if (width, height) != self.image_size:
+            raise ImageError(
+                f"the frame is {width}x{height} pixels but this calibration is for "
+                f"{self.image_width}x{self.image_height} frames; calibrate on a frame of the same camera and size"
+            )
+        map_x, map_y = self.rectify_maps(px_per_mm)
+        out = cv2.remap(image_bgr, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        return np.asarray(out, dtype=image_bgr.dtype)
+
+    def report(self) -> dict[str, object]:
+        """The ``calibration`` section of a table state JSON."""
+        notes = []
+        if not self.lens_corrected:
+            notes.append(
+                "lens distortion uncorrected (no camera model): positions may be off by millimetres towards the "
+                "edges of the frame"
+            )
+        if not self.heights_corrected:
+            notes.append("heights above the table not corrected for parallax (no camera model)")
+        return {
+            "markers_used": list(self.markers_used),
+            "markers_seen": list(self.markers_seen),
+            "markers_expected": list(self.spec.marker_ids),
+            "corners_rejected": self.corners_rejected,
+            "reprojection_error_mm": round(self.reprojection_rms_mm, 4),
+            "reprojection_error_max_mm": round(self.reprojection_max_mm, 4),
+            "px_per_mm": round(self.px_per_mm, 4),
+            "lens_corrected": self.lens_corrected,
+            "heights_corrected": self.heights_corrected,
+            "image_size": [self.image_width, self.image_height],
+            "notes": notes,
+        }
+
+
+def _ids_text(ids: tuple[int, ...] | list[int]) -> str:
+    return ", ".join(str(i) for i in ids) if ids else "none"
+
+
+def _hull_fraction(spec: TableSpec, ids: tuple[int, ...]) -> float:
+    """Area of the convex hull of the markers' centres as a fraction of the table's area."""
+    centres = np.array([[spec.marker(i).x_mm, spec.marker(i).y_mm] for i in ids], dtype=np.float32)
+    if len(centres) < 3:
+        return 0.0
+    hull = cv2.convexHull(centres)
+    return float(cv2.contourArea(hull)) / (spec.width_mm * spec.depth_mm)
+
+
+def _mean_scale(table_to_image: NDArray[np.float64], spec: TableSpec) -> float:
+    """Mean px per mm over the table: for a homography H, |det dH/dp| = |det H| / w^3 at each point."""
+    gx, gy = np.meshgrid(
+        (np.arange(SCALE_GRID) + 0.5) / SCALE_GRID * spec.width_mm,
+        (np.arange(SCALE_GRID) + 0.5) / SCALE_GRID * spec.depth_mm,
+    )
+    w = table_to_image[2, 0] * gx + table_to_image[2, 1] * gy + table_to_image[2, 2]
+    area_scale = abs(np.linalg.det(table_to_image)) / np.abs(w) ** 3
+    return float(np.mean(np.sqrt(area_scale)))
+
+
+def _camera_position(
+    camera: CameraModel, table_mm: NDArray[np.float64], undistorted_px: NDArray[np.float64]
+) -> NDArray[np.float64] | None:
+    """Camera centre (x, y, height above the table) in mm from the inlier corners, or None if the pose fails."""
+    obj = np.column_stack([table_mm, np.zeros(len(table_mm))])
+    ok, rvec, tvec = cv2.solvePnP(obj, undistorted_px, camera.camera_matrix, None, flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        return None
+    rot, _ = cv2.Rodrigues(rvec)
+    centre = -rot.T @ np.asarray(tvec, dtype=np.float64).reshape(3)
+    # The spec frame (x, y, x cross y) has z pointing into the table, so the camera sits at negative z;
+    # the height is the distance from the table plane either way.
+    position = np.array([centre[0], centre[1], abs(centre[2])])
+    return position if np.all(np.isfinite(position)) and position[2] > 0 else None
+
+
+def calibrate_table(
+    image_bgr: NDArray[np.uint8],
+    spec: TableSpec,
+    camera: CameraModel | None = None,
+    *,
+    settings: CalibrationSettings,
+) -> TableCalibration:
+    """Find the table in a frame from the spec's ArUco markers.
+
+    ``image_bgr`` is a decoded frame (H, W, 3) BGR, (H, W, 4) BGRA or (H, W) grey, uint8. ``camera`` (any frame
+    size of the same aspect) corrects lens distortion and makes heights correctable. Raises :class:`ImageError`,
+    :class:`TooFewMarkersError` or :class:`MarkerSpanError` (all :class:`CalibrationError`) on bad input.
+    """
+    gray = to_gray(image_bgr, settings.min_image_side_px)
+    height, width = gray.shape
+    cam = camera.scaled_to(width, height) if camera is not None else None
+    detections = detect_markers(gray, spec.aruco_dictionary(), settings)
+    seen = tuple(sorted(set(detections.ids.tolist())))
+    wanted = np.flatnonzero(np.isin(detections.ids, spec.marker_ids))
+    expected = f"expected ids {_ids_text(spec.marker_ids)} of {spec.dictionary}"
+    found = tuple(sorted(set(detections.ids[wanted].tolist())))
+    if len(found) < settings.min_markers:
+        hint = ""
+        if len(detections) == 0:
+            others = [d for d in dictionaries_in_view(gray, settings) if d != spec.dictionary]
+            if others:
+                hint = f"; markers of {', '.join(others)} are in view: does the spec name the right dictionary?"
+        raise TooFewMarkersError(
+            f"found {len(found)} of the table's markers (ids {_ids_text(found)}), at least {settings.min_markers} "
+            f"are needed; seen ids {_ids_text(seen)}, {expected}{hint}"
+        )
+    candidates = wanted
+    while True:
+        table_mm = np.concatenate([spec.marker(int(detections.ids[n])).corners_mm() for n in candidates])
+        raw_px = detections.corners_px[candidates].reshape(-1, 2)
+        image_px = cam.undistort_points(raw_px) if cam is not None else raw_px
+        fit = fit_homography(table_mm, image_px, settings.outlier_sigmas, settings.outlier_floor_px)
+        if fit is None:
+            raise MarkerSpanError(
+                f"the corners of markers {_ids_text(found)} do not determine the table plane (too few of them fit "
+                f"together); seen ids {_ids_text(seen)}, {expected}"
+            )
+        good = fit.inliers.reshape(-1, 4).sum(axis=1) >= settings.min_marker_inlier_corners
+        if good.all():
+            break
+        # A marker that lost most of its corners is not trusted for the rest either: refit without it.
+        candidates = candidates[good]
+        used = tuple(sorted(set(detections.ids[candidates].tolist())))
+        if len(used) < settings.min_markers:
+            raise TooFewMarkersError(
+                f"only {len(used)} of the table's markers are usable (ids {_ids_text(used)}), at least "
+                f"{settings.min_markers} are needed; markers {_ids_text(sorted(set(found) - set(used)))} were "
+                "rejected because their corners do not fit the others (moved, occluded or misprinted?); "
+                f"seen ids {_ids_text(seen)}, {expected}"
+            )
+    inliers = np.zeros((len(detections), 4), dtype=bool)
+    inliers[candidates] = fit.inliers.reshape(-1, 4)
+    used = tuple(sorted(set(detections.ids[candidates].tolist())))
+    span = _hull_fraction(spec, used)
+    if span < settings.min_span_fraction:
+        raise MarkerSpanError(
+            f"the usable markers (ids {_ids_text(used)}) span only {span:.0%} of the table, at least "
+            f"{settings.min_span_fraction:.0%} is needed to map all of it (markers along one edge or bunched "
+            f"together); seen ids {_ids_text(seen)}, {expected}"
+        )
+    table_to_image = fit.table_to_image / fit.table_to_image[2, 2]
+    homography = np.linalg.inv(table_to_image)
+    homography /= homography[2, 2]
+    keep = fit.inliers
+    errors_mm = np.linalg.norm(apply_homography(homography, image_px[keep]) - table_mm[keep], axis=1)
+    position = _camera_position(cam, table_mm[keep], image_px[keep]) if cam is not None else None
+    return TableCalibration(
+        spec=spec,
+        homography=homography,
+        camera=cam,
+        image_width=width,
+        image_height=height,
+        markers_used=used,
+        markers_seen=seen,
+        detections=detections,
+        inliers=inliers,
+        reprojection_rms_mm=float(np.sqrt(np.mean(errors_mm**2))),
+        reprojection_max_mm=float(np.max(errors_mm)),
+        px_per_mm=_mean_scale(table_to_image, spec),
+        camera_position_mm=position,
+        fit=fit,
+    )

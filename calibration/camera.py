@@ -236,5 +236,19 @@ def load_camera(path: str | Path) -> CameraModel:
 
 
 def save_camera(model: CameraModel, path: str | Path) -> None:
-    """Write camera.json (see the module docstring for the format)."""
-    Path(path).write_text(json.dumps(model.to_dict(), indent=2) + "\n", "utf-8")
+    """Write camera.json (see the module docstring for the format). Raises :class:`CameraFileError` if it cannot."""
+    data = model.to_dict()
+    # One matrix row per line: readable, and still plain JSON.
+    rows = ",\n    ".join(json.dumps(row) for row in data["camera_matrix"])
+    text = (
+        "{\n"
+        f'  "image_width": {data["image_width"]},\n'
+        f'  "image_height": {data["image_height"]},\n'
+        f'  "camera_matrix": [\n    {rows}\n  ],\n'
+        f'  "dist_coeffs": {json.dumps(data["dist_coeffs"])}\n'
+        "}\n"
+    )
+    try:
+        Path(path).write_text(text, "utf-8")
+    except OSError as exc:
+        raise CameraFileError(f"{path}: cannot write it ({exc.strerror or exc})") from None

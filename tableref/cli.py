@@ -9,7 +9,10 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
+import calibration
 import rules
+from tableref import cli_calibration
+from tableref.config import ConfigError
 from tableref.report import format_findings
 
 EXIT_OK = 0
@@ -60,11 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tableref", description="A camera referee for tabletop wargames.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_check(sub)
+    cli_calibration.add_markers(sub)
+    cli_calibration.add_board(sub)
+    cli_calibration.add_calibrate_camera(sub)
     return parser
 
 
 # Errors that mean "the input was wrong": reported in one line, never as a traceback.
-BAD_INPUT: tuple[type[BaseException], ...] = (rules.RulesError, UsageError)
+BAD_INPUT: tuple[type[BaseException], ...] = (rules.RulesError, calibration.CalibrationError, ConfigError, UsageError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

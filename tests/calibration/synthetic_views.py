@@ -208,3 +208,42 @@ def render_board(
     n = supersample
     frame = sampled.reshape(view.height, n, view.width, n).mean(axis=(1, 3))
     return finish(frame, noise_sigma, 0.0, seed)
+
+
+# A webcam-like lens: strong barrel distortion, principal point a few pixels off centre.
+LENS_DIST = np.array([-0.12, 0.06, 0.0005, -0.0003, 0.0])
+
+
+def camera_matrix(width: int, height: int, focal_px: float) -> NDArray[np.float64]:
+    """A (3, 3) camera matrix with the principal point a little off the frame centre, as real lenses have."""
+    return np.array([[focal_px, 0.0, (width - 1) / 2 + 3.2], [0.0, focal_px, (height - 1) / 2 - 2.1], [0.0, 0.0, 1.0]])
+
+
+def framing_view(
+    spec: TableSpec,
+    camera_matrix: NDArray[np.float64],
+    dist_coeffs: NDArray[np.float64],
+    width: int,
+    height: int,
+    tilt: float = 0.35,
+    fill: float = 0.92,
+) -> View:
+    """A camera looking at the table's centre from above and behind (+y, ``tilt`` of the height), as far away as
+    needed for the table corners to fill ``fill`` of the frame."""
+    target = (spec.width_mm / 2.0, spec.depth_mm / 2.0, 0.0)
+    direction = np.array([0.0, tilt, -1.0]) / math.hypot(tilt, 1.0)
+    corners = np.array([[0.0, 0.0], [spec.width_mm, 0.0], [spec.width_mm, spec.depth_mm], [0.0, spec.depth_mm]])
+    lo, hi = 0.2 * max(spec.width_mm, spec.depth_mm), 10.0 * max(spec.width_mm, spec.depth_mm)
+    for _ in range(40):
+        distance = (lo + hi) / 2.0
+        centre = tuple(np.asarray(target) + distance * direction)
+        view = look_at(centre, target, camera_matrix, dist_coeffs, width, height)  # type: ignore[arg-type]
+        px = view.project_table(corners)
+        spread = max(
+            np.abs(px[:, 0] - (width - 1) / 2).max() / width, np.abs(px[:, 1] - (height - 1) / 2).max() / height
+        )
+        if spread > fill / 2.0:
+            lo = distance
+        else:
+            hi = distance
+    return look_at(tuple(np.asarray(target) + hi * direction), target, camera_matrix, dist_coeffs, width, height)  # type: ignore[arg-type]

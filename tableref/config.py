@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from calibration.settings import CalibrationSettings
+from vision.config import VisionSettings
 
 T = TypeVar("T")
 
@@ -97,6 +98,7 @@ class Config:
     """
 
     calibration: CalibrationSettings
+    vision: VisionSettings
 
 
 def load_config(path: str | Path | None = None) -> Config:

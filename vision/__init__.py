@@ -1,1 +1,21 @@
-"""vision stage."""
+"""Base detection on rectified top-down images of the table. Knows nothing of Flask or the command line.
+
+The one verb is :func:`detect_bases`: an image at a known pixel scale in, a :class:`BaseDetections` out.
+"""
+
+from vision.config import VisionSettings
+from vision.detect import detect_bases, snap_diameters
+from vision.detections import BaseDetections
+from vision.errors import ImageError, MaskError, ScaleError, SettingsError, VisionError
+
+__all__ = [
+    "BaseDetections",
+    "ImageError",
+    "MaskError",
+    "ScaleError",
+    "SettingsError",
+    "VisionError",
+    "VisionSettings",
+    "detect_bases",
+    "snap_diameters",
+]

@@ -76,12 +76,13 @@ def random_layout(
     min_gap_mm: float = 2.0,
     margin_mm: float = 8.0,
     keep_out: Sequence[tuple[tuple[float, float], float]] = (),
+    placed: Sequence[Placed] = (),
 ) -> list[Placed]:
-    """Up to ``count`` non-overlapping bases of random standard sizes at random sub-pixel centres.
-
-    ``keep_out`` holds (centre_px, radius_px) discs to stay clear of (distractors)."""
+    """``placed`` plus up to ``count`` bases of random standard sizes at random sub-pixel centres, clear of each
+    other, of ``placed`` and of the ``keep_out`` discs (centre_px, radius_px) by ``min_gap_mm``."""
     h, w = shape_px
-    placed: list[Placed] = []
+    placed = list(placed)
+    count += len(placed)
     for _ in range(count * 60):
         if len(placed) == count:
             break
@@ -167,18 +168,21 @@ def _poly_alpha(shape: tuple[int, int], pts_px: NDArray[np.float64]) -> NDArray[
     return mask.astype(np.float32) / 255.0
 
 
-def _shadow(img: NDArray[np.float32], cx: float, cy: float, r_px: float, px_per_mm: float, rng: np.random.Generator) -> None:
-    """A soft dark halo offset away from the light: what a raised base casts on the mat."""
+def _shadow(
+    img: NDArray[np.float32], cx: float, cy: float, r_px: float, px_per_mm: float, rng: np.random.Generator
+) -> None:
+    """A dark halo offset away from the light, with a soft penumbra: what a raised base casts on the mat."""
     angle = rng.uniform(0, 2 * math.pi)
-    off = 1.2 * px_per_mm
+    off = rng.uniform(0.5, 1.5) * px_per_mm
+    darkness = rng.uniform(0.2, 0.4)
+    soft = rng.uniform(0.4, 1.0) * px_per_mm
     sx, sy = cx + off * math.cos(angle), cy + off * math.sin(angle)
-    soft = 2.0 * px_per_mm
-    box = _box(img, sx, sy, r_px + 4 * soft)
+    box = _box(img, sx, sy, r_px + 8 * soft + 2)
     if box is None:
         return
     x0, y0, xs, ys = box
     d = np.hypot(xs - sx, ys - sy) - r_px
-    alpha = (0.45 / (1.0 + np.exp(d / (0.4 * soft)))).astype(np.float32)
+    alpha = (darkness / (1.0 + np.exp(np.clip(d / soft, -50, 50)))).astype(np.float32)
     _blend(img, alpha, (0.0, 0.0, 0.0), y0, x0)
 
 
@@ -315,7 +319,7 @@ def draw_scene(
     rng: np.random.Generator,
     look: Look = CLEAN,
     distractors: Distractors | None = None,
-    wall_mm: tuple[float, float] = (1.0, 1.6),
+    wall_mm: tuple[float, float] = (1.3, 2.0),
 ) -> Scene:
     """Draw bases (dark side-wall ring of ``wall_mm`` width around a top disc) on a mat, with distractors.
 

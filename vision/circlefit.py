@@ -1,0 +1,148 @@
+"""Robust circle fits of many candidates at once: an algebraic fit, then an iteratively reweighted geometric fit
+that lets a weapon, a cloak or a neighbouring base crossing the rim drop out as outliers.
+
+Arrays are batched: ``points_px`` (K, n, 2) holds n rim points of each of K candidates, ``found`` (K, n) says which
+of them exist.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+# Tukey's biweight constant: 95 % efficiency on Gaussian residuals, zero weight beyond it.
+_TUKEY_C = 4.685
+# MAD to Gaussian sigma.
+_MAD_TO_SIGMA = 1.4826
+# Robust residual scale never drops below this: an edge found to 0.05 px on one ray is not evidence that every
+# other ray 0.2 px off is an outlier (anti-aliasing and 8-bit rounding alone give a few hundredths of a pixel).
+MIN_RESIDUAL_SCALE_PX = 0.08
+# Fewer rim points than this cannot pin down a circle against outliers.
+MIN_POINTS = 6
+# Damping added to the normal equations: keeps a step finite when the rim points span a short arc.
+_DAMPING = 1e-9
+
+
+@dataclass(frozen=True)
+class CircleFit:
+    """Fitted circles: ``center_px`` (K, 2), ``radius_px`` (K,), ``inlier`` (K, n) rim points kept, ``rms_px``
+    (K,) RMS residual of the inliers, ``center_cov_px2`` (K, 2, 2) covariance of the centre, ``ok`` (K,) whether
+    enough inliers were left to fit at all."""
+
+    center_px: FloatArray
+    radius_px: FloatArray
+    inlier: BoolArray
+    rms_px: FloatArray
+    center_cov_px2: FloatArray
+    ok: BoolArray
+
+
+def _weighted_median_abs(res: FloatArray, mask: BoolArray) -> FloatArray:
+    """Median of |res| over the masked entries of each row (K,); rows with no entry give +inf."""
+    a = np.where(mask, np.abs(res), np.nan)
+    with np.errstate(all="ignore"):
+        med = np.nanmedian(a, axis=1) if a.shape[1] else np.full(a.shape[0], np.nan)
+    return np.where(np.isfinite(med), med, np.inf)
+
+
+def algebraic_fit(points_px: FloatArray, weight: FloatArray, origin_px: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Weighted Kasa fit (x^2 + y^2 + D x + E y + F = 0) of each row, computed relative to ``origin_px`` (K, 2)
+    for conditioning. Returns centres (K, 2) and radii (K,); rows that cannot be solved give NaN."""
+    p = points_px - origin_px[:, None, :]
+    x, y = p[..., 0], p[..., 1]
+    a = np.stack([x, y, np.ones_like(x)], axis=-1)
+    b = -(x * x + y * y)
+    wa = a * weight[..., None]
+    normal = np.einsum("kni,knj->kij", wa, a) + _DAMPING * np.eye(3)
+    rhs = np.einsum("kni,kn->ki", wa, b)
+    det = np.linalg.det(normal)
+    solvable = np.abs(det) > 1e-12
+    sol = np.full((len(points_px), 3), np.nan)
+    if solvable.any():
+        sol[solvable] = np.linalg.solve(normal[solvable], rhs[solvable][..., None])[..., 0]
+    cx, cy = -sol[:, 0] / 2, -sol[:, 1] / 2
+    r2 = cx * cx + cy * cy - sol[:, 2]
+    with np.errstate(invalid="ignore"):
+        radius = np.where(r2 > 0, np.sqrt(np.maximum(r2, 0)), np.nan)
+    return np.stack([cx, cy], axis=1) + origin_px, radius
+
+
+def fit_circles(
+    points_px: FloatArray,
+    found: BoolArray,
+    init_center_px: FloatArray,
+    init_radius_px: FloatArray,
+    iterations: int,
+    outlier_sigmas: float,
+) -> CircleFit:
+    """Fit a circle to each row of rim points, robust to up to about half of them being outliers.
+
+    First every found point is weighted by how well it agrees with the initial circle (Tukey weights with a
+    scale from the median absolute residual), and an algebraic fit gives a start that no single outlier can
+    drag; then ``iterations`` Gauss-Newton steps on the geometric distances, each reweighting the points with
+    Tukey's biweight on the current robust scale. Points within ``outlier_sigmas`` robust sigmas of the final
+    circle are the inliers."""
+    k = found.shape[0]
+    pts = np.where(found[..., None], points_px, 0.0)
+    center = init_center_px.astype(np.float64).copy()
+    radius = init_radius_px.astype(np.float64).copy()
+
+    def residuals(c: FloatArray, r: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        dx = pts[..., 0] - c[:, 0:1]
+        dy = pts[..., 1] - c[:, 1:2]
+        d = np.maximum(np.hypot(dx, dy), 1e-9)
+        return dx, dy, d - r[:, None]
+
+    def tukey(res: FloatArray, scale: FloatArray) -> FloatArray:
+        u = res / (_TUKEY_C * scale[:, None])
+        return np.where(found & (np.abs(u) < 1), (1 - u * u) ** 2, 0.0)
+
+    def robust_scale(res: FloatArray, mask: BoolArray) -> FloatArray:
+        return np.maximum(_MAD_TO_SIGMA * _weighted_median_abs(res, mask), MIN_RESIDUAL_SCALE_PX)
+
+    # algebraic start, with the points weighted by their agreement with the initial circle
+    _, _, res = residuals(center, radius)
+    weight = tukey(res, robust_scale(res, found))
+    alg_center, alg_radius = algebraic_fit(pts, weight, center)
+    usable = np.isfinite(alg_radius) & (weight.sum(axis=1) >= MIN_POINTS)
+    center[usable] = alg_center[usable]
+    radius[usable] = alg_radius[usable]
+
+    eye = np.eye(3)
+    for _ in range(iterations):
+        dx, dy, res = residuals(center, radius)
+        weight = tukey(res, robust_scale(res, found))
+        jac = np.stack([-dx / (res + radius[:, None]), -dy / (res + radius[:, None]), -np.ones_like(dx)], axis=-1)
+        wj = jac * weight[..., None]
+        normal = np.einsum("kni,knj->kij", wj, jac) + _DAMPING * eye
+        grad = np.einsum("kni,kn->ki", wj, res)
+        solvable = (weight > 0).sum(axis=1) >= MIN_POINTS
+        if not solvable.any():
+            break
+        step = np.zeros((k, 3))
+        step[solvable] = -np.linalg.solve(normal[solvable], grad[solvable][..., None])[..., 0]
+        center += step[:, :2]
+        radius += step[:, 2]
+
+    dx, dy, res = residuals(center, radius)
+    scale = robust_scale(res, found)
+    inlier = found & (np.abs(res) <= outlier_sigmas * scale[:, None])
+    count = inlier.sum(axis=1)
+    ok = (count >= MIN_POINTS) & np.isfinite(radius) & (radius > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms = np.sqrt(np.where(inlier, res * res, 0.0).sum(axis=1) / np.maximum(count, 1))
+        d = res + radius[:, None]
+        jac = np.stack([-dx / d, -dy / d, -np.ones_like(dx)], axis=-1) * inlier[..., None]
+        normal = np.einsum("kni,knj->kij", jac, jac) + _DAMPING * eye
+        dof = np.maximum(count - 3, 1)
+        var = np.where(inlier, res * res, 0.0).sum(axis=1) / dof
+    cov = np.full((k, 2, 2), np.inf)
+    if ok.any():
+        inv = np.linalg.inv(normal[ok])
+        cov[ok] = inv[:, :2, :2] * var[ok, None, None]
+    return CircleFit(center, radius, inlier, rms, cov, ok)

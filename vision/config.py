@@ -1,0 +1,150 @@
+"""Settings of the vision stage. Every value comes from the ``[vision]`` section of ``tableref/defaults.toml``
+(or a user's settings file); the dataclass holds no defaults of its own."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from vision.errors import SettingsError
+
+
+@dataclass(frozen=True)
+class VisionSettings:
+    """Tunable numbers of base detection. Lengths in mm scale with the image; lengths in px do not.
+
+    Sizes
+        base_sizes_mm: the standard round base diameters a detection may snap to.
+        snap_tolerance_mm: largest difference between a fitted diameter and the size it snaps to.
+    Seeds (HoughCircles on a reduced copy of the image)
+        seed_px_per_mm: target scale of the reduced copy (reduced by a whole factor, never enlarged).
+        seed_blur_px: Gaussian smoothing of the reduced copy before the circle search (px at seed scale).
+        seed_band_ratio: largest ratio of radii searched in one pass; the sizes are split into such bands.
+        seed_radius_margin: relative widening of each band's radius range (seed radii are only roughly right).
+        seed_canny_high: upper Canny threshold of the circle search (grey levels); the lower one is half.
+        seed_center_tolerance_px: how far a seed centre may be off, in px of the reduced copy.
+        seed_vote_fraction: accumulator votes needed, as a fraction of the smallest rim length of the band in px.
+    Rim edges (intensity profiles along rays from each candidate's centre)
+        rays: rays per candidate.
+        sample_step_px: sample spacing along a ray.
+        profile_blur_px: Gaussian smoothing of each profile along its ray before differentiating.
+        seed_search_mm: how far (mm) beyond its size band the first edge search looks (seed centres are rough).
+        ring_support_fraction: of the circles about a first centre, the outermost one supported by at least this
+            fraction of the best-supported one's rays is the footprint (inside it: side wall and top).
+        refine_search_mm: half-width of the second search around the snapped nominal radius.
+        refine_passes: edge searches around the nominal radius (each restarts from the previous fit).
+        min_edge_gradient: weakest edge accepted on a ray (grey levels per px along the ray).
+        edge_peak_fraction: on each ray the outermost edge at least this fraction of the ray's strongest edge of
+            the base's polarity is the rim (a base's side wall can add a second, inner edge).
+        rim_model_mm: (inward, outward) extent of the mean rim profile whose wall-and-top model corrects the
+            radius for blur (see :mod:`vision.profile`).
+        wall_width_mm: (mean, sd) of the visible width of a base's side wall seen from above; the rim model
+            leans on it where the image is too coarse to measure the width.
+        wall_prior_grey: how firmly: a width one sd off costs as much as one profile sample this many grey
+            levels off the model.
+    Circle fit
+        fit_iterations: iteratively reweighted geometric fit steps.
+        outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
+        max_fit_rms_px: largest RMS residual of the inlier rim points of a base.
+        center_sigma_floor_px: added (in quadrature) to the fitted centre sigma for what the fit cannot see
+            (resampling, anti-aliasing, rim shape).
+        edge_correlation_px: rim length over which neighbouring ray edges share noise; the fitted centre
+            sigma counts one independent point per such length.
+    Is it a base?
+        min_edge_coverage: smallest fraction of the rays with a rim edge on the fitted circle.
+        min_disc_contrast: smallest grey-level difference between the band just inside the rim and the mat
+            just outside it (a printed ring line has mat on both sides).
+        min_disc_fill: smallest ratio of that median difference to the band's 90th percentile difference: a
+            wall or a top fills the band (near 1), a thin printed line only a part of it (small).
+        disc_inner_mm: (start, end) of the band inside the rim, in mm inward from the rim.
+        disc_outer_mm: (start, end) of the band outside the rim, in mm outward from the rim.
+        max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
+    """
+
+    base_sizes_mm: tuple[float, ...]
+    snap_tolerance_mm: float
+    seed_px_per_mm: float
+    seed_blur_px: float
+    seed_band_ratio: float
+    seed_radius_margin: float
+    seed_canny_high: float
+    seed_center_tolerance_px: float
+    seed_vote_fraction: float
+    rays: int
+    sample_step_px: float
+    profile_blur_px: float
+    seed_search_mm: float
+    ring_support_fraction: float
+    refine_search_mm: float
+    refine_passes: int
+    min_edge_gradient: float
+    edge_peak_fraction: float
+    rim_model_mm: tuple[float, ...]
+    wall_width_mm: tuple[float, ...]
+    wall_prior_grey: float
+    fit_iterations: int
+    outlier_sigmas: float
+    max_fit_rms_px: float
+    center_sigma_floor_px: float
+    edge_correlation_px: float
+    min_edge_coverage: float
+    min_disc_contrast: float
+    min_disc_fill: float
+    disc_inner_mm: tuple[float, ...]
+    disc_outer_mm: tuple[float, ...]
+    max_overlap_mm: float
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            values = value if isinstance(value, tuple) else (value,)
+            if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
+                raise SettingsError(f"vision setting {f.name} must be finite numbers, got {value!r}")
+        if not self.base_sizes_mm or min(self.base_sizes_mm) <= 0:
+            raise SettingsError(f"base_sizes_mm must list positive diameters, got {self.base_sizes_mm!r}")
+        positive = (
+            "snap_tolerance_mm",
+            "seed_px_per_mm",
+            "seed_canny_high",
+            "seed_center_tolerance_px",
+            "sample_step_px",
+            "seed_search_mm",
+            "refine_search_mm",
+            "outlier_sigmas",
+            "max_fit_rms_px",
+            "edge_correlation_px",
+        )
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{name} must be positive, got {getattr(self, name)!r}")
+        if self.seed_band_ratio < 1:
+            raise SettingsError(f"seed_band_ratio must be at least 1, got {self.seed_band_ratio}")
+        if self.rays < 16:
+            raise SettingsError(f"rays must be at least 16 to see a rim, got {self.rays}")
+        if self.refine_passes < 1 or self.fit_iterations < 1:
+            raise SettingsError("refine_passes and fit_iterations must be at least 1")
+        for name in (
+            "seed_vote_fraction",
+            "edge_peak_fraction",
+            "ring_support_fraction",
+            "min_edge_coverage",
+            "min_disc_fill",
+        ):
+            if not 0 < getattr(self, name) <= 1:
+                raise SettingsError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
+        if len(self.rim_model_mm) != 2 or min(self.rim_model_mm) <= 0:
+            raise SettingsError(
+                f"rim_model_mm must be [inward, outward], both positive (mm), got {list(self.rim_model_mm)}"
+            )
+        if len(self.wall_width_mm) != 2 or min(self.wall_width_mm) <= 0:
+            raise SettingsError(f"wall_width_mm must be [mean, sd], both positive (mm), got {list(self.wall_width_mm)}")
+        if self.wall_prior_grey <= 0:
+            raise SettingsError(f"wall_prior_grey must be positive, got {self.wall_prior_grey}")
+        for name in ("disc_inner_mm", "disc_outer_mm"):
+            band = getattr(self, name)
+            if len(band) != 2 or not 0 <= band[0] < band[1]:
+                raise SettingsError(f"{name} must be [start, end] with 0 <= start < end (mm), got {list(band)}")
+        non_negative = ("seed_blur_px", "profile_blur_px", "min_edge_gradient", "center_sigma_floor_px")
+        for name in non_negative:
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{name} must not be negative, got {getattr(self, name)!r}")

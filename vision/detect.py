@@ -1,0 +1,540 @@
+"""Base detection on a rectified top-down image: the one public verb, :func:`detect_bases`.
+
+Steps:
+
+1. Seeds: ``cv2.HoughCircles`` on a reduced grey copy, one pass per band of similar sizes (:mod:`vision.seeds`).
+2. First rim search around each seed's radius (``seed_search_mm`` either side). A base can show two concentric
+   edges - the footprint against the mat, and inside it the line where its bevelled side wall meets the top -
+   of the same or of opposite polarity. On every ray the outermost strong edge of each polarity is taken and a
+   circle fitted per polarity; the larger well-supported circle is the footprint. Its diameter snaps to the
+   nearest standard size.
+3. Refinement: rays resampled around the snapped nominal radius (``refine_search_mm`` either side) and, with the
+   polarity found above, the strong edge nearest that radius taken on every ray, then a robust circle fit
+   (:mod:`vision.circlefit`): algebraic start, reweighted geometric steps, outliers dropped.
+4. Is it a base? Cues, each cheap and each aimed at one kind of impostor:
+
+   - size: the fitted diameter lies within ``snap_tolerance_mm`` of a standard size (tokens, dice, pips and
+     most other round things are not standard sizes);
+   - edge coverage: at least ``min_edge_coverage`` of the rays found a rim edge on the circle. A square (an
+     ArUco marker, a die) meets a circle only near the middle of its sides: well under half of the rays;
+   - circularity: inlier RMS residual at most ``max_fit_rms_px``;
+   - a disc, not a ring: a base is a raised disc, so the band just inside its rim (the side wall, then the top)
+     is mostly not the mat's colour, while a line printed on the mat has mat on both sides of a thin stroke.
+     Measured as the median absolute grey difference between the samples of the band ``disc_inner_mm`` inside
+     the rim and the mat level just outside it (``disc_outer_mm``) on the same ray. Limits, by construction: a
+     filled disc printed on the mat at a standard size passes; a base whose top matches the mat and whose
+     visible wall is narrower than about the middle of ``disc_inner_mm`` is taken for a printed ring.
+
+5. Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
+   dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower
+   score is dropped.
+
+The centre's 1-sigma uncertainty comes from the covariance of the geometric fit (residual variance over the
+inlier count, shaped by their angular spread), with rays closer together along the rim than
+``edge_correlation_px`` counted as one, plus ``center_sigma_floor_px`` in quadrature.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.circlefit import CircleFit, fit_circles
+from vision.config import VisionSettings
+from vision.detections import BaseDetections
+from vision.errors import ImageError, MaskError, ScaleError
+from vision.profile import fit_rim_profiles
+from vision.rim import (
+    Peaks,
+    find_peaks,
+    pick_edges,
+    ray_derivative,
+    ray_directions,
+    sample_luma,
+    sample_mask,
+    select_peaks,
+)
+from vision.seeds import Seeds, find_seeds, reduction_factor
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+# Below this radius (px) a rim is too short for rays to say anything sub-pixel about it.
+MIN_BASE_RADIUS_PX = 6.0
+# In the first search, a polarity's circle is a footprint candidate only with at least this share of the final
+# coverage requirement: the search window is wide, so figures and texture claim more rays than later.
+_FIRST_PASS_COVERAGE_SHARE = 0.5
+# The first footprint radius is measured at the gradient peak, which blur pushes outward by up to about this
+# many px when the side wall is narrow: its size is snapped that much more loosely.
+_FIRST_PASS_SLACK_PX = 1.0
+# Two first-pass circles of the same size closer than this fraction of their radius are one base seen twice.
+_SAME_BASE_CENTER_FRACTION = 0.3
+# A smaller circle whose centre lies within this fraction of its own radius from a larger circle's centre is the
+# larger base's top (or an edge of its figure), not a base of its own.
+_CONCENTRIC_FRACTION = 0.5
+# Grid step (px) of the radii tried about a first centre, and how far (px) from such a circle an edge may lie and
+# still support it: the first centre is good to a few tenths of a pixel and so are the edges.
+_RING_BIN_PX = 0.5
+_RING_TOLERANCE_PX = 1.0
+# Sample step (px) of the mean rim profile, and the blur (px) its model fit starts from (typical of a rectified
+# image).
+_PROFILE_STEP_PX = 0.25
+_BLUR_START_PX = 1.0
+# The band's strongest difference from the mat, robustly: this percentile of the samples.
+_DISC_HIGH_PERCENTILE = 90.0
+# Samples per mm across the disc and mat bands of the ring test.
+_BAND_SAMPLES_PER_MM = 2.0
+
+
+def _check_image(image: object) -> NDArray[np.uint8]:
+    if not isinstance(image, np.ndarray):
+        raise ImageError(f"expected the top-down image as a numpy array (H, W, 3) uint8, got {type(image).__name__}")
+    if image.dtype != np.uint8:
+        raise ImageError(f"expected a uint8 image (8-bit BGR), got dtype {image.dtype}")
+    if image.ndim == 2:
+        image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise ImageError(f"expected a BGR image of shape (H, W, 3), got shape {image.shape}")
+    if image.shape[0] < 2 or image.shape[1] < 2:
+        raise ImageError(f"the image is {image.shape[1]} x {image.shape[0]} px; expected at least 2 x 2")
+    return np.ascontiguousarray(image)
+
+
+def _check_scale(px_per_mm: object, settings: VisionSettings) -> float:
+    if isinstance(px_per_mm, bool) or not isinstance(px_per_mm, int | float | np.floating | np.integer):
+        raise ScaleError(f"px_per_mm must be a number, got {px_per_mm!r}")
+    scale = float(px_per_mm)
+    if not math.isfinite(scale) or scale <= 0:
+        raise ScaleError(f"px_per_mm must be a positive number, got {px_per_mm!r}")
+    smallest = min(settings.base_sizes_mm)
+    if smallest / 2 * scale < MIN_BASE_RADIUS_PX:
+        need = 2 * MIN_BASE_RADIUS_PX / smallest
+        raise ScaleError(
+            f"at {scale:g} px/mm a {smallest:g} mm base is {smallest * scale:.1f} px across; "
+            f"expected at least {need:.2f} px/mm"
+        )
+    return scale
+
+
+def _check_mask(mask: object, shape: tuple[int, ...]) -> NDArray[np.uint8] | None:
+    if mask is None:
+        return None
+    if not isinstance(mask, np.ndarray) or mask.dtype not in (np.uint8, np.bool_):
+        raise MaskError("expected the ignore mask as a uint8 (or bool) numpy array, nonzero where to ignore")
+    if mask.shape != shape[:2]:
+        raise MaskError(f"the ignore mask has shape {mask.shape}; expected the image's {shape[:2]}")
+    return np.ascontiguousarray(mask.astype(np.uint8))
+
+
+def snap_diameters(
+    diameter_mm: FloatArray, sizes_mm: tuple[float, ...], tolerance_mm: float
+) -> tuple[FloatArray, BoolArray]:
+    """Nearest standard size (mm) to each fitted diameter (N,), and whether it is within ``tolerance_mm``."""
+    sizes = np.asarray(sizes_mm, dtype=np.float64)
+    if len(diameter_mm) == 0:
+        return np.zeros(0), np.zeros(0, np.bool_)
+    diff = np.abs(diameter_mm[:, None] - sizes[None, :])
+    best = np.argmin(diff, axis=1)
+    nearest = sizes[best]
+    return nearest, np.abs(diameter_mm - nearest) <= tolerance_mm
+
+
+def _rim_fit(
+    image: NDArray[np.uint8],
+    ignore: NDArray[np.uint8] | None,
+    center: FloatArray,
+    radius: FloatArray,
+    half_width_px: float,
+    polarity: FloatArray | None,
+    prefer: str,
+    directions: FloatArray,
+    settings: VisionSettings,
+) -> tuple[CircleFit, Peaks]:
+    """Sample rays over ``radius +- half_width_px``, take one edge per ray (see :func:`vision.rim.pick_edges`)
+    and fit a circle to them. Also returns every strong edge of the rays."""
+    deriv = ray_derivative(
+        image, center, radius, half_width_px, directions, settings.sample_step_px, settings.profile_blur_px
+    )
+    peaks = find_peaks(
+        deriv, polarity, settings.sample_step_px, settings.min_edge_gradient, settings.edge_peak_fraction
+    )
+    edges = pick_edges(peaks, radius, prefer)
+    points = edges.points(center, directions)
+    found = edges.found
+    if ignore is not None:
+        found = found & ~sample_mask(ignore, points)
+    fit = fit_circles(points, found, center, radius, settings.fit_iterations, settings.outlier_sigmas)
+    return fit, peaks
+
+
+def _coverage(fit: CircleFit) -> FloatArray:
+    return np.asarray(fit.inlier.mean(axis=1), dtype=np.float64)
+
+
+def _ring_support(
+    peaks: Peaks,
+    ray_center: FloatArray,
+    ray_radius: FloatArray,
+    center: FloatArray,
+    directions: FloatArray,
+    tolerance_px: float,
+    window_px: float,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """For circles about ``center`` (K, 2) of every radius on a grid: the share of rays with a strong edge
+    within ``tolerance_px`` of that circle beyond what chance gives, support (K, B); the mean distance of those
+    edges from the centre, mean_px (K, B); the grid radii (B,) in px. The grid reaches past the edges found so
+    that every ring's support rises and falls within it.
+
+    Chance: with d strong edges per px of ray (texture, noise; ``window_px`` is the length searched), a band of
+    width w catches one on a share 1 - exp(-d w) of the rays whatever the circle; support counts only the
+    rays above that share, rescaled to [0, 1]."""
+    k, n, _ = peaks.good.shape
+    reach = ray_radius[:, None, None] + peaks.offset_px
+    px = ray_center[:, None, None, 0] + reach * directions[None, :, None, 0] - center[:, None, None, 0]
+    py = ray_center[:, None, None, 1] + reach * directions[None, :, None, 1] - center[:, None, None, 1]
+    dist = np.hypot(px, py)
+    spread = max(1, round(tolerance_px / _RING_BIN_PX))
+    if not peaks.good.any():
+        return np.zeros((k, 1)), np.zeros((k, 1)), np.zeros(1)
+    lowest = np.floor(dist[peaks.good].min() / _RING_BIN_PX) - spread - 2
+    highest = np.ceil(dist[peaks.good].max() / _RING_BIN_PX) + spread + 2
+    bins = int(highest - lowest) + 1
+    index = np.round(dist / _RING_BIN_PX - lowest).astype(np.intp)
+    kk, rr, pp = np.nonzero(peaks.good)
+    hit = np.zeros((k, n, bins), np.bool_)
+    hit[kk, rr, index[kk, rr, pp]] = True
+    total = np.zeros((k, bins))
+    np.add.at(total, (kk, index[kk, rr, pp]), dist[kk, rr, pp])
+    count = np.zeros((k, bins))
+    np.add.at(count, (kk, index[kk, rr, pp]), 1.0)
+    near = hit.copy()
+    near_total, near_count = total.copy(), count.copy()
+    for shift in range(1, spread + 1):
+        near[..., shift:] |= hit[..., :-shift]
+        near[..., :-shift] |= hit[..., shift:]
+        near_total[:, shift:] += total[:, :-shift]
+        near_total[:, :-shift] += total[:, shift:]
+        near_count[:, shift:] += count[:, :-shift]
+        near_count[:, :-shift] += count[:, shift:]
+    raw = near.mean(axis=1)
+    density = peaks.good.sum(axis=(1, 2)) / (n * max(window_px, 1e-9))
+    chance = 1.0 - np.exp(-density * (2 * spread + 1) * _RING_BIN_PX)
+    support = np.clip((raw - chance[:, None]) / np.maximum(1.0 - chance[:, None], 1e-9), 0.0, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_px = np.where(near_count > 0, near_total / near_count, 0.0)
+    return support, mean_px, (np.arange(bins) + lowest) * _RING_BIN_PX
+
+
+def _outermost_ring(support: FloatArray, need: FloatArray) -> tuple[NDArray[np.intp], BoolArray]:
+    """Index of the outermost local maximum of each row of ``support`` (K, B) that reaches ``need`` (K,), and
+    whether there is one."""
+    s = np.pad(support, ((0, 0), (1, 1)))
+    peak = (s[:, 1:-1] >= s[:, :-2]) & (s[:, 1:-1] > s[:, 2:]) & (support >= need[:, None])
+    found = np.asarray(peak.any(axis=1), dtype=np.bool_)
+    idx = np.asarray((support.shape[1] - 1) - np.argmax(peak[:, ::-1], axis=1), dtype=np.intp)
+    return idx, found
+
+
+def _ray_distance_to_circle(
+    ray_center: FloatArray, center: FloatArray, radius: FloatArray, directions: FloatArray
+) -> FloatArray:
+    """Where each ray from ``ray_center`` (K, 2) meets the circle (``center`` (K, 2), ``radius`` (K,)): distance
+    along the ray (K, n), for a ray start inside the circle."""
+    off = ray_center - center
+    b = directions @ off.T  # (n, K): direction . offset
+    c = (off * off).sum(axis=1) - radius * radius
+    disc = np.maximum(b * b - c[None, :], 0.0)
+    return np.asarray((-b + np.sqrt(disc)).T, dtype=np.float64)
+
+
+def _outermost_of(
+    rings: list[tuple[FloatArray, FloatArray, FloatArray]], need: float, fraction: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Of the rings of both polarities (``rings`` = [positive, negative], each from :func:`_ring_support`), the
+    outermost supported by ``need`` of the rays and ``fraction`` of the best ring's support: radius (K,) (-inf
+    when none), polarity (K,), support (K,)."""
+    top = np.max([r[0].max(axis=1) for r in rings], axis=0)
+    threshold = np.maximum(need, fraction * top)
+    rows = np.arange(len(top))
+    best_r = np.full(len(top), -np.inf)
+    best_s = np.zeros(len(top))
+    best_p = np.ones(len(top))
+    for sign, (sup, mean_px, _grid) in zip((1.0, -1.0), rings, strict=True):
+        idx, has = _outermost_ring(sup, threshold)
+        ring_r = mean_px[rows, idx]
+        better = has & (ring_r > best_r)
+        best_r = np.where(better, ring_r, best_r)
+        best_s = np.where(better, sup[rows, idx], best_s)
+        best_p = np.where(better, sign, best_p)
+    return best_r, best_p, best_s
+
+
+def _footprints(
+    image: NDArray[np.uint8],
+    ignore: NDArray[np.uint8] | None,
+    seeds: Seeds,
+    px_per_mm: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The footprint circle near each seed: centre (K, 2), radius (K,), polarity (K,), support (K,) (fraction
+    of rays on it; 0 when there is none).
+
+    The rays span the seed's whole size band. A base shows concentric edges (footprint, side wall, top): the
+    footprint is the outermost circle that enough rays support. It is looked for twice: about the seed centre,
+    with a tolerance as loose as the seed is rough, then about the centre of a circle fitted to the edges of
+    that ring, with a tight tolerance."""
+    k = len(seeds)
+    center = seeds.center_px.copy()
+    radius = np.zeros(k)
+    polarity = np.ones(k)
+    support = np.zeros(k)
+    slack = settings.seed_search_mm * px_per_mm
+    need = _FIRST_PASS_COVERAGE_SHARE * settings.min_edge_coverage
+    loose = max(
+        _RING_TOLERANCE_PX, settings.seed_center_tolerance_px * reduction_factor(px_per_mm, settings.seed_px_per_mm)
+    )
+    for band in np.unique(seeds.band_px, axis=0):
+        sel = np.flatnonzero(np.all(seeds.band_px == band, axis=1))
+        ray_center = seeds.center_px[sel]
+        ray_radius = np.full(len(sel), (band[0] + band[1]) / 2)
+        half_width = (band[1] - band[0]) / 2 + slack
+        deriv = ray_derivative(
+            image, ray_center, ray_radius, half_width, directions, settings.sample_step_px, settings.profile_blur_px
+        )
+        both = [
+            find_peaks(
+                deriv,
+                np.full(len(sel), sign),
+                settings.sample_step_px,
+                settings.min_edge_gradient,
+                settings.edge_peak_fraction,
+            )
+            for sign in (1.0, -1.0)
+        ]
+        window = float(deriv.offset_px[-1] - deriv.offset_px[0])
+        c1 = ray_center
+        ok = np.zeros(len(sel), np.bool_)
+        for tolerance in (loose, _RING_TOLERANCE_PX):
+            ring_r, ring_p, _ = _outermost_of(
+                [_ring_support(pk, ray_center, ray_radius, c1, directions, tolerance, window) for pk in both],
+                need,
+                settings.ring_support_fraction,
+            )
+            has = np.isfinite(ring_r)
+            # distances from c1 along the rays cast from ray_center: the target on each ray is where the ring is
+            target = _ray_distance_to_circle(ray_center, c1, np.where(has, ring_r, ray_radius), directions)
+            edges = pick_edges(select_peaks(both[0], both[1], ring_p > 0), ray_radius, "nearest", target)
+            points = edges.points(ray_center, directions)
+            found = edges.found & has[:, None]
+            if ignore is not None:
+                found = found & ~sample_mask(ignore, points)
+            start = np.where(has, ring_r, ray_radius)
+            fit = fit_circles(points, found, c1, start, settings.fit_iterations, settings.outlier_sigmas)
+            ok = fit.ok & has
+            c1 = np.where(ok[:, None], fit.center_px, c1)
+        best_r, best_p, best_s = _outermost_of(
+            [_ring_support(pk, ray_center, ray_radius, c1, directions, _RING_TOLERANCE_PX, window) for pk in both],
+            need,
+            settings.ring_support_fraction,
+        )
+        ok = np.isfinite(best_r) & ok
+        center[sel] = c1
+        radius[sel] = np.where(ok, best_r, 0.0)
+        polarity[sel] = best_p
+        support[sel] = np.where(ok, best_s, 0.0)
+    return center, radius, polarity, support
+
+
+def _unique(center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: FloatArray) -> NDArray[np.intp]:
+    """Indices of candidates to keep when several describe the same base (same size, nearby centres), best
+    ``rank`` first."""
+    order = np.argsort(-rank, kind="stable")
+    kept: list[int] = []
+    for i in order:
+        if all(
+            size_mm[j] != size_mm[i] or math.hypot(*(center[i] - center[j])) > _SAME_BASE_CENTER_FRACTION * radius[j]
+            for j in kept
+        ):
+            kept.append(int(i))
+    return np.array(sorted(kept), dtype=np.intp)
+
+
+def _disc_contrast(
+    image: NDArray[np.uint8],
+    center: FloatArray,
+    radius: FloatArray,
+    inlier: BoolArray,
+    px_per_mm: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+) -> tuple[FloatArray, FloatArray]:
+    """How unlike the mat the band just inside each rim is: the median of |grey(band) - grey(mat just outside)|
+    over the inlier rays of each candidate (K,), and that median over the 90th percentile (K,) - near 1 when
+    the band is filled (wall, top), small when a thin line makes the edge."""
+    if len(radius) == 0:
+        return np.zeros(0), np.zeros(0)
+
+    def band(start_mm: float, end_mm: float) -> FloatArray:
+        count = max(2, math.ceil((end_mm - start_mm) * _BAND_SAMPLES_PER_MM) + 1)
+        return np.linspace(start_mm, end_mm, count) * px_per_mm
+
+    inner = -band(*settings.disc_inner_mm)
+    outer = band(*settings.disc_outer_mm)
+    prof = sample_luma(image, center, radius, np.concatenate([inner, outer]), directions).astype(np.float64)
+    mat = np.median(prof[..., len(inner) :], axis=-1, keepdims=True)
+    diff = np.abs(prof[..., : len(inner)] - mat)
+    diff = np.where(inlier[..., None], diff, np.nan).reshape(len(radius), -1)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        med = np.nanmedian(diff, axis=1)
+        high = np.nanpercentile(diff, _DISC_HIGH_PERCENTILE, axis=1)
+        fill = med / high
+    return np.where(np.isfinite(med), med, 0.0), np.where(np.isfinite(fill), fill, 0.0)
+
+
+def _rim_correction(
+    image: NDArray[np.uint8],
+    center: FloatArray,
+    radius: FloatArray,
+    inlier: BoolArray,
+    px_per_mm: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+) -> FloatArray:
+    """Radius correction (K,) in px from the wall-and-top model of each mean rim profile (see
+    :mod:`vision.profile`); 0 where the model does not fit."""
+    if len(radius) == 0:
+        return np.zeros(0)
+    inner_mm, outer_mm = settings.rim_model_mm
+    u = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + _PROFILE_STEP_PX / 2, _PROFILE_STEP_PX)
+    prof = sample_luma(image, center, radius, u, directions).astype(np.float64)
+    rays = inlier.sum(axis=1)
+    mean = (prof * inlier[..., None]).sum(axis=1) / np.maximum(rays, 1)[:, None]
+    weight = np.repeat((rays > 0)[:, None].astype(np.float64), len(u), axis=1)
+    prior = (settings.wall_width_mm[0] * px_per_mm, settings.wall_width_mm[1] * px_per_mm, settings.wall_prior_grey)
+    model = fit_rim_profiles(u, mean, weight, prior, _BLUR_START_PX)
+    return np.where(model.ok & (rays > 0), model.rho_px, 0.0)
+
+
+def _center_sigma(fit: CircleFit, directions: FloatArray, settings: VisionSettings) -> FloatArray:
+    """Isotropic 1-sigma centre uncertainty (K,) in px."""
+    with np.errstate(invalid="ignore"):
+        var = 0.5 * (fit.center_cov_px2[:, 0, 0] + fit.center_cov_px2[:, 1, 1])
+    spacing = 2 * math.pi * np.maximum(fit.radius_px, 1e-9) / len(directions)
+    var = var * np.maximum(1.0, settings.edge_correlation_px / spacing)
+    return np.asarray(np.sqrt(var + settings.center_sigma_floor_px**2), dtype=np.float64)
+
+
+def _resolve_overlaps(
+    center: FloatArray, radius: FloatArray, nominal_mm: FloatArray, score: FloatArray, px_per_mm: float, max_mm: float
+) -> NDArray[np.intp]:
+    """Indices kept after dropping nested circles and impossible overlaps (see the module docstring)."""
+    n = len(radius)
+    if n == 0:
+        return np.zeros(0, np.intp)
+    nominal_px = nominal_mm / 2 * px_per_mm
+    dist = np.hypot(center[:, None, 0] - center[None, :, 0], center[:, None, 1] - center[None, :, 1])
+    smaller = nominal_px[:, None] < nominal_px[None, :]
+    nested = smaller & (dist < _CONCENTRIC_FRACTION * nominal_px[:, None])
+    alive = np.asarray(~nested.any(axis=1), dtype=np.bool_)
+    overlap_mm = (nominal_px[:, None] + nominal_px[None, :] - dist) / px_per_mm
+    np.fill_diagonal(overlap_mm, -np.inf)
+    kept: list[int] = []
+    for i in np.argsort(-score, kind="stable"):
+        if alive[i] and all(overlap_mm[i, j] <= max_mm for j in kept):
+            kept.append(int(i))
+    return np.array(sorted(kept), dtype=np.intp)
+
+
+def detect_bases(
+    topdown_bgr: NDArray[np.uint8],
+    px_per_mm: float,
+    settings: VisionSettings,
+    mask: NDArray[np.uint8] | None = None,
+) -> BaseDetections:
+    """Find the round bases in a rectified top-down image of the table.
+
+    ``topdown_bgr`` (H, W, 3) uint8 (or (H, W) grey), an image in which table millimetres map to pixels at
+    ``px_per_mm`` in both directions; ``mask`` (H, W) uint8, nonzero on pixels to ignore (off the table, markers).
+    Returns one row per base, best score first, centres and radii in this image's pixels (pixel centres at
+    integer coordinates). Raises :class:`~vision.errors.ImageError`, :class:`~vision.errors.ScaleError` or
+    :class:`~vision.errors.MaskError` on unusable input."""
+    image = _check_image(topdown_bgr)
+    scale = _check_scale(px_per_mm, settings)
+    ignore = _check_mask(mask, image.shape)
+    seeds = find_seeds(image, scale, settings, ignore)
+    if len(seeds) == 0:
+        return BaseDetections.empty()
+    directions = ray_directions(settings.rays)
+    sizes = settings.base_sizes_mm
+
+    # 2. footprint from the seeds, snapped to a size
+    center, radius, polarity, support = _footprints(image, ignore, seeds, scale, directions, settings)
+    rough_mm = settings.snap_tolerance_mm + settings.refine_search_mm + 2 * _FIRST_PASS_SLACK_PX / scale
+    nominal, fits_size = snap_diameters(2 * radius / scale, sizes, rough_mm)
+    alive = (support > 0) & fits_size
+    center, radius, polarity, nominal, support = (a[alive] for a in (center, radius, polarity, nominal, support))
+    keep = _unique(center, radius, nominal, support)
+    center, polarity, nominal = center[keep], polarity[keep], nominal[keep]
+    if len(nominal) == 0:
+        return BaseDetections.empty()
+
+    # 3. refinement around the nominal radius, re-snapped after every pass
+    radius = nominal / 2 * scale
+    for _ in range(settings.refine_passes):
+        fit, _peaks = _rim_fit(
+            image,
+            ignore,
+            center,
+            nominal / 2 * scale,
+            settings.refine_search_mm * scale,
+            polarity,
+            "nearest",
+            directions,
+            settings,
+        )
+        center = np.where(fit.ok[:, None], fit.center_px, center)
+        radius = np.where(fit.ok, fit.radius_px, radius)
+        nominal = np.where(fit.ok, snap_diameters(2 * radius / scale, sizes, np.inf)[0], nominal)
+
+    # the footprint radius, free of the blur-and-wall shift
+    radius = radius + _rim_correction(image, center, radius, fit.inlier, scale, directions, settings)
+
+    # 4. is it a base?
+    final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
+    coverage = _coverage(fit)
+    contrast, fill = _disc_contrast(image, center, radius, fit.inlier, scale, directions, settings)
+    rms = fit.rms_px
+    accept = (
+        fit.ok
+        & size_ok
+        & (coverage >= settings.min_edge_coverage)
+        & (rms <= settings.max_fit_rms_px)
+        & (contrast >= settings.min_disc_contrast)
+        & (fill >= settings.min_disc_fill)
+    )
+    score = (
+        coverage
+        * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)
+        * np.clip(1.0 - rms / settings.max_fit_rms_px, 0.0, 1.0)
+    )
+    sigma = _center_sigma(fit, directions, settings)
+    idx = np.flatnonzero(accept)
+
+    # 5. duplicates and impossible pairs
+    kept = idx[_resolve_overlaps(center[idx], radius[idx], final_size[idx], score[idx], scale, settings.max_overlap_mm)]
+    kept = kept[np.argsort(-score[kept], kind="stable")]
+    return BaseDetections(
+        center_px=center[kept],
+        radius_px=radius[kept],
+        diameter_mm=final_size[kept],
+        score=score[kept],
+        edge_coverage=coverage[kept],
+        fit_rms_px=rms[kept],
+        center_sigma_px=sigma[kept],
+    )

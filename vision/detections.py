@@ -1,0 +1,90 @@
+"""The one container every vision tool takes and returns: N detected round bases in image pixels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.errors import VisionError
+
+FloatArray = NDArray[np.float64]
+
+# Every field but center_px is one value per base.
+_PER_BASE = ("radius_px", "diameter_mm", "score", "edge_coverage", "fit_rms_px", "center_sigma_px")
+
+
+def _frozen(value: Any, shape: tuple[int, ...], name: str) -> FloatArray:
+    arr = np.array(value, dtype=np.float64, copy=True)
+    if arr.size == 0:
+        arr = arr.reshape(shape)
+    if arr.shape != shape:
+        raise VisionError(f"BaseDetections.{name} must have shape {shape}, got {arr.shape}")
+    arr.flags.writeable = False
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class BaseDetections:
+    """Detected round bases, one row per base, in the pixels of the image they were found in.
+
+    Arrays (read-only, float64):
+        center_px (N, 2): fitted centre (x, y); pixel centres sit at integer coordinates.
+        radius_px (N,): fitted rim radius.
+        diameter_mm (N,): the standard base size the fitted diameter snapped to.
+        score (N,): in [0, 1], higher is surer; ranks detections, it is not a probability.
+        edge_coverage (N,): fraction of the rim (of the rays cast) with a good edge on the fitted circle.
+        fit_rms_px (N,): RMS distance of those rim edge points from the fitted circle.
+        center_sigma_px (N,): 1-sigma uncertainty of each coordinate of the centre (isotropic), from the fit's
+            residuals and the number and angular spread of its rim points.
+
+    ``dets[mask]`` (boolean (N,) or integer indices) selects rows; ``len(dets)`` counts them.
+    """
+
+    center_px: FloatArray
+    radius_px: FloatArray
+    diameter_mm: FloatArray
+    score: FloatArray
+    edge_coverage: FloatArray
+    fit_rms_px: FloatArray
+    center_sigma_px: FloatArray
+
+    def __post_init__(self) -> None:
+        center = np.asarray(self.center_px, dtype=np.float64)
+        if center.size == 0:
+            center = center.reshape(0, 2)
+        if center.ndim != 2 or center.shape[1] != 2:
+            raise VisionError(f"BaseDetections.center_px must have shape (N, 2), got {center.shape}")
+        n = center.shape[0]
+        object.__setattr__(self, "center_px", _frozen(center, (n, 2), "center_px"))
+        for name in _PER_BASE:
+            object.__setattr__(self, name, _frozen(getattr(self, name), (n,), name))
+
+    @classmethod
+    def empty(cls) -> BaseDetections:
+        """No detections."""
+        return cls(np.zeros((0, 2)), *(np.zeros(0) for _ in _PER_BASE))
+
+    def __len__(self) -> int:
+        return int(self.center_px.shape[0])
+
+    def __getitem__(self, index: NDArray[np.bool_] | NDArray[np.integer[Any]] | slice) -> BaseDetections:
+        if isinstance(index, np.ndarray) and index.dtype == np.bool_ and index.shape != (len(self),):
+            raise VisionError(
+                f"a boolean selection of {len(self)} detections needs shape ({len(self)},), got {index.shape}"
+            )
+        return BaseDetections(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    @staticmethod
+    def concatenate(parts: list[BaseDetections]) -> BaseDetections:
+        """All rows of ``parts``, in order."""
+        if not parts:
+            return BaseDetections.empty()
+        return BaseDetections(
+            **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(BaseDetections)}
+        )
+
+    def __repr__(self) -> str:
+        return f"BaseDetections(n={len(self)})"

@@ -1,0 +1,149 @@
+"""Rough circle candidates from ``cv2.HoughCircles``: where to look for rims, not where they are.
+
+The search runs on a copy of the image reduced by a whole factor (fast, and seeds only need to land within a
+couple of millimetres), once per band of similar base sizes. One pass per band lets the minimum distance between
+centres follow the band's radius, so two bases in contact (centres one diameter apart) both keep their peak, and
+keeps the radius range narrow so a figure's outline inside a base does not win the radius vote.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.config import VisionSettings
+
+FloatArray = NDArray[np.float64]
+
+# The gradient Hough accumulator at full seed resolution; a coarser one merges the peaks of touching bases.
+_HOUGH_DP = 1.0
+# Below this radius (px at seed scale) the accumulator cannot tell a rim from texture.
+MIN_SEED_RADIUS_PX = 4
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """Circle candidates in full-image pixels: ``center_px`` (K, 2) as (x, y), ``radius_px`` (K,) as the circle
+    search reported it, and ``band_px`` (K, 2) the (smallest, largest) radius of the size band searched: the
+    reported radius is often a tenth off, the band is where the rim must be."""
+
+    center_px: FloatArray
+    radius_px: FloatArray
+    band_px: FloatArray
+
+    def __post_init__(self) -> None:
+        for arr in (self.center_px, self.radius_px, self.band_px):
+            arr.flags.writeable = False
+
+    def __len__(self) -> int:
+        return int(self.radius_px.shape[0])
+
+
+def circles_from_hough(raw: NDArray[np.floating] | None) -> NDArray[np.float64]:
+    """``cv2.HoughCircles`` output as a (K, 3) float array of (x, y, radius).
+
+    OpenCV returns None when it finds nothing, shape (1, K, 3) (or (1, K, 4) with votes) otherwise, and now and
+    then a circle of zero or non-finite radius: all of that is fixed here, once."""
+    if raw is None:
+        return np.zeros((0, 3), dtype=np.float64)
+    arr = np.asarray(raw, dtype=np.float64)
+    if arr.size == 0:
+        return np.zeros((0, 3), dtype=np.float64)
+    arr = arr.reshape(-1, arr.shape[-1])[:, :3]
+    keep = np.all(np.isfinite(arr), axis=1) & (arr[:, 2] > 0)
+    return np.ascontiguousarray(arr[keep])
+
+
+def size_bands(diameters_mm: tuple[float, ...], max_ratio: float) -> list[tuple[float, float]]:
+    """Split the base sizes (mm) into bands (smallest, largest) whose largest/smallest ratio is at most
+    ``max_ratio``."""
+    sizes = sorted(set(diameters_mm))
+    bands: list[tuple[float, float]] = []
+    start = prev = sizes[0]
+    for d in sizes[1:]:
+        if d / start > max_ratio:
+            bands.append((start, prev))
+            start = d
+        prev = d
+    bands.append((start, prev))
+    return bands
+
+
+def reduction_factor(px_per_mm: float, seed_px_per_mm: float) -> int:
+    """Whole factor by which the image is reduced for seeding (1: not reduced). Whole factors keep
+    ``cv2.resize(INTER_AREA)`` on its fast path and the seed scale exact."""
+    return max(1, math.floor(px_per_mm / seed_px_per_mm + 0.5))
+
+
+def seed_image(image_bgr: NDArray[np.uint8], factor: int, ignore: NDArray[np.uint8] | None) -> NDArray[np.uint8]:
+    """The reduced grey image the circle search runs on. Ignored pixels take the median grey of the rest, so they
+    add no edges of their own beyond the mask's outline."""
+    small = image_bgr
+    if factor > 1:
+        h, w = image_bgr.shape[:2]
+        small = np.asarray(cv2.resize(image_bgr, (w // factor, h // factor), interpolation=cv2.INTER_AREA))
+    grey = np.asarray(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+    if ignore is not None:
+        small_ignore = ignore
+        if factor > 1:
+            size = (grey.shape[1], grey.shape[0])
+            small_ignore = np.asarray(cv2.resize(ignore, size, interpolation=cv2.INTER_NEAREST), dtype=np.uint8)
+        hidden = small_ignore > 0
+        if hidden.any() and not hidden.all():
+            grey = grey.copy()
+            grey[hidden] = np.uint8(np.median(grey[~hidden]))
+    return grey
+
+
+def find_seeds(
+    image_bgr: NDArray[np.uint8],
+    px_per_mm: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None = None,
+) -> Seeds:
+    """Circle candidates for every standard base size, in full-image pixels.
+
+    ``image_bgr`` (H, W, 3) uint8; ``px_per_mm`` its scale; ``ignore`` (H, W) uint8, nonzero where nothing is to
+    be found. Candidates whose centre is ignored are dropped. Duplicates across bands are kept: the refinement
+    merges them."""
+    factor = reduction_factor(px_per_mm, settings.seed_px_per_mm)
+    grey = seed_image(image_bgr, factor, ignore)
+    if settings.seed_blur_px > 0:
+        grey = np.asarray(cv2.GaussianBlur(grey, (0, 0), settings.seed_blur_px), dtype=np.uint8)
+    scale = px_per_mm / factor
+    found = []
+    bands = []
+    for small_mm, large_mm in size_bands(settings.base_sizes_mm, settings.seed_band_ratio):
+        r_min = max(MIN_SEED_RADIUS_PX, math.floor(small_mm / 2 * scale * (1 - settings.seed_radius_margin)))
+        r_max = max(r_min + 1, math.ceil(large_mm / 2 * scale * (1 + settings.seed_radius_margin)))
+        votes = max(1.0, settings.seed_vote_fraction * 2 * math.pi * r_min)
+        raw = cv2.HoughCircles(
+            grey,
+            cv2.HOUGH_GRADIENT,
+            _HOUGH_DP,
+            # two distinct bases have centres at least r1 + r2 apart; r_min leaves room for touching pairs
+            minDist=max(2.0, float(r_min)),
+            param1=settings.seed_canny_high,
+            param2=votes,
+            minRadius=r_min,
+            maxRadius=r_max,
+        )
+        circles = circles_from_hough(None if raw is None else np.asarray(raw, dtype=np.float64))
+        found.append(circles)
+        band = (small_mm / 2 * px_per_mm, large_mm / 2 * px_per_mm)
+        bands.append(np.tile(np.array(band, dtype=np.float64), (len(circles), 1)))
+    circles = np.concatenate(found)
+    band_px = np.concatenate(bands)
+    # back to full-image pixels: a reduced pixel k covers full pixels k*f .. k*f + f - 1
+    center = (circles[:, :2] + 0.5) * factor - 0.5
+    radius = circles[:, 2] * factor
+    if ignore is not None and len(radius):
+        col = np.clip(np.round(center[:, 0]).astype(np.intp), 0, ignore.shape[1] - 1)
+        row = np.clip(np.round(center[:, 1]).astype(np.intp), 0, ignore.shape[0] - 1)
+        keep = ignore[row, col] == 0
+        center, radius, band_px = center[keep], radius[keep], band_px[keep]
+    return Seeds(np.ascontiguousarray(center), np.ascontiguousarray(radius), np.ascontiguousarray(band_px))

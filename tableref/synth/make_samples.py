@@ -35,7 +35,7 @@ SMALL_TABLE = {
             {"id": 10, "size_mm": 70.0, "x_mm": 55.0, "y_mm": 55.0, "rotation_deg": 0.0},
             {"id": 11, "size_mm": 70.0, "x_mm": 707.0, "y_mm": 55.0, "rotation_deg": 90.0},
             {"id": 12, "size_mm": 70.0, "x_mm": 707.0, "y_mm": 504.0, "rotation_deg": 180.0},
-            {"id": 13, "size_mm": 70.0, "x_mm": 55.0, "y_mm": 504.0, "rotation_deg": 45.0},
+            {"id": 13, "size_mm": 70.0, "x_mm": 72.0, "y_mm": 487.0, "rotation_deg": 45.0},
         ],
     },
 }

@@ -873,7 +873,6 @@ def render(scene: Scene, seed: int) -> tuple[Image, Truth]:
     _cast(scene, radiance, shapes, shadows)
     radiance *= _gain(scene)[..., None]
     image = _develop(radiance, scene, rng)
-    image.flags.writeable = False
     truth = Truth(
         state=scene.state(),
         camera=MappingProxyType(scene.camera.to_json()),

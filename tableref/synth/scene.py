@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from calibration.spec import TableSpec
+from rules.errors import StateError
 from rules.state import Model, Table, TableState, Terrain, Unit
 from tableref.synth.camera import Camera
 from tableref.synth.errors import SceneError
@@ -75,13 +76,14 @@ class Figure:
 
     @property
     def height_mm(self) -> float:
-        tops = [p.center_mm[2] + max(p.radii_mm) if isinstance(p, Ellipsoid) else p_top(p) for p in self.parts]
-        return max(tops, default=0.0)
+        """Height of the figure's top over the base top (a bound: ellipsoids count their largest semi-axis)."""
+        return max((_part_top(p) for p in self.parts), default=0.0)
 
 
-def p_top(capsule: Capsule) -> float:
-    """Highest point of a capsule, mm."""
-    return max(capsule.start_mm[2], capsule.end_mm[2]) + capsule.radius_mm
+def _part_top(part: Part) -> float:
+    if isinstance(part, Ellipsoid):
+        return part.center_mm[2] + max(part.radii_mm)
+    return max(part.start_mm[2], part.end_mm[2]) + part.radius_mm
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,10 @@ class Scene:
 
     def __post_init__(self) -> None:
         self.camera.check_lens()
-        self.state()  # validates ids, units and sizes the way the rules will read them
+        try:
+            self.state()  # validates ids, units and sizes the way the rules will read them
+        except StateError as exc:
+            raise SceneError(f"the scene's models and units do not make a table state: {exc}") from None
         if any(t.top_mm <= t.bottom_mm or t.bottom_mm < 0 for t in self.terrain):
             raise SceneError("terrain blocks need 0 <= bottom_mm < top_mm")
 

@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 
 from calibration.spec import TableSpec, load_table_spec
-from rules.state import Model, RoundBase, state_from_dict
+from rules.state import Base, Model, OvalBase, RoundBase, state_from_dict
 from tableref.synth.camera import Camera
+from tableref.synth.errors import SceneError
 from tableref.synth.generate import FLAT_MAT, SHARP, fit_camera, plain_scene, random_scene
 from tableref.synth.render import SKY_FALLOFF, render, sample_offsets, visibility
 from tableref.synth.scene import BASE_COLOURS, Scene, SceneModel, TerrainBlock
 
 SPEC = load_table_spec()
+ROUND_32 = RoundBase(32.0)
 CENTRE = (SPEC.width_mm / 2.0, SPEC.depth_mm / 2.0, 0.0)
 # Lenses and poses: straight down and undistorted, tilted with barrel distortion, tilted with pincushion.
 VIEWS = {
@@ -178,15 +180,23 @@ def test_same_seed_same_image_and_other_seed_other_noise() -> None:
     assert abs(a.mean() - c.mean()) < 0.5
 
 
-def _scene_with_one_base(cam: Camera, x: float, y: float, **extra: object) -> Scene:
-    model = SceneModel(Model("m1", None, x, y, RoundBase(32.0)), 4.0, "black", "black", 0.0, None)
+def _scene_with_one_base(cam: Camera, x: float, y: float, base: Base = ROUND_32, **extra: object) -> Scene:
+    model = SceneModel(Model("m1", None, x, y, base), 4.0, "black", "black", 0.0, None)
     return dataclasses.replace(plain_scene(cam, models=[model]), **extra)
 
 
+@pytest.mark.parametrize("base", [ROUND_32, OvalBase(70.0, 45.0, 30.0)], ids=["round", "oval"])
 @pytest.mark.parametrize(("x", "y"), [(914.5, 609.5), (400.0, 300.0), (1500.0, 1000.0)])
-def test_free_base_is_fully_visible(x: float, y: float) -> None:
-    scene = _scene_with_one_base(_camera("barrel"), x, y)
+def test_free_base_is_fully_visible(x: float, y: float, base: Base) -> None:
+    scene = _scene_with_one_base(_camera("barrel"), x, y, base)
     assert visibility(scene) == {"m1": 1.0}
+
+
+def test_scene_that_is_no_table_state_is_a_scene_error() -> None:
+    model = SceneModel(Model("m1", "nobody", 100.0, 100.0, ROUND_32), 4.0, "black", "black", 0.0, None)
+    scene = plain_scene(_camera("straight", (640, 360)))
+    with pytest.raises(SceneError, match="nobody"):
+        dataclasses.replace(scene, models=(model,))
 
 
 @pytest.mark.parametrize("shift_mm", [-4.0, 0.0, 4.0])

@@ -147,3 +147,47 @@ def calibrate_camera(images_bgr: Sequence[NDArray[np.uint8]], settings: Calibrat
         view_rms[index] = float(np.sqrt(np.mean(np.sum(err**2, axis=1))))
     views = [ViewInfo(v.index, v.corners_found, v.used, view_rms.get(v.index), v.reason) for v in views]
     return LensCalibration(camera, float(rms), tuple(views))
+
+
+# An estimated focal length outside this range of the frame's long side, or a radial coefficient beyond
+# MAX_RADIAL, means the single-view fit went astray (no real lens is that far out), not a strange lens.
+FOCAL_RANGE = (0.2, 10.0)
+MAX_RADIAL = 2.0
+
+
+def estimate_lens(
+    table_mm: NDArray[np.float64], image_px: NDArray[np.float64], image_size: tuple[int, int]
+) -> CameraModel | None:
+    """A rough lens model from one view of points on a plane: table (M, 2) mm seen at real pixels (M, 2).
+
+    The principal point is taken at the frame's centre, pixels square, no tangential distortion: only the focal
+    length, k1 and k2 are fitted with the view's pose, which one plane view can carry. The
+    point is the distortion, not the focal length: for a camera looking straight down, focal length and distance
+    trade off, while the picture's bending is still pinned down. Returns None when the fit fails or is absurd.
+    """
+    width, height = image_size
+    if len(table_mm) < 9:  # 9 unknowns (f, k1, k2, pose): fewer points cannot constrain them
+        return None
+    obj = np.column_stack([table_mm, np.zeros(len(table_mm))]).astype(np.float32)
+    img = np.asarray(image_px, dtype=np.float32)
+    focal = float(max(width, height))
+    guess = np.array([[focal, 0.0, (width - 1) / 2.0], [0.0, focal, (height - 1) / 2.0], [0.0, 0.0, 1.0]])
+    flags = (
+        cv2.CALIB_USE_INTRINSIC_GUESS
+        | cv2.CALIB_FIX_PRINCIPAL_POINT
+        | cv2.CALIB_FIX_ASPECT_RATIO
+        | cv2.CALIB_ZERO_TANGENT_DIST
+        | cv2.CALIB_FIX_K3
+    )
+    try:
+        _, k_out, d_out, _, _ = cv2.calibrateCamera([obj], [img], (width, height), guess, np.zeros(5), flags=flags)
+    except cv2.error:
+        return None
+    k = np.asarray(k_out, dtype=np.float64)
+    d = np.asarray(d_out, dtype=np.float64).reshape(-1)[:5]
+    fx = float(k[0, 0])
+    if not (np.all(np.isfinite(k)) and np.all(np.isfinite(d))):
+        return None
+    if not FOCAL_RANGE[0] * focal <= fx <= FOCAL_RANGE[1] * focal or np.any(np.abs(d[:2]) > MAX_RADIAL):
+        return None
+    return CameraModel(width, height, k, d)

@@ -33,6 +33,10 @@ class CalibrationSettings:
     min_markers: int
     # The convex hull of the used markers' centres must cover at least this fraction of the table area.
     min_span_fraction: float
+    # Without a camera model, estimate the lens distortion from the markers themselves, when at least
+    # lens_estimate_min_markers markers are used (fewer leave the bending between them unobserved).
+    estimate_lens: bool
+    lens_estimate_min_markers: int
     # The ChArUco board for lens calibration (printed by ``tableref board``).
     board_squares_x: int
     board_squares_y: int

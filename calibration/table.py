@@ -27,8 +27,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration.camera import CameraModel, as_points
-from calibration.errors import HeightUnavailableError, ImageError, MarkerSpanError, TooFewMarkersError
+from calibration.errors import (
+    CalibrationError,
+    HeightUnavailableError,
+    ImageError,
+    MarkerSpanError,
+    TooFewMarkersError,
+)
 from calibration.homography import HomographyFit, apply_homography, fit_homography
+from calibration.lens import estimate_lens
 from calibration.markers import MarkerDetections, detect_markers, dictionaries_in_view, to_gray
 from calibration.settings import CalibrationSettings
 from calibration.spec import TableSpec
@@ -62,12 +69,14 @@ class TableCalibration:
     """Where the table is in frames of ``image_width`` x ``image_height`` pixels from one camera position.
 
     - ``homography`` (3, 3): undistorted image px -> table mm (real frame px when ``camera`` is None).
-    - ``camera``: the camera model scaled to this frame size, or None (lens distortion uncorrected).
+    - ``camera``: the lens model the pixels are undistorted with: the given one scaled to this frame size, or
+      one estimated from the markers themselves (``lens_estimated``), or None (lens distortion uncorrected).
     - ``markers_used``: spec ids whose corners fit; ``markers_seen``: every id of the spec's dictionary found.
     - ``detections`` and ``inliers`` (N, 4): every marker found, and which of its corners the fit kept.
     - ``reprojection_rms_mm`` / ``reprojection_max_mm``: kept corners mapped to the table vs. the spec.
     - ``px_per_mm``: mean image scale over the table.
-    - ``camera_position_mm`` (3,): camera centre (x, y, height above the table), or None without a camera model.
+    - ``camera_position_mm`` (3,): camera centre (x, y, height above the table), or None without a calibrated
+      camera model.
     - ``fit``: the homography fit, for :meth:`mapping_sigma_mm`.
     """
 
@@ -85,6 +94,7 @@ class TableCalibration:
     px_per_mm: float
     camera_position_mm: NDArray[np.float64] | None
     fit: HomographyFit
+    lens_estimated: bool
     _maps: dict[float, tuple[NDArray[np.float32], NDArray[np.float32]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -97,8 +107,8 @@ class TableCalibration:
 
     @property
     def lens_corrected(self) -> bool:
-        """True when a camera model corrects lens distortion."""
-        return self.camera is not None
+        """True when a calibrated camera model (camera.json) corrects lens distortion."""
+        return self.camera is not None and not self.lens_estimated
 
     @property
     def heights_corrected(self) -> bool:
@@ -175,13 +185,17 @@ class TableCalibration:
         return np.asarray(h, dtype=np.float64)
 
     def mapping_sigma_mm(self, points_mm: ArrayLike) -> NDArray[np.float64]:
-        """(N,) per-axis 1-sigma uncertainty of the table mapping at table points (N, 2) mm, from the scatter of
-        the marker corners about the fit. It grows away from the markers; it does not include lens distortion
-        left uncorrected beyond what shows in that scatter: without a camera model the corners' rms misfit is
-        added in quadrature, as uncorrected distortion is a systematic error between the markers too."""
+        """(N,) per-axis 1-sigma uncertainty of the table mapping at table points (N, 2) mm.
+
+        With a calibrated camera: the scatter of the marker corners about the fit, propagated through the fit, so
+        it grows away from the markers. Without one, lens distortion left uncorrected (or only estimated) is a
+        systematic error that the scatter understates: the corners' rms misfit is added in quadrature as a
+        per-axis sigma, since between the markers, where the fit is not pulled towards them, the error is larger
+        than at them. With fewer than ``lens_estimate_min_markers`` markers and no camera model this still
+        understates the error in the middle of the table (the markers cannot see the lens bend there)."""
         sigma = self.fit.mapping_sigma_mm(as_points(points_mm, "points_mm"))
         if not self.lens_corrected:
-            sigma = np.hypot(sigma, self.reprojection_rms_mm / math.sqrt(2.0))
+            sigma = np.hypot(sigma, self.reprojection_rms_mm)
         return sigma
 
     def rectified_size(self, px_per_mm: float) -> tuple[int, int]:
@@ -240,7 +254,12 @@ class TableCalibration:
     def report(self) -> dict[str, object]:
         """The ``calibration`` section of a table state JSON."""
         notes = []
-        if not self.lens_corrected:
+        if self.lens_estimated:
+            notes.append(
+                "no camera model: lens distortion estimated from the table's markers; positions may be off by up "
+                "to a millimetre or two towards the edges of the frame"
+            )
+        elif not self.lens_corrected:
             notes.append(
                 "lens distortion uncorrected (no camera model): positions may be off by millimetres towards the "
                 "edges of the frame"
@@ -256,6 +275,7 @@ class TableCalibration:
             "reprojection_error_max_mm": round(self.reprojection_max_mm, 4),
             "px_per_mm": round(self.px_per_mm, 4),
             "lens_corrected": self.lens_corrected,
+            "lens_estimated": self.lens_estimated,
             "heights_corrected": self.heights_corrected,
             "image_size": [self.image_width, self.image_height],
             "notes": notes,
@@ -302,6 +322,69 @@ def _camera_position(
     return position if np.all(np.isfinite(position)) and position[2] > 0 else None
 
 
+@dataclass(frozen=True, eq=False)
+class _MarkerFit:
+    """One robust fit of the markers' corners: which detections took part, their points, the fit and its misfit."""
+
+    candidates: NDArray[np.int64]
+    used: tuple[int, ...]
+    table_mm: NDArray[np.float64]
+    raw_px: NDArray[np.float64]
+    image_px: NDArray[np.float64]
+    fit: HomographyFit
+    rms_mm: float
+    max_mm: float
+
+
+def _fit_markers(
+    detections: MarkerDetections,
+    wanted: NDArray[np.int64],
+    spec: TableSpec,
+    camera: CameraModel | None,
+    settings: CalibrationSettings,
+    context: str,
+) -> _MarkerFit:
+    """Robust homography over every corner of the ``wanted`` detections; markers that keep too few corners are
+    dropped and the rest refitted. Raises TooFewMarkersError / MarkerSpanError naming the markers."""
+    found = tuple(sorted(set(detections.ids[wanted].tolist())))
+    candidates = wanted
+    while True:
+        table_mm = np.concatenate([spec.marker(int(detections.ids[n])).corners_mm() for n in candidates])
+        raw_px = detections.corners_px[candidates].reshape(-1, 2)
+        image_px = camera.undistort_points(raw_px) if camera is not None else raw_px
+        fit = fit_homography(table_mm, image_px, settings.outlier_sigmas, settings.outlier_floor_px)
+        if fit is None:
+            raise MarkerSpanError(
+                f"the corners of markers {_ids_text(found)} do not determine the table plane (too few of them fit "
+                f"together); {context}"
+            )
+        good = fit.inliers.reshape(-1, 4).sum(axis=1) >= settings.min_marker_inlier_corners
+        if good.all():
+            break
+        # A marker that lost most of its corners is not trusted for the rest either: refit without it.
+        candidates = candidates[good]
+        used = tuple(sorted(set(detections.ids[candidates].tolist())))
+        if len(used) < settings.min_markers:
+            raise TooFewMarkersError(
+                f"only {len(used)} of the table's markers are usable (ids {_ids_text(used)}), at least "
+                f"{settings.min_markers} are needed; markers {_ids_text(sorted(set(found) - set(used)))} were "
+                f"rejected because their corners do not fit the others (moved, occluded or misprinted?); {context}"
+            )
+    keep = fit.inliers
+    image_to_table = np.asarray(np.linalg.inv(fit.table_to_image), dtype=np.float64)
+    errors_mm = np.linalg.norm(apply_homography(image_to_table, image_px[keep]) - table_mm[keep], axis=1)
+    return _MarkerFit(
+        candidates=candidates,
+        used=tuple(sorted(set(detections.ids[candidates].tolist()))),
+        table_mm=table_mm,
+        raw_px=raw_px,
+        image_px=image_px,
+        fit=fit,
+        rms_mm=float(np.sqrt(np.mean(errors_mm**2))),
+        max_mm=float(np.max(errors_mm)),
+    )
+
+
 def calibrate_table(
     image_bgr: NDArray[np.uint8],
     spec: TableSpec,
@@ -333,46 +416,43 @@ def calibrate_table(
             f"found {len(found)} of the table's markers (ids {_ids_text(found)}), at least {settings.min_markers} "
             f"are needed; seen ids {_ids_text(seen)}, {expected}{hint}"
         )
-    candidates = wanted
-    while True:
-        table_mm = np.concatenate([spec.marker(int(detections.ids[n])).corners_mm() for n in candidates])
-        raw_px = detections.corners_px[candidates].reshape(-1, 2)
-        image_px = cam.undistort_points(raw_px) if cam is not None else raw_px
-        fit = fit_homography(table_mm, image_px, settings.outlier_sigmas, settings.outlier_floor_px)
-        if fit is None:
-            raise MarkerSpanError(
-                f"the corners of markers {_ids_text(found)} do not determine the table plane (too few of them fit "
-                f"together); seen ids {_ids_text(seen)}, {expected}"
-            )
-        good = fit.inliers.reshape(-1, 4).sum(axis=1) >= settings.min_marker_inlier_corners
-        if good.all():
-            break
-        # A marker that lost most of its corners is not trusted for the rest either: refit without it.
-        candidates = candidates[good]
-        used = tuple(sorted(set(detections.ids[candidates].tolist())))
-        if len(used) < settings.min_markers:
-            raise TooFewMarkersError(
-                f"only {len(used)} of the table's markers are usable (ids {_ids_text(used)}), at least "
-                f"{settings.min_markers} are needed; markers {_ids_text(sorted(set(found) - set(used)))} were "
-                "rejected because their corners do not fit the others (moved, occluded or misprinted?); "
-                f"seen ids {_ids_text(seen)}, {expected}"
-            )
-    inliers = np.zeros((len(detections), 4), dtype=bool)
-    inliers[candidates] = fit.inliers.reshape(-1, 4)
-    used = tuple(sorted(set(detections.ids[candidates].tolist())))
+    context = f"seen ids {_ids_text(seen)}, {expected}"
+    result = _fit_markers(detections, wanted, spec, cam, settings, context)
+    lens_estimated = False
+    # Few markers leave the lens's bending between them unobserved: an estimate would look right at the markers
+    # and be wrong elsewhere, so below lens_estimate_min_markers the distortion stays uncorrected, and says so.
+    if cam is None and settings.estimate_lens and len(result.used) >= settings.lens_estimate_min_markers:
+        keep = result.fit.inliers
+        lens = estimate_lens(result.table_mm[keep], result.raw_px[keep], (width, height))
+        if lens is not None:
+            try:
+                trial: _MarkerFit | None = _fit_markers(detections, wanted, spec, lens, settings, context)
+            except CalibrationError:
+                trial = None
+            # Kept only when it fits the markers better: an estimate must never make the mapping worse.
+            if trial is not None and trial.rms_mm < result.rms_mm:
+                result, cam, lens_estimated = trial, lens, True
+    used = result.used
     span = _hull_fraction(spec, used)
     if span < settings.min_span_fraction:
         raise MarkerSpanError(
             f"the usable markers (ids {_ids_text(used)}) span only {span:.0%} of the table, at least "
             f"{settings.min_span_fraction:.0%} is needed to map all of it (markers along one edge or bunched "
-            f"together); seen ids {_ids_text(seen)}, {expected}"
+            f"together); {context}"
         )
+    fit = result.fit
     table_to_image = fit.table_to_image / fit.table_to_image[2, 2]
     homography = np.linalg.inv(table_to_image)
     homography /= homography[2, 2]
     keep = fit.inliers
-    errors_mm = np.linalg.norm(apply_homography(homography, image_px[keep]) - table_mm[keep], axis=1)
-    position = _camera_position(cam, table_mm[keep], image_px[keep]) if cam is not None else None
+    inliers = np.zeros((len(detections), 4), dtype=bool)
+    inliers[result.candidates] = keep.reshape(-1, 4)
+    # An estimated lens gives a focal length too loose for the camera's height, so heights stay uncorrected.
+    position = (
+        _camera_position(cam, result.table_mm[keep], result.image_px[keep])
+        if cam is not None and not lens_estimated
+        else None
+    )
     return TableCalibration(
         spec=spec,
         homography=homography,
@@ -383,9 +463,10 @@ def calibrate_table(
         markers_seen=seen,
         detections=detections,
         inliers=inliers,
-        reprojection_rms_mm=float(np.sqrt(np.mean(errors_mm**2))),
-        reprojection_max_mm=float(np.max(errors_mm)),
+        reprojection_rms_mm=result.rms_mm,
+        reprojection_max_mm=result.max_mm,
         px_per_mm=_mean_scale(table_to_image, spec),
         camera_position_mm=position,
         fit=fit,
+        lens_estimated=lens_estimated,
     )

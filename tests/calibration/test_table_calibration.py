@@ -106,34 +106,53 @@ def test_heights_are_corrected_for_parallax(spec: TableSpec, settings: Calibrati
     assert np.max(np.linalg.norm(cal.table_to_image(pts, height_mm) - seen_px, axis=1)) < 0.4
 
 
+@pytest.mark.parametrize(("estimate", "note"), [(False, "distortion uncorrected"), (True, "distortion estimated")])
 def test_without_camera_heights_are_refused_and_the_report_says_so(
-    spec: TableSpec, settings: CalibrationSettings
+    spec: TableSpec, settings: CalibrationSettings, estimate: bool, note: str
 ) -> None:
     image, _ = table_frame(spec)
-    cal = calibrate_table(image, spec, None, settings=settings)
+    cal = calibrate_table(image, spec, None, settings=dataclasses.replace(settings, estimate_lens=estimate))
     assert not cal.lens_corrected and not cal.heights_corrected and cal.camera_position_mm is None
+    assert cal.lens_estimated is estimate and (cal.camera is not None) is estimate
     with pytest.raises(HeightUnavailableError, match="camera model"):
         cal.image_to_table(np.array([[900.0, 500.0]]), height_mm=4.0)
     assert cal.image_to_table(np.array([[900.0, 500.0]]), height_mm=0.0).shape == (1, 2)
     report = cal.report()
     assert report["lens_corrected"] is False and report["heights_corrected"] is False
-    assert any("distortion uncorrected" in note for note in report["notes"])
+    assert report["lens_estimated"] is estimate
+    assert any(note in text for text in report["notes"])
 
 
-def test_uncorrected_distortion_widens_the_mapping_sigma(spec: TableSpec, settings: CalibrationSettings) -> None:
+def test_lens_estimated_from_the_markers_beats_no_correction(spec: TableSpec, settings: CalibrationSettings) -> None:
     image, view = table_frame(spec)
-    with_camera = calibrate_table(image, spec, camera_of(view), settings=settings)
-    without = calibrate_table(image, spec, None, settings=settings)
-    pts = table_points(spec, 200, 11)
-    err_with = np.linalg.norm(with_camera.image_to_table(view.project_table(pts)) - pts, axis=1)
-    err_without = np.linalg.norm(without.image_to_table(view.project_table(pts)) - pts, axis=1)
-    assert np.median(err_without) > 10 * np.median(err_with)  # this lens bends by millimetres
-    sigma_with = with_camera.mapping_sigma_mm(pts)
-    sigma_without = without.mapping_sigma_mm(pts)
-    # Honest within a factor of a few: the per-axis sigma against the rms of the 2-D error over sqrt(2).
-    for err, sigma in ((err_with, sigma_with), (err_without, sigma_without)):
-        ratio = float(np.sqrt(np.mean(err**2) / 2.0) / np.mean(sigma))
-        assert 0.25 < ratio < 4.0
+    pts = table_points(spec, 300, 11)
+    seen = view.project_table(pts)
+    errors = {}
+    for name, camera, estimate in (
+        ("camera", camera_of(view), False),
+        ("estimated", None, True),
+        ("none", None, False),
+    ):
+        cal = calibrate_table(image, spec, camera, settings=dataclasses.replace(settings, estimate_lens=estimate))
+        err = np.linalg.norm(cal.image_to_table(seen) - pts, axis=1)
+        errors[name] = err
+        # The mapping sigma is honest within a factor of a few: per-axis sigma against the 2-D rms error / sqrt(2).
+        ratio = float(np.sqrt(np.mean(err**2) / 2.0) / np.mean(cal.mapping_sigma_mm(pts)))
+        assert 0.25 < ratio < 4.0, name
+    assert np.median(errors["none"]) > 2.0  # this lens bends the table by millimetres
+    assert np.percentile(errors["estimated"], 95) < 1.0
+    assert np.median(errors["camera"]) < np.median(errors["estimated"]) < np.median(errors["none"]) / 10.0
+
+
+@pytest.mark.parametrize(("marker_ids", "estimated"), [(None, True), ((0, 1, 2, 4, 5, 6), True), ((0, 2, 4, 6), False)])
+def test_lens_is_estimated_only_from_enough_markers(
+    spec: TableSpec, settings: CalibrationSettings, marker_ids: tuple[int, ...] | None, estimated: bool
+) -> None:
+    image, view = table_frame(spec, marker_ids)
+    cal = calibrate_table(image, spec, None, settings=settings)
+    assert cal.lens_estimated is estimated
+    if estimated:
+        assert np.percentile(mapping_errors(cal, view, spec), 95) < 1.0
 
 
 def test_mapping_sigma_grows_where_markers_are_missing(spec: TableSpec, settings: CalibrationSettings) -> None:

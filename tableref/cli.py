@@ -11,9 +11,11 @@ from pathlib import Path
 
 import calibration
 import rules
-from tableref import cli_calibration
+import vision
+from tableref import cli_calibration, cli_pipeline
 from tableref.config import ConfigError
 from tableref.report import format_findings
+from tableref.sources import SourceError
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -66,11 +68,19 @@ def build_parser() -> argparse.ArgumentParser:
     cli_calibration.add_markers(sub)
     cli_calibration.add_board(sub)
     cli_calibration.add_calibrate_camera(sub)
+    cli_pipeline.add_commands(sub)
     return parser
 
 
 # Errors that mean "the input was wrong": reported in one line, never as a traceback.
-BAD_INPUT: tuple[type[BaseException], ...] = (rules.RulesError, calibration.CalibrationError, ConfigError, UsageError)
+BAD_INPUT: tuple[type[BaseException], ...] = (
+    rules.RulesError,
+    calibration.CalibrationError,
+    vision.VisionError,
+    ConfigError,
+    SourceError,
+    UsageError,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

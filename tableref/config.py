@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from calibration.settings import CalibrationSettings
+from tableref.settings import EvaluateSettings, PipelineSettings
 from vision.config import VisionSettings
 
 T = TypeVar("T")
@@ -99,6 +100,8 @@ class Config:
 
     calibration: CalibrationSettings
     vision: VisionSettings
+    pipeline: PipelineSettings
+    evaluate: EvaluateSettings
 
 
 def load_config(path: str | Path | None = None) -> Config:

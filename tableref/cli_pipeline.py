@@ -1,0 +1,165 @@
+"""Sub-commands of the camera pipeline: ``detect`` (frame to table state), ``analyze`` (frame + roster to
+findings) and ``evaluate`` (accuracy against ground truth)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+import rules
+from calibration.camera import CameraModel, load_camera
+from calibration.spec import load_table_spec
+from tableref.config import load_config
+from tableref.evaluate import evaluate, format_report, load_samples, report_dict
+from tableref.pipeline import FrameAnalysis, carry_identities, detect_frame
+from tableref.progress import Progress
+from tableref.report import format_findings
+from tableref.sources import read_image
+
+EXIT_OK = 0
+DEFAULT_PROFILE = "skirmish"
+_PALETTE = ((0, 200, 255), (255, 120, 0), (80, 220, 80), (220, 80, 220), (0, 120, 255), (255, 220, 0))
+
+
+def _camera(args: argparse.Namespace) -> CameraModel | None:
+    return load_camera(args.camera) if args.camera else None
+
+
+def annotate(frame_bgr: NDArray[np.uint8], analysis: FrameAnalysis) -> NDArray[np.uint8]:
+    """The frame with markers, base outlines, model ids and base sizes drawn on it (a copy)."""
+    out = frame_bgr.copy()
+    scale = max(1, round(out.shape[1] / 1920))
+    cal = analysis.calibration
+    for marker in cal.spec.markers:
+        if marker.id not in cal.markers_used:
+            continue
+        corners = cal.table_to_image(marker.corners_mm())
+        cv2.polylines(out, [np.round(corners).astype(np.int32)], True, (0, 255, 0), 2 * scale, cv2.LINE_AA)
+        cv2.putText(
+            out,
+            f"#{marker.id}",
+            tuple(np.round(corners[0]).astype(int)),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.6 * scale,
+            (0, 255, 0),
+            scale,
+            cv2.LINE_AA,
+        )
+    units = [u.id for u in analysis.state.units]
+    for model, outline in zip(analysis.state.models, analysis.outlines_px(), strict=True):
+        colour = _PALETTE[units.index(model.unit) % len(_PALETTE)] if model.unit in units else (0, 255, 255)
+        pts = np.round(outline).astype(np.int32)
+        cv2.polylines(out, [pts], True, colour, scale, cv2.LINE_AA)
+        top = pts[:, 1].argmin()
+        label = f"{model.id} {model.base.semi_axes_mm[0] * 2:g}"
+        cv2.putText(
+            out,
+            label,
+            (int(pts[top, 0]) - 10 * scale, int(pts[top, 1]) - 4 * scale),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.4 * scale,
+            colour,
+            scale,
+            cv2.LINE_AA,
+        )
+    return out
+
+
+def _detect(args: argparse.Namespace) -> tuple[NDArray[np.uint8], FrameAnalysis]:
+    config = load_config(args.config)
+    spec = load_table_spec(args.table)
+    frame = read_image(args.frame)
+    return frame, detect_frame(frame, spec, config, _camera(args))
+
+
+def _summary(analysis: FrameAnalysis) -> str:
+    cal = analysis.state.extras["calibration"]
+    lines = [
+        f"{len(analysis.state.models)} bases found; markers used {cal['markers_used']} of {cal['markers_expected']}, "
+        f"reprojection error {cal['reprojection_error_mm']:.2f} mm, {cal['px_per_mm']:.2f} px/mm, "
+        f"{analysis.timings_ms['total']:.0f} ms"
+    ]
+    lines += [f"note: {n}" for n in cal.get("notes", [])]
+    for m in analysis.state.models:
+        lines.append(
+            f"  {m.id:>5}  x {m.x_mm:8.1f} mm  y {m.y_mm:8.1f} mm  base {m.base.semi_axes_mm[0] * 2:g} mm  "
+            f"± {m.sigma_mm:.2f} mm"
+        )
+    return "\n".join(lines)
+
+
+def _cmd_detect(args: argparse.Namespace) -> int:
+    frame, analysis = _detect(args)
+    if args.annotate:
+        cv2.imwrite(str(args.annotate), annotate(frame, analysis))
+    if args.json:
+        print(json.dumps(rules.state_to_dict(analysis.state), indent=2))
+    else:
+        print(_summary(analysis))
+        if args.annotate:
+            print(f"Annotated frame written to {args.annotate}")
+    return EXIT_OK
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    roster = rules.load_state(args.roster)
+    profile = rules.load_profile(args.profile)
+    _, analysis = _detect(args)
+    config = load_config(args.config)
+    state = carry_identities(analysis.state, roster, config.pipeline.roster_gate_mm)
+    findings = rules.check(state, profile)
+    if args.json:
+        doc = rules.findings_document(profile.name, findings)
+        doc["state"] = rules.state_to_dict(state)
+        print(json.dumps(doc, indent=2))
+    else:
+        print(format_findings(state, profile, findings, source=str(args.frame)))
+    return EXIT_OK
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    samples = load_samples(args.folder, use_camera=not args.no_camera)
+    with Progress(len(samples), "frames", enabled=not args.json) as bar:
+        scores = evaluate(samples, config, config.evaluate, on_frame=lambda s: bar.advance(note=s.name))
+    print(json.dumps(report_dict(scores), indent=2) if args.json else format_report(scores))
+    return EXIT_OK
+
+
+def _frame_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("frame", type=Path, help="a camera frame (JPEG, PNG, ...)")
+    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
+    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
+    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("detect", help="measure the bases in a frame", description="Frame to table state.")
+    _frame_args(p)
+    p.add_argument("--annotate", type=Path, help="write the frame with markers, bases, ids and sizes drawn on it")
+    p.set_defaults(func=_cmd_detect)
+
+    p = sub.add_parser(
+        "analyze", help="detect, take identities from a roster, run the rules", description="Findings for a photo."
+    )
+    _frame_args(p)
+    p.add_argument("--roster", required=True, help="table state JSON whose models give ids and units")
+    p.add_argument("--profile", default=DEFAULT_PROFILE, help=f"rule profile (default: {DEFAULT_PROFILE})")
+    p.set_defaults(func=_cmd_analyze)
+
+    p = sub.add_parser(
+        "evaluate",
+        help="score detection against ground truth",
+        description="Recall, precision, centre error, base-size accuracy, time and sigma reliability.",
+    )
+    p.add_argument("folder", nargs="?", default="sample_images", help="frames with NAME.truth.json beside each")
+    p.add_argument("--no-camera", action="store_true", help="ignore camera.json files (lens uncorrected)")
+    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_evaluate)

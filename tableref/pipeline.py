@@ -1,0 +1,196 @@
+"""The wiring from a camera frame to a table state: calibrate, rectify, find bases, measure them in millimetres.
+
+Each stage keeps to its own units: calibration maps pixels to table millimetres, vision finds circles in a
+rectified top-down image, and only here do the two meet to become a :class:`rules.TableState`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+import rules
+from calibration.camera import CameraModel
+from calibration.spec import TableSpec
+from calibration.table import TableCalibration, calibrate_table, rectified_to_table, table_to_rectified
+from tableref.assign import gated_assignment
+from tableref.config import Config
+from tableref.settings import PipelineSettings
+from vision.detect import detect_bases
+from vision.detections import BaseDetections
+
+MODEL_ID_PREFIX = "m"
+
+
+@dataclass(frozen=True)
+class FrameAnalysis:
+    """One frame measured.
+
+    ``state`` has the models in table millimetres (unit null unless a roster gave them one), with each model's
+    ``sigma_mm``; ``detections`` are in the pixels of the top-down view made at ``px_per_mm``;
+    ``timings_ms`` gives the time of each step.
+    """
+
+    state: rules.TableState
+    calibration: TableCalibration
+    detections: BaseDetections
+    px_per_mm: float
+    timings_ms: Mapping[str, float]
+
+    def outlines_px(self, vertices: int = 48) -> NDArray[np.float64]:
+        """(N, vertices, 2) base outlines of the state's models in real frame pixels, for drawing overlays."""
+        n = len(self.state.models)
+        if n == 0:
+            return np.empty((0, vertices, 2))
+        angles = np.linspace(0.0, 2.0 * math.pi, vertices, endpoint=False)
+        ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+        centers = np.array([[m.x_mm, m.y_mm] for m in self.state.models])
+        radii = np.array([m.base.semi_axes_mm[0] for m in self.state.models])
+        points = centers[:, None, :] + radii[:, None, None] * ring[None]
+        height = self.rim_height_mm if self.calibration.heights_corrected else 0.0
+        frame = self.calibration.table_to_image(points.reshape(-1, 2), height)
+        return frame.reshape(n, vertices, 2)
+
+    @property
+    def rim_height_mm(self) -> float:
+        value = self.state.extras.get("calibration", {}).get("rim_height_mm", 0.0)
+        return float(value)
+
+
+def rectified_scale(calibration: TableCalibration, settings: PipelineSettings) -> float:
+    """px per mm of the top-down view: the frame's own scale, clamped to the settings' range."""
+    return float(np.clip(calibration.px_per_mm, settings.min_rectified_px_per_mm, settings.max_rectified_px_per_mm))
+
+
+def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], margin_mm: float) -> NDArray[np.uint8]:
+    """(H, W) uint8 mask of a top-down view, nonzero over the spec's markers (grown by ``margin_mm``)."""
+    width, height = size_px
+    mask = np.zeros((height, width), dtype=np.uint8)
+    for m in spec.markers:
+        grown = type(m)(m.id, m.size_mm + 2.0 * margin_mm, m.x_mm, m.y_mm, m.rotation_deg)
+        corners = table_to_rectified(grown.corners_mm(), px_per_mm)
+        cv2.fillConvexPoly(mask, np.round(corners).astype(np.int32), 255)
+    return mask
+
+
+def _position_sigma_mm(
+    calibration: TableCalibration,
+    detections: BaseDetections,
+    centers_mm: NDArray[np.float64],
+    px_per_mm: float,
+    settings: PipelineSettings,
+) -> NDArray[np.float64]:
+    """(N,) 1-sigma position uncertainty per axis: edge fit, table mapping, rim height, uncorrected lens."""
+    fit = detections.center_sigma_px / px_per_mm
+    mapping = calibration.mapping_sigma_mm(centers_mm) if len(centers_mm) else np.empty(0)
+    terms = [fit, mapping]
+    if calibration.heights_corrected:
+        # A rim height error dh moves the corrected centre by dh * (distance from the nadir) / camera height.
+        assert calibration.camera_position_mm is not None
+        nadir = calibration.camera_position_mm[:2]
+        lever = np.hypot(*(centers_mm - nadir).T) / float(calibration.camera_position_mm[2])
+        terms.append(settings.rim_height_sigma_mm * lever)
+    if not calibration.lens_corrected:
+        terms.append(np.full(len(centers_mm), settings.uncorrected_lens_sigma_mm))
+    return np.asarray(np.sqrt(np.sum(np.square(terms), axis=0)), dtype=np.float64)
+
+
+def state_from_detections(
+    spec: TableSpec,
+    calibration: TableCalibration,
+    detections: BaseDetections,
+    px_per_mm: float,
+    settings: PipelineSettings,
+) -> rules.TableState:
+    """Detections of a top-down view -> a table state of unassigned models, ids ``m1, m2, ...`` along the table
+    rows (by y, then x) so that ids do not depend on detection order."""
+    seen_mm = rectified_to_table(detections.center_px, px_per_mm) if len(detections) else np.empty((0, 2))
+    height = settings.rim_height_mm if calibration.heights_corrected else 0.0
+    # The top-down view shows the rim where its ray meets the table; the model stands below the rim.
+    centers_mm = calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
+    sigma = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
+    order = np.lexsort((centers_mm[:, 0], centers_mm[:, 1])) if len(centers_mm) else np.empty(0, dtype=np.intp)
+    models = tuple(
+        rules.Model(
+            id=f"{MODEL_ID_PREFIX}{k + 1}",
+            unit=None,
+            x_mm=float(centers_mm[i, 0]),
+            y_mm=float(centers_mm[i, 1]),
+            base=rules.RoundBase(float(detections.diameter_mm[i])),
+            sigma_mm=float(sigma[i]),
+        )
+        for k, i in enumerate(order)
+    )
+    report = dict(calibration.report())
+    report["rim_height_mm"] = height
+    return rules.TableState(
+        table=rules.Table(spec.width_mm, spec.depth_mm),
+        models=models,
+        extras=MappingProxyType({"calibration": report}),
+    )
+
+
+def detect_frame(
+    frame_bgr: NDArray[np.uint8],
+    spec: TableSpec,
+    config: Config,
+    camera: CameraModel | None = None,
+    calibration: TableCalibration | None = None,
+) -> FrameAnalysis:
+    """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
+    (calibrating on an empty table, then keeping it, avoids hands and models touching markers)."""
+    settings: PipelineSettings = config.pipeline
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    if calibration is None:
+        calibration = calibrate_table(frame_bgr, spec, camera, settings=config.calibration)
+    timings["calibrate"] = (time.perf_counter() - start) * 1e3
+    px_per_mm = rectified_scale(calibration, settings)
+    t = time.perf_counter()
+    topdown = calibration.rectify(frame_bgr, px_per_mm)
+    timings["rectify"] = (time.perf_counter() - t) * 1e3
+    mask = marker_mask(spec, px_per_mm, (topdown.shape[1], topdown.shape[0]), settings.marker_mask_margin_mm)
+    t = time.perf_counter()
+    detections = detect_bases(topdown, px_per_mm, config.vision, mask)
+    timings["detect"] = (time.perf_counter() - t) * 1e3
+    state = state_from_detections(spec, calibration, detections, px_per_mm, settings)
+    timings["total"] = (time.perf_counter() - start) * 1e3
+    return FrameAnalysis(state, calibration, detections, px_per_mm, MappingProxyType(timings))
+
+
+def carry_identities(detected: rules.TableState, roster: rules.TableState, gate_mm: float) -> rules.TableState:
+    """Give each detected model the id and unit of the roster model it matches (minimum total distance, no match
+    farther than ``gate_mm``). Unmatched detections keep fresh ids that clash with no roster id; the roster's
+    units, terrain and table come along."""
+    det = detected.models
+    ros = roster.models
+    if det and ros:
+        a = np.array([[m.x_mm, m.y_mm] for m in det])
+        b = np.array([[m.x_mm, m.y_mm] for m in ros])
+        cost = np.hypot(*(a[:, None, :] - b[None, :, :]).transpose(2, 0, 1))
+        rows, cols = gated_assignment(cost, gate_mm)
+    else:
+        rows = cols = np.empty(0, dtype=np.intp)
+    matched = dict(zip(rows.tolist(), cols.tolist(), strict=True))
+    taken = {m.id for m in ros}
+    fresh = (f"{MODEL_ID_PREFIX}{k}" for k in range(1, 10 * (len(det) + len(ros)) + 2))
+    models = []
+    for i, m in enumerate(det):
+        if i in matched:
+            r = ros[matched[i]]
+            models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, m.base, m.sigma_mm))
+        else:
+            new_id = next(x for x in fresh if x not in taken)
+            taken.add(new_id)
+            models.append(rules.Model(new_id, None, m.x_mm, m.y_mm, m.base, m.sigma_mm))
+    present = {m.id for m in models}
+    # A leader that was not found (removed as a casualty, or hidden) cannot lead in this state.
+    units = tuple(u if u.leader is None or u.leader in present else replace(u, leader=None) for u in roster.units)
+    return rules.TableState(detected.table, units, tuple(models), roster.terrain, detected.extras)

@@ -1,0 +1,171 @@
+"""Where frames come from: a camera, a stream, a video file, a still image or a folder of images.
+
+OpenCV reports most failures by returning ``False`` or an empty frame rather than raising; this module turns
+them into :class:`SourceError` with a message that says what was tried and what was expected.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg")
+_STREAM = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+class SourceError(ValueError):
+    """A frame source that cannot be opened or read."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame: its position in the source (``index``, ``time_s`` from the start) and the image (H, W, 3)."""
+
+    index: int
+    time_s: float
+    image_bgr: NDArray[np.uint8]
+
+
+def read_image(path: str | Path) -> NDArray[np.uint8]:
+    """Decode an image file to (H, W, 3) BGR; SourceError for a missing, unreadable or truncated file."""
+    p = Path(path)
+    if not p.is_file():
+        raise SourceError(f"{p}: no such image file")
+    data = np.fromfile(str(p), dtype=np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if image is None:
+        raise SourceError(f"{p}: not an image OpenCV can decode (expected JPEG, PNG, BMP, TIFF or WebP)")
+    if p.suffix.lower() in (".jpg", ".jpeg") and not _jpeg_complete(data):
+        raise SourceError(f"{p}: the JPEG is truncated (no end-of-image marker); expected a complete file")
+    return np.asarray(image, dtype=np.uint8)
+
+
+def _jpeg_complete(data: NDArray[np.uint8]) -> bool:
+    # A truncated JPEG still decodes (grey below the cut), so look for the end-of-image marker near the end.
+    tail = data[-64:].tobytes()
+    return b"\xff\xd9" in tail
+
+
+class FrameSource:
+    """Base of every source. ``live`` sources (cameras, streams) may drop and come back."""
+
+    name: str = ""
+    live: bool = False
+    fps: float = 0.0
+
+    def frames(self) -> Iterator[Frame]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        """Frames in the source, 0 when unknown (live)."""
+        return 0
+
+
+class StillImage(FrameSource):
+    """One image, given again and again as a frame every ``period_s`` (an unchanging table)."""
+
+    def __init__(self, path: Path, period_s: float = 1.0) -> None:
+        self.name = str(path)
+        self.image = read_image(path)
+        self.period_s = period_s
+
+    def frames(self) -> Iterator[Frame]:
+        yield Frame(0, 0.0, self.image)
+
+    def __len__(self) -> int:
+        return 1
+
+
+class ImageFolder(FrameSource):
+    """The images of a folder in name order, each a frame ``period_s`` after the one before."""
+
+    def __init__(self, path: Path, period_s: float = 1.0) -> None:
+        self.name = str(path)
+        self.paths = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if not self.paths:
+            raise SourceError(f"{path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+        self.period_s = period_s
+        self.fps = 1.0 / period_s
+
+    def frames(self) -> Iterator[Frame]:
+        for k, p in enumerate(self.paths):
+            yield Frame(k, k * self.period_s, read_image(p))
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+class Capture(FrameSource):
+    """A video file, a camera index or a stream URL, read with ``cv2.VideoCapture``."""
+
+    def __init__(self, target: str | int, live: bool) -> None:
+        self.target = target
+        self.name = str(target)
+        self.live = live
+        cap = self._open()
+        self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+        self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0) if not live else 0
+        cap.release()
+
+    @property
+    def kind(self) -> str:
+        return "camera" if isinstance(self.target, int) else ("stream" if self.live else "video file")
+
+    def _open(self) -> cv2.VideoCapture:
+        cap = cv2.VideoCapture(self.target)
+        if not cap.isOpened():
+            raise SourceError(f"{self.target}: cannot open the {self.kind}; expected a readable {self.kind}")
+        return cap
+
+    def frames(self) -> Iterator[Frame]:
+        cap = self._open()
+        start = time.monotonic()
+        k = 0
+        try:
+            while True:
+                ok, image = cap.read()
+                if not ok or image is None:
+                    if self.live:
+                        raise SourceError(f"{self.name}: the {self.kind} stopped sending frames")
+                    return
+                t = (time.monotonic() - start) if self.live or self.fps <= 0 else k / self.fps
+                yield Frame(k, t, np.asarray(image, dtype=np.uint8))
+                k += 1
+        finally:
+            cap.release()
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def open_source(spec: str, period_s: float = 1.0) -> FrameSource:
+    """A source from a command-line word: ``0`` (camera index), ``rtsp://...`` (stream), a video file, an image
+    or a folder of images. Raises :class:`SourceError`."""
+    if spec.isdigit():
+        return Capture(int(spec), live=True)
+    if _STREAM.match(spec):
+        return Capture(spec, live=True)
+    path = Path(spec)
+    if path.is_dir():
+        return ImageFolder(path, period_s)
+    if not path.exists():
+        raise SourceError(
+            f"{spec}: no such file or folder; expected a camera index, a stream URL, a video, an image or a "
+            "folder of images"
+        )
+    if path.suffix.lower() in IMAGE_SUFFIXES:
+        return StillImage(path, period_s)
+    if path.suffix.lower() in VIDEO_SUFFIXES:
+        return Capture(str(path), live=False)
+    raise SourceError(
+        f"{spec}: unknown kind of file; expected an image ({', '.join(IMAGE_SUFFIXES)}) or a video "
+        f"({', '.join(VIDEO_SUFFIXES)})"
+    )

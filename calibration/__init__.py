@@ -19,7 +19,7 @@ from calibration.errors import (
     SpecError,
     TooFewMarkersError,
 )
-from calibration.lens import LensCalibration, ViewInfo, board_image, calibrate_camera, charuco_board
+from calibration.lens import LensCalibration, ViewInfo, board_image, calibrate_camera, charuco_board, estimate_lens
 from calibration.markers import MarkerDetections, detect_markers
 from calibration.printing import board_pdf, markers_pdf
 from calibration.settings import CalibrationSettings
@@ -53,6 +53,7 @@ __all__ = [
     "camera_from_dict",
     "charuco_board",
     "detect_markers",
+    "estimate_lens",
     "load_camera",
     "load_table_spec",
     "markers_pdf",

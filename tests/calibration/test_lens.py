@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from calibration.camera import CameraModel
 from calibration.errors import ImageError, LensCalibrationError
 from calibration.lens import board_image, board_size_mm, calibrate_camera
 from calibration.settings import CalibrationSettings
@@ -61,7 +62,7 @@ def test_recovers_known_intrinsics_and_distortion(settings: CalibrationSettings,
     assert rms_px < 0.3
     assert all(v.used and v.rms_px is not None and v.rms_px < 0.3 for v in views)
     # The lens itself: where the model sends rays near the frame's corner, against the true lens.
-    truth = camera.__class__(SIZE[0], SIZE[1], camera.camera_matrix, dist)
+    truth = CameraModel(SIZE[0], SIZE[1], camera.camera_matrix, dist)
     corner_ray = np.array([[0.55, 0.32]])
     assert np.max(np.abs(camera.distort_normalized(corner_ray) - truth.distort_normalized(corner_ray))) < 2.0
 

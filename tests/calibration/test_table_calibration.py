@@ -205,6 +205,19 @@ def test_an_occluded_corner_does_not_bend_the_fit(
     assert np.max(plain_err) > 2.0 * np.max(robust)
 
 
+@pytest.mark.parametrize("stray", [MarkerSpec(3, 100, 900, 600, 0), MarkerSpec(0, 100, 1500, 300, 45)])
+def test_a_stray_copy_of_a_marker_on_the_table_is_rejected(
+    spec: TableSpec, settings: CalibrationSettings, stray: MarkerSpec
+) -> None:
+    printed = dataclasses.replace(spec, markers=(*spec.markers, stray))
+    image, view = table_frame(printed)
+    cal = calibrate_table(image, spec, camera_of(view), settings=settings)
+    assert list(cal.detections.ids).count(stray.id) == 2
+    assert cal.markers_used == spec.marker_ids
+    assert cal.corners_rejected == 4
+    assert np.percentile(mapping_errors(cal, view, spec), 95) < 0.5
+
+
 def _spec(width: float, depth: float, markers: list[tuple[int, float, float, float, float]]) -> TableSpec:
     return TableSpec(width, depth, "DICT_4X4_50", tuple(MarkerSpec(*m) for m in markers))
 

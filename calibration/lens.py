@@ -149,10 +149,9 @@ def calibrate_camera(images_bgr: Sequence[NDArray[np.uint8]], settings: Calibrat
     return LensCalibration(camera, float(rms), tuple(views))
 
 
-# An estimated focal length outside this range of the frame's long side, or a radial coefficient beyond
-# MAX_RADIAL, means the single-view fit went astray (no real lens is that far out), not a strange lens.
-FOCAL_RANGE = (0.2, 10.0)
-MAX_RADIAL = 2.0
+# The estimate is refused when it stretches the frame's corners radially by more than this fraction: no usable
+# lens bends that much, so such a fit has gone astray (folding the picture over), not found a strange lens.
+MAX_CORNER_STRETCH = 0.5
 
 
 def estimate_lens(
@@ -161,9 +160,10 @@ def estimate_lens(
     """A rough lens model from one view of points on a plane: table (M, 2) mm seen at real pixels (M, 2).
 
     The principal point is taken at the frame's centre, pixels square, no tangential distortion: only the focal
-    length, k1 and k2 are fitted with the view's pose, which one plane view can carry. The
-    point is the distortion, not the focal length: for a camera looking straight down, focal length and distance
-    trade off, while the picture's bending is still pinned down. Returns None when the fit fails or is absurd.
+    length, k1 and k2 are fitted with the view's pose, which one plane view can carry. The point is the
+    distortion, not the focal length: for a camera looking nearly straight down, focal length and distance trade
+    off (the fit may settle on any focal length, with k1 and k2 scaled to match) while the picture's bending is
+    still pinned down. Returns None when the fit fails or bends the frame absurdly.
     """
     width, height = image_size
     if len(table_mm) < 9:  # 9 unknowns (f, k1, k2, pose): fewer points cannot constrain them
@@ -185,9 +185,11 @@ def estimate_lens(
         return None
     k = np.asarray(k_out, dtype=np.float64)
     d = np.asarray(d_out, dtype=np.float64).reshape(-1)[:5]
-    fx = float(k[0, 0])
-    if not (np.all(np.isfinite(k)) and np.all(np.isfinite(d))):
+    if not (np.all(np.isfinite(k)) and np.all(np.isfinite(d))) or k[0, 0] <= 0:
         return None
-    if not FOCAL_RANGE[0] * focal <= fx <= FOCAL_RANGE[1] * focal or np.any(np.abs(d[:2]) > MAX_RADIAL):
+    # Radial scale 1 + k1 r^2 + k2 r^4 from the centre out to the frame's corner (r in normalised units).
+    r2 = np.linspace(0.0, (((width - 1) / 2.0) ** 2 + ((height - 1) / 2.0) ** 2) / k[0, 0] ** 2, 64)
+    stretch = 1.0 + d[0] * r2 + d[1] * r2 * r2
+    if np.any(np.abs(stretch - 1.0) > MAX_CORNER_STRETCH):
         return None
     return CameraModel(width, height, k, d)

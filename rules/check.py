@@ -79,6 +79,13 @@ class _Context:
         self.unit_leader = np.array(
             [-1 if u.leader is None else model_index[u.leader] for u in state.units], dtype=np.intp
         )
+        # Per model, the size and leader of its unit (0 and -1 for a model with no unit): a sentinel at the end of
+        # each per-unit array answers for unit index -1.
+        self.size_of_model = np.append(self.unit_size, 0)[self.model_unit]
+        self.leader_of_model = np.append(self.unit_leader, -1)[self.model_unit]
+        by_unit = np.argsort(self.model_unit, kind="stable")
+        bounds = np.searchsorted(self.model_unit[by_unit], np.arange(len(self.unit_ids) + 1))
+        self.members = [by_unit[bounds[u] : bounds[u + 1]] for u in range(len(self.unit_ids))]
         sigma = self.bases.sigma_mm
         cohesion = profile.cohesion
         reach = max(
@@ -184,48 +191,66 @@ def _chain_offenders(ctx: _Context, edge: BoolArray) -> tuple[BoolArray, IntArra
     ei, ej = ctx.pi[edge], ctx.pj[edge]
     degree = np.bincount(np.concatenate([ei, ej]), minlength=n)
     in_unit = ctx.model_unit >= 0
-    size = np.where(in_unit, ctx.unit_size[np.maximum(ctx.model_unit, 0)], 0)
-    need = np.array([coh.neighbours_needed(int(s)) for s in size], dtype=np.intp)
+    size = ctx.size_of_model
+    large = (coh.large_unit_size > 0) & (size >= coh.large_unit_size)
+    need = np.where(large, coh.large_unit_neighbours, coh.neighbours)
     grouped = in_unit & (size >= 2)
     labels = _components(n, ei, ej)
     # The main group of a unit is its largest; on a tie, the one holding the leader, else the first.
     main = np.full(len(ctx.unit_ids), -1, dtype=np.intp)
-    counts: dict[tuple[int, int], int] = {}
-    for m in np.flatnonzero(grouped):
-        k = (int(ctx.model_unit[m]), int(labels[m]))
-        counts[k] = counts.get(k, 0) + 1
-    best: dict[int, tuple[int, int, int]] = {}
-    for (u, label), count in counts.items():
-        leader = ctx.unit_leader[u]
-        has_leader = int(leader >= 0 and labels[leader] == label)
-        rank = (count, has_leader, -label)
-        if u not in best or rank > best[u]:
-            best[u] = rank
-            main[u] = label
-    outsider = grouped & (labels != main[np.maximum(ctx.model_unit, 0)])
+    members = np.flatnonzero(grouped)
+    if len(members):
+        # Labels are model indices, so (unit, label) pairs are unique per component.
+        pairs, count = np.unique(
+            np.stack([ctx.model_unit[members], labels[members]], axis=1), axis=0, return_counts=True
+        )
+        unit, label = pairs[:, 0], pairs[:, 1]
+        leader = ctx.unit_leader[unit]
+        has_leader = (leader >= 0) & (labels[np.maximum(leader, 0)] == label)
+        order = np.lexsort((label, ~has_leader, -count, unit))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = unit[order][1:] != unit[order][:-1]
+        main[unit[order][first]] = label[order][first]
+    outsider = grouped & (labels != np.append(main, -1)[ctx.model_unit])
     offender = grouped & ((degree < need) | outsider)
     return offender, labels, main
 
 
-def _chain_offender_gap(ctx: _Context, m: int, labels: IntArray, main: IntArray) -> tuple[float, float]:
-    """The gap (and its sigma) that keeps model ``m`` out of cohesion: to its n-th nearest unit-mate and, when
-    it stands apart from the unit's main group, between its group and the main group (the larger of the two)."""
-    u = ctx.model_unit[m]
-    in_unit = ctx.model_unit == u
-    mates = np.flatnonzero(in_unit & (np.arange(len(ctx.ids)) != m))
-    gap, sigma = ctx.gaps_to(m, mates)
-    need = ctx.profile.cohesion.neighbours_needed(int(ctx.unit_size[u]))
-    nth = np.argsort(gap)[min(need, len(mates)) - 1]
-    result = (float(gap[nth]), float(sigma[nth]))
-    if labels[m] != main[u]:
-        group = np.flatnonzero(in_unit & (labels == labels[m]))
-        core = np.flatnonzero(in_unit & (labels == main[u]))
-        i, j = np.repeat(group, len(core)), np.tile(core, len(group))
-        link = ctx.bases.gaps_mm(i, j)
-        k = int(np.argmin(link))
-        if link[k] > result[0]:
-            result = (float(link[k]), float(np.hypot(ctx.bases.sigma_mm[i[k]], ctx.bases.sigma_mm[j[k]])))
-    return result
+def _chain_offender_gaps(
+    ctx: _Context, offenders: IntArray, labels: IntArray, main: IntArray
+) -> list[tuple[float, float]]:
+    """Per offender, the gap (and its sigma) that keeps it out of cohesion: to its n-th nearest unit-mate and,
+    when it stands apart from its unit's main group, between its group and the main group (the larger of the two).
+
+    Every offender-to-unit-mate gap is measured in one vectorised call.
+    """
+    mates = [ctx.members[ctx.model_unit[m]] for m in offenders]
+    mates = [g[g != m] for g, m in zip(mates, offenders, strict=True)]
+    counts = [len(g) for g in mates]
+    first = np.repeat(offenders, counts)
+    second = np.concatenate(mates) if mates else np.empty(0, dtype=np.intp)
+    gaps = np.split(ctx.bases.gaps_mm(first, second), np.cumsum(counts)[:-1])
+    sigma = ctx.bases.sigma_mm
+    nth: list[tuple[float, float]] = []
+    to_core: dict[int, tuple[float, float]] = {}
+    for m, g, others in zip(offenders, gaps, mates, strict=True):
+        u = ctx.model_unit[m]
+        need = ctx.profile.cohesion.neighbours_needed(int(ctx.unit_size[u]))
+        k = int(np.argsort(g)[min(need, len(g)) - 1])
+        nth.append((float(g[k]), float(np.hypot(sigma[m], sigma[others[k]]))))
+        if labels[m] != main[u]:
+            core = labels[others] == main[u]
+            if core.any():
+                c = int(np.flatnonzero(core)[np.argmin(g[core])])
+                link = (float(g[c]), float(np.hypot(sigma[m], sigma[others[c]])))
+                group = int(labels[m])
+                if group not in to_core or link[0] < to_core[group][0]:
+                    to_core[group] = link
+    out = []
+    for m, own in zip(offenders, nth, strict=True):
+        apart = to_core.get(int(labels[m]))
+        out.append(apart if apart is not None and apart[0] > own[0] else own)
+    return out
 
 
 def _cohesion_finding(ctx: _Context, u: int, models: IntArray, gaps: list[tuple[float, float]], close: bool) -> Finding:
@@ -247,26 +272,30 @@ def _chain_cohesion(ctx: _Context) -> list[Finding]:
     # Judged twice: counting uncertain pairs as within (what surely breaks) and as outside (what may break).
     sure, sure_labels, sure_main = _chain_offenders(ctx, ctx.same_unit & verdict.reported)
     maybe, maybe_labels, maybe_main = _chain_offenders(ctx, ctx.same_unit & verdict.surely_met)
+    # A unit that surely breaks is reported with its sure offenders; otherwise with those that may break it.
+    surely_broken = np.zeros(len(ctx.unit_ids) + 1, dtype=bool)
+    surely_broken[ctx.model_unit[sure]] = True
+    maybe = maybe & ~surely_broken[ctx.model_unit]
     out = []
-    for u in range(len(ctx.unit_ids)):
-        in_unit = ctx.model_unit == u
-        for offenders, labels, main, close in (
-            (sure, sure_labels, sure_main, False),
-            (maybe, maybe_labels, maybe_main, True),
-        ):
-            models = np.flatnonzero(in_unit & offenders)
-            if len(models):
-                gaps = [_chain_offender_gap(ctx, int(m), labels, main) for m in models]
-                out.append(_cohesion_finding(ctx, u, models, gaps, close))
-                break
-    return out
+    for offenders, labels, main, close in (
+        (sure, sure_labels, sure_main, False),
+        (maybe, maybe_labels, maybe_main, True),
+    ):
+        models = np.flatnonzero(offenders)
+        if len(models) == 0:
+            continue
+        gaps = _chain_offender_gaps(ctx, models, labels, main)
+        unit_of = ctx.model_unit[models]
+        for u in np.unique(unit_of):
+            rows = np.flatnonzero(unit_of == u)
+            out.append(_cohesion_finding(ctx, int(u), models[rows], [gaps[r] for r in rows], close))
+    return sorted(out, key=lambda f: ctx.unit_ids.index(f.unit or ""))
 
 
 def _leader_cohesion(ctx: _Context) -> list[Finding]:
     limit = ctx.profile.cohesion.range_mm
-    has_leader = ctx.model_unit >= 0
-    leader = np.where(has_leader, ctx.unit_leader[np.maximum(ctx.model_unit, 0)], -1)
-    models = np.flatnonzero(has_leader & (leader >= 0) & (leader != np.arange(len(ctx.ids))))
+    leader = ctx.leader_of_model
+    models = np.flatnonzero((leader >= 0) & (leader != np.arange(len(ctx.ids))))
     if len(models) == 0:
         return []
     leaders = leader[models]
@@ -345,7 +374,7 @@ def _in_terrain(ctx: _Context) -> list[Finding]:
     solid = [t for t in ctx.state.terrain if t.kind == "solid"]
     if not solid or len(ctx.ids) == 0:
         return []
-    polys = shapely.polygons([list(t.polygon) for t in solid])
+    polys = np.array([shapely.Polygon(t.polygon) for t in solid], dtype=object)
     shapely.prepare(polys)
     tree = shapely.STRtree(polys)
     band = ctx.k * ctx.bases.sigma_mm
@@ -355,9 +384,13 @@ def _in_terrain(ctx: _Context) -> list[Finding]:
         return []
     outline = ctx.bases.polygons(model.astype(np.intp), _QUAD_SEGS)
     inside = shapely.intersects(outline, polys[poly]) & ~shapely.touches(outline, polys[poly])
-    # Shrunk by the band it still stands in: surely in. Grown by the band it touches: maybe in.
-    surely = inside & shapely.intersects(shapely.buffer(outline, -band[model]), polys[poly])
-    maybe = shapely.intersects(shapely.buffer(outline, band[model]), polys[poly]) & (band[model] > 0)
+    # Within the band of the outline it may be in; shrunk by the band and still in, it is surely in.
+    maybe = (shapely.distance(outline, polys[poly]) <= band[model]) & (band[model] > 0)
+    surely = inside.copy()
+    doubt = np.flatnonzero(inside & (band[model] > 0))
+    if len(doubt):
+        shrunk = shapely.buffer(outline[doubt], -band[model[doubt]])
+        surely[doubt] = shapely.intersects(shrunk, polys[poly[doubt]]) & ~shapely.touches(shrunk, polys[poly[doubt]])
     out = []
     for k in np.flatnonzero(inside | maybe):
         out.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import shapely
+import shapely.affinity
 
 from rules.geometry import BaseArrays, candidate_pairs
 

@@ -254,3 +254,18 @@ def test_models_of_the_same_player_are_not_engaged() -> None:
 
 def test_empty_state_has_no_findings(any_profile: rules.RuleProfile) -> None:
     assert rules.check(state_of([], []), any_profile) == []
+
+
+def test_terrain_pieces_of_different_shapes() -> None:
+    terrain = [
+        {"id": "tri", "kind": "solid", "polygon": [[0, 0], [50, 0], [50, 50]]},
+        {"id": "box", "kind": "solid", "polygon": [[500, 500], [600, 500], [600, 600], [500, 600]]},
+    ]
+    state = state_of([model("r1", "red", 550.0, 550.0)], ENEMIES[:1], terrain=terrain)
+    (finding,) = rules.check(state, rules.load_profile("skirmish"))
+    assert (finding.kind, finding.terrain) == ("in_terrain", "box")
+
+
+def test_models_without_any_unit(any_profile: rules.RuleProfile) -> None:
+    state = state_of([model("x1", None, 500.0, 500.0), model("x2", None, 529.0, 500.0)], [])
+    assert [f.kind for f in rules.check(state, any_profile)] == ["overlap"]

@@ -99,8 +99,8 @@ class _Context:
         self.pair_sigma = np.hypot(sigma[self.pi], sigma[self.pj])
         self.band = self.k * self.pair_sigma
         ui, uj = self.model_unit[self.pi], self.model_unit[self.pj]
-        pli = np.where(ui >= 0, self.unit_player[ui], -1)
-        plj = np.where(uj >= 0, self.unit_player[uj], -1)
+        player = np.append(self.unit_player, -1)
+        pli, plj = player[ui], player[uj]
         self.enemy = (pli >= 0) & (plj >= 0) & (pli != plj)
         self.same_unit = (ui >= 0) & (ui == uj)
 

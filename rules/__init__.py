@@ -7,6 +7,8 @@ from rules.check import check
 from rules.errors import ProfileError, RulesError, StateError
 from rules.findings import CLEAR, CLOSE, KINDS, Finding, findings_document
 from rules.geometry import BaseArrays
+from rules.measure import LineVerdict, Measurement, measure
+from rules.movement import ModelMove, UnitMove, check_moves, move_findings
 from rules.profile import RuleProfile, builtin_profiles, load_profile
 from rules.state import (
     Model,
@@ -28,7 +30,10 @@ __all__ = [
     "KINDS",
     "BaseArrays",
     "Finding",
+    "LineVerdict",
+    "Measurement",
     "Model",
+    "ModelMove",
     "OvalBase",
     "ProfileError",
     "RoundBase",
@@ -39,12 +44,16 @@ __all__ = [
     "TableState",
     "Terrain",
     "Unit",
+    "UnitMove",
     "builtin_profiles",
     "check",
+    "check_moves",
     "dump_state",
     "findings_document",
     "load_profile",
     "load_state",
+    "measure",
+    "move_findings",
     "state_from_dict",
     "state_to_dict",
 ]

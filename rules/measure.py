@@ -1,0 +1,79 @@
+"""The judge's measurement: the edge-to-edge gap of two models with its uncertainty, against every line of a
+profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rules.errors import StateError
+from rules.findings import CLEAR, CLOSE
+from rules.geometry import BaseArrays
+from rules.profile import RuleProfile
+from rules.state import TableState
+
+# Lines are judged with the same slack as the check, so a gap placed exactly on a line counts as on it.
+_EPS_MM = 1e-5
+
+
+@dataclass(frozen=True)
+class LineVerdict:
+    """One line: ``within`` is gap <= limit_mm (inclusive); ``call`` is ``close`` when the line lies within
+    ``close_sigmas`` of the gap's sigma, so the measurement cannot tell which side it is on."""
+
+    line: str
+    limit_mm: float
+    within: bool
+    call: str
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Edge-to-edge gap of models ``a`` and ``b`` (negative: overlap depth) and its 1-sigma uncertainty."""
+
+    a: str
+    b: str
+    gap_mm: float
+    sigma_mm: float
+    verdicts: tuple[LineVerdict, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "gap_mm": round(self.gap_mm, 3),
+            "sigma_mm": round(self.sigma_mm, 3),
+            "verdicts": [
+                {"line": v.line, "limit_mm": v.limit_mm, "within": v.within, "call": v.call} for v in self.verdicts
+            ],
+        }
+
+
+def measure(state: TableState, a: str, b: str, profile: RuleProfile) -> Measurement:
+    """Measure models ``a`` and ``b`` of ``state`` against every line of ``profile`` (``RuleProfile.limits``).
+
+    Raises :class:`StateError` when a model id is not in the state or both ids are the same model.
+    """
+    index = {m.id: n for n, m in enumerate(state.models)}
+    for model_id in (a, b):
+        if model_id not in index:
+            known = ", ".join(sorted(index)) or "none"
+            raise StateError(f"model {model_id!r} is not in the state (models: {known})")
+    if a == b:
+        raise StateError(f"measure two different models, got {a!r} twice")
+    bases = BaseArrays.from_state(state)
+    i, j = np.array([index[a]], dtype=np.intp), np.array([index[b]], dtype=np.intp)
+    gap = float(bases.gaps_mm(i, j)[0])
+    sigma = float(np.hypot(bases.sigma_mm[i[0]], bases.sigma_mm[j[0]]))
+    band = profile.calls.close_sigmas * sigma
+    verdicts = tuple(
+        LineVerdict(
+            line=line,
+            limit_mm=limit,
+            within=gap <= limit + _EPS_MM,
+            call=CLOSE if band > 0 and abs(gap - limit) <= band else CLEAR,
+        )
+        for line, limit in profile.limits().items()
+    )
+    return Measurement(a, b, gap, sigma, verdicts)

@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
-import cv2
-import numpy as np
-from numpy.typing import NDArray
 
 import calibration
 from tableref.config import load_config
+from tableref.sources import read_image
 
 EXIT_OK = 0
 
 
 def _settings(args: argparse.Namespace) -> calibration.CalibrationSettings:
     return load_config(args.config).calibration
-
-
-def read_image(path: str | Path) -> NDArray[np.uint8]:
-    """Decode an image file to (H, W, 3) BGR. Raises :class:`calibration.ImageError` naming the file."""
-    p = Path(path)
-    if not p.is_file():
-        raise calibration.ImageError(f"{p}: no such image file")
-    data = np.fromfile(str(p), dtype=np.uint8)
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    if image is None:
-        raise calibration.ImageError(f"{p}: not an image OpenCV can decode (expected JPEG, PNG, BMP, TIFF or WebP)")
-    return np.asarray(image, dtype=np.uint8)
 
 
 def _cmd_markers(args: argparse.Namespace) -> int:

@@ -14,16 +14,13 @@ import rules
 import vision
 from tableref import cli_calibration, cli_pipeline
 from tableref.config import ConfigError
+from tableref.errors import UsageError
 from tableref.report import format_findings
 from tableref.sources import SourceError
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 DEFAULT_PROFILE = "skirmish"
-
-
-class UsageError(Exception):
-    """Bad command-line input that is not a rules, calibration or vision error."""
 
 
 def sample_state_path() -> Path:
@@ -85,7 +82,13 @@ BAD_INPUT: tuple[type[BaseException], ...] = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # Commands that take positionals on both sides of their options (`measure FRAME... --roster R A B`) collect
+    # what argparse left over; for any other command a leftover is an error.
+    if extra and getattr(args, "intermixed", False) and not any(x.startswith("-") for x in extra):
+        args.items += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)

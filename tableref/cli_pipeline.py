@@ -15,10 +15,11 @@ import rules
 from calibration.camera import CameraModel, load_camera
 from calibration.spec import load_table_spec
 from tableref.config import load_config
+from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
-from tableref.pipeline import FrameAnalysis, carry_identities, detect_frame
+from tableref.pipeline import FrameAnalysis, carry_identities, detect_frame, fuse_frames
 from tableref.progress import Progress
-from tableref.report import format_findings
+from tableref.report import format_findings, format_length
 from tableref.sources import read_image
 
 EXIT_OK = 0
@@ -74,7 +75,14 @@ def _detect(args: argparse.Namespace) -> tuple[NDArray[np.uint8], FrameAnalysis]
     config = load_config(args.config)
     spec = load_table_spec(args.table)
     frame = read_image(args.frame)
-    return frame, detect_frame(frame, spec, config, _camera(args))
+    analysis = detect_frame(frame, spec, config, _camera(args))
+    if not analysis.state.models:
+        used = analysis.calibration.markers_used
+        raise UsageError(
+            f"{args.frame}: found the table (markers {', '.join(map(str, used))}) but no bases on it; expected a "
+            "frame with miniatures on round bases"
+        )
+    return frame, analysis
 
 
 def _summary(analysis: FrameAnalysis) -> str:
@@ -113,12 +121,60 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     state = carry_identities(analysis.state, roster, config.pipeline.roster_gate_mm)
     findings = rules.check(state, profile)
+    found = {m.id for m in state.models}
+    missing = [m.id for m in roster.models if m.id not in found]
     if args.json:
         doc = rules.findings_document(profile.name, findings)
+        doc["missing"] = missing
         doc["state"] = rules.state_to_dict(state)
         print(json.dumps(doc, indent=2))
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
+        if missing:
+            print(
+                f"\nNot found in the frame ({len(missing)} of {len(roster.models)} roster models, left out of the "
+                f"rules): {', '.join(missing)}"
+            )
+    return EXIT_OK
+
+
+_LINE_NAMES = {"engagement": "within engagement range", "base_contact": "in base contact", "cohesion": "in cohesion"}
+
+
+def format_measurement(m: rules.Measurement, frames: int) -> str:
+    """The judge's answer: the gap with its uncertainty, then a verdict per line of the profile."""
+    source = f"{frames} frames fused" if frames > 1 else "1 frame"
+    lines = [f"{m.a} to {m.b}: gap {format_length(m.gap_mm, m.sigma_mm)} edge to edge ({source})"]
+    for v in m.verdicts:
+        answer = "yes" if v.within else "no"
+        call = "too close to call" if v.call == rules.CLOSE else "clear"
+        name = _LINE_NAMES.get(v.line, v.line)
+        lines.append(f"  {name + ' (' + format_length(v.limit_mm) + ')?':44} {answer:4} {call}")
+    return "\n".join(lines)
+
+
+def _cmd_measure(args: argparse.Namespace) -> int:
+    if len(args.items) < 3:
+        raise UsageError("expected FRAME... A B: at least one frame and two model ids")
+    *frames, a, b = args.items
+    config = load_config(args.config)
+    spec = load_table_spec(args.table)
+    camera = _camera(args)
+    roster = rules.load_state(args.roster)
+    profile = rules.load_profile(args.profile)
+    analyses: list[FrameAnalysis] = []
+    with Progress(len(frames), "frames", enabled=len(frames) > 1 and not args.json) as bar:
+        for path in frames:
+            calibration = analyses[0].calibration if analyses else None
+            analyses.append(detect_frame(read_image(path), spec, config, camera, calibration))
+            bar.advance()
+    fused = fuse_frames(analyses, config.pipeline.roster_gate_mm)
+    state = carry_identities(fused, roster, config.pipeline.roster_gate_mm)
+    measurement = rules.measure(state, a, b, profile)
+    if args.json:
+        print(json.dumps({**measurement.to_dict(), "frames": len(frames), "profile": profile.name}, indent=2))
+    else:
+        print(format_measurement(measurement, len(frames)))
     return EXIT_OK
 
 
@@ -152,6 +208,21 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--roster", required=True, help="table state JSON whose models give ids and units")
     p.add_argument("--profile", default=DEFAULT_PROFILE, help=f"rule profile (default: {DEFAULT_PROFILE})")
     p.set_defaults(func=_cmd_analyze)
+
+    p = sub.add_parser(
+        "measure",
+        help="the judge's measurement of two models",
+        description="Edge-to-edge gap of models A and B with its uncertainty, and the verdict against each line of "
+        "the profile. Several frames of an unchanged table are fused and the uncertainty shrinks.",
+    )
+    p.add_argument("items", nargs="+", metavar="FRAME... A B", help="one or more frames, then two model ids")
+    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
+    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
+    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
+    p.add_argument("--roster", required=True, help="table state JSON whose models give ids and units")
+    p.add_argument("--profile", default=DEFAULT_PROFILE, help=f"rule profile (default: {DEFAULT_PROFILE})")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_measure, intermixed=True)
 
     p = sub.add_parser(
         "evaluate",

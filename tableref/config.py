@@ -104,8 +104,8 @@ class Config:
     evaluate: EvaluateSettings
 
 
-def load_config(path: str | Path | None = None) -> Config:
-    """Defaults, overridden by the TOML file at ``path`` if given. Raises :class:`ConfigError`."""
+def _settings_data(path: str | Path | None) -> dict[str, Any]:
+    """The defaults, merged with the user's TOML file at ``path`` if given."""
     data = default_settings()
     if path is not None:
         p = Path(path)
@@ -116,6 +116,18 @@ def load_config(path: str | Path | None = None) -> Config:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML ({exc})") from None
         data = _merge(data, user, str(p))
+    return data
+
+
+def load_section(cls: type[T], name: str, path: str | Path | None = None) -> T:
+    """One [name] section as settings dataclass ``cls``, for a package outside :class:`Config` (nothing below it
+    may import that package): defaults, overridden by the file at ``path``. Raises :class:`ConfigError`."""
+    return section_from_dict(cls, _settings_data(path).get(name), name)
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Defaults, overridden by the TOML file at ``path`` if given. Raises :class:`ConfigError`."""
+    data = _settings_data(path)
     hints = typing.get_type_hints(Config)
     stages = {f.name: section_from_dict(hints[f.name], data.get(f.name), f.name) for f in dataclasses.fields(Config)}
     return Config(**stages)

@@ -43,6 +43,9 @@ class FrameAnalysis:
     detections: BaseDetections
     px_per_mm: float
     timings_ms: Mapping[str, float]
+    # (N,) the part of each model's sigma that changes from frame to frame (the edge fit), in state order: it
+    # averages down over a burst of frames, the rest (calibration, rim height, lens) does not.
+    sigma_random_mm: NDArray[np.float64]
 
     def outlines_px(self, vertices: int = 48) -> NDArray[np.float64]:
         """(N, vertices, 2) base outlines of the state's models in real frame pixels, for drawing overlays."""
@@ -86,11 +89,12 @@ def _position_sigma_mm(
     centers_mm: NDArray[np.float64],
     px_per_mm: float,
     settings: PipelineSettings,
-) -> NDArray[np.float64]:
-    """(N,) 1-sigma position uncertainty per axis: edge fit, table mapping, rim height, uncorrected lens."""
-    fit = detections.center_sigma_px / px_per_mm
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(N,) 1-sigma position uncertainty per axis, split into the part that varies from frame to frame (the
+    edge fit) and the part that does not (table mapping, rim height, uncorrected lens)."""
+    fit = np.asarray(detections.center_sigma_px / px_per_mm, dtype=np.float64)
     mapping = calibration.mapping_sigma_mm(centers_mm) if len(centers_mm) else np.empty(0)
-    terms = [fit, mapping]
+    terms = [mapping]
     if calibration.heights_corrected:
         # A rim height error dh moves the corrected centre by dh * (distance from the nadir) / camera height.
         assert calibration.camera_position_mm is not None
@@ -99,7 +103,7 @@ def _position_sigma_mm(
         terms.append(settings.rim_height_sigma_mm * lever)
     if not calibration.lens_corrected:
         terms.append(np.full(len(centers_mm), settings.uncorrected_lens_sigma_mm))
-    return np.asarray(np.sqrt(np.sum(np.square(terms), axis=0)), dtype=np.float64)
+    return fit, np.asarray(np.sqrt(np.sum(np.square(terms), axis=0)), dtype=np.float64)
 
 
 def state_from_detections(
@@ -108,14 +112,16 @@ def state_from_detections(
     detections: BaseDetections,
     px_per_mm: float,
     settings: PipelineSettings,
-) -> rules.TableState:
+) -> tuple[rules.TableState, NDArray[np.float64]]:
     """Detections of a top-down view -> a table state of unassigned models, ids ``m1, m2, ...`` along the table
-    rows (by y, then x) so that ids do not depend on detection order."""
+    rows (by y, then x) so that ids do not depend on detection order, and the frame-to-frame part of each
+    model's sigma (N,) in state order."""
     seen_mm = rectified_to_table(detections.center_px, px_per_mm) if len(detections) else np.empty((0, 2))
     height = settings.rim_height_mm if calibration.heights_corrected else 0.0
     # The top-down view shows the rim where its ray meets the table; the model stands below the rim.
     centers_mm = calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
-    sigma = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
+    random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
+    sigma = np.hypot(random, systematic)
     order = np.lexsort((centers_mm[:, 0], centers_mm[:, 1])) if len(centers_mm) else np.empty(0, dtype=np.intp)
     models = tuple(
         rules.Model(
@@ -130,11 +136,12 @@ def state_from_detections(
     )
     report = dict(calibration.report())
     report["rim_height_mm"] = height
-    return rules.TableState(
+    state = rules.TableState(
         table=rules.Table(spec.width_mm, spec.depth_mm),
         models=models,
         extras=MappingProxyType({"calibration": report}),
     )
+    return state, random[order]
 
 
 def detect_frame(
@@ -160,9 +167,43 @@ def detect_frame(
     t = time.perf_counter()
     detections = detect_bases(topdown, px_per_mm, config.vision, mask)
     timings["detect"] = (time.perf_counter() - t) * 1e3
-    state = state_from_detections(spec, calibration, detections, px_per_mm, settings)
+    state, random = state_from_detections(spec, calibration, detections, px_per_mm, settings)
     timings["total"] = (time.perf_counter() - start) * 1e3
-    return FrameAnalysis(state, calibration, detections, px_per_mm, MappingProxyType(timings))
+    return FrameAnalysis(state, calibration, detections, px_per_mm, MappingProxyType(timings), random)
+
+
+def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableState:
+    """One state from a burst of frames of an unchanged table: each model of the first frame averaged with the
+    detections matched to it in the others. The frame-to-frame part of its sigma shrinks with the square root of
+    the frames it was seen in; the rest (calibration, rim height, lens) does not average away."""
+    if not analyses:
+        raise ValueError("fuse_frames needs at least one frame")
+    first = analyses[0]
+    ref = np.array([[m.x_mm, m.y_mm] for m in first.state.models]).reshape(-1, 2)
+    total = np.array([m.sigma_mm for m in first.state.models])
+    systematic2 = np.maximum(total**2 - first.sigma_random_mm**2, 0.0)
+    sums = ref.copy()
+    random2 = first.sigma_random_mm**2
+    seen = np.ones(len(ref))
+    for other in analyses[1:]:
+        pts = np.array([[m.x_mm, m.y_mm] for m in other.state.models]).reshape(-1, 2)
+        if len(pts) == 0 or len(ref) == 0:
+            continue
+        cost = np.hypot(ref[:, None, 0] - pts[None, :, 0], ref[:, None, 1] - pts[None, :, 1])
+        rows, cols = gated_assignment(cost, gate_mm)
+        sums[rows] += pts[cols]
+        random2[rows] += other.sigma_random_mm[cols] ** 2
+        seen[rows] += 1
+    mean = sums / seen[:, None]
+    # The mean of n fits with variances v_k has variance sum(v_k) / n^2.
+    sigma = np.sqrt(systematic2 + random2 / seen**2)
+    models = tuple(
+        replace(m, x_mm=float(mean[k, 0]), y_mm=float(mean[k, 1]), sigma_mm=float(sigma[k]))
+        for k, m in enumerate(first.state.models)
+    )
+    extras = dict(first.state.extras)
+    extras["calibration"] = {**extras.get("calibration", {}), "frames_fused": len(analyses)}
+    return replace(first.state, models=models, extras=MappingProxyType(extras))
 
 
 def carry_identities(detected: rules.TableState, roster: rules.TableState, gate_mm: float) -> rules.TableState:

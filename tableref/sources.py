@@ -18,6 +18,8 @@ from numpy.typing import NDArray
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg")
+_JPEG_START = b"\xff\xd8"
+_JPEG_END = b"\xff\xd9"
 _STREAM = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
@@ -40,18 +42,13 @@ def read_image(path: str | Path) -> NDArray[np.uint8]:
     if not p.is_file():
         raise SourceError(f"{p}: no such image file")
     data = np.fromfile(str(p), dtype=np.uint8)
+    # A truncated JPEG may still decode (grey below the cut): a JPEG must end with its end-of-image marker.
+    if data[:2].tobytes() == _JPEG_START and _JPEG_END not in data[-64:].tobytes():
+        raise SourceError(f"{p}: the JPEG is truncated (no end-of-image marker); expected a complete file")
     image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
     if image is None:
         raise SourceError(f"{p}: not an image OpenCV can decode (expected JPEG, PNG, BMP, TIFF or WebP)")
-    if p.suffix.lower() in (".jpg", ".jpeg") and not _jpeg_complete(data):
-        raise SourceError(f"{p}: the JPEG is truncated (no end-of-image marker); expected a complete file")
     return np.asarray(image, dtype=np.uint8)
-
-
-def _jpeg_complete(data: NDArray[np.uint8]) -> bool:
-    # A truncated JPEG still decodes (grey below the cut), so look for the end-of-image marker near the end.
-    tail = data[-64:].tobytes()
-    return b"\xff\xd9" in tail
 
 
 class FrameSource:

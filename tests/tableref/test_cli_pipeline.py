@@ -1,0 +1,128 @@
+"""`tableref detect`, `analyze`, `measure` and `evaluate` on the bundled sample frames, and their errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from tableref.cli import main
+from tests.tableref.conftest import Rendered
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+FRAME = SAMPLES / "skirmish_1080p.jpg"
+CAMERA = SAMPLES / "skirmish_1080p.camera.json"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def roster(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    truth = json.loads((SAMPLES / "skirmish_1080p.truth.json").read_text())
+    path = tmp_path_factory.mktemp("roster") / "roster.json"
+    path.write_text(json.dumps({k: truth[k] for k in ("table", "units", "models", "terrain")}))
+    return path
+
+
+def test_detect_json_is_a_state_close_to_the_truth(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    annotated = tmp_path / "annotated.png"
+    code, out, _ = run(capsys, "detect", FRAME, "--camera", CAMERA, "--json", "--annotate", annotated)
+    assert code == 0
+    state = json.loads(out)
+    assert state["calibration"]["markers_used"] == list(range(8))
+    assert state["calibration"]["lens_corrected"] is True
+    assert state["models"] and all(m["unit"] is None and m["sigma_mm"] > 0 for m in state["models"])
+    truth = json.loads((SAMPLES / "skirmish_1080p.truth.json").read_text())
+    truth_xy = np.array([[m["x_mm"], m["y_mm"]] for m in truth["models"]])
+    nearest = [np.min(np.hypot(*(truth_xy - [m["x_mm"], m["y_mm"]]).T)) for m in state["models"]]
+    assert np.mean(np.array(nearest) < 2.0) >= 0.5
+    picture = cv2.imread(str(annotated))
+    assert picture is not None and picture.shape[:2] == (1080, 1920)
+
+
+def test_analyze_takes_identities_from_the_roster(capsys: pytest.CaptureFixture[str], roster: Path) -> None:
+    code, out, _ = run(capsys, "analyze", FRAME, "--camera", CAMERA, "--roster", roster, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    roster_ids = {m["id"] for m in json.loads(roster.read_text())["models"]}
+    found = {m["id"] for m in doc["state"]["models"]}
+    assert found & roster_ids
+    assert set(doc["missing"]) == roster_ids - found
+
+
+def test_measure_prints_gap_and_verdicts(capsys: pytest.CaptureFixture[str], roster: Path) -> None:
+    code, out, _ = run(capsys, "analyze", FRAME, "--camera", CAMERA, "--roster", roster, "--json")
+    ids = [m["id"] for m in json.loads(out)["state"]["models"] if m["unit"]][:2]
+    code, out, _ = run(capsys, "measure", FRAME, FRAME, "--camera", CAMERA, "--roster", roster, *ids, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert (doc["a"], doc["b"], doc["frames"]) == (ids[0], ids[1], 2)
+    assert [v["line"] for v in doc["verdicts"]] == ["engagement", "base_contact", "cohesion"]
+    assert doc["sigma_mm"] > 0
+
+
+def test_evaluate_scores_every_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "evaluate", SAMPLES, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert len(doc["frames"]) == len(list(SAMPLES.glob("*.truth.json")))
+    assert 0 < doc["overall"]["precision"] <= 1
+    assert doc["reliability"][0]["group"] == "all"
+
+
+def _truncated(tmp: Path) -> Path:
+    path = tmp / "cut.jpg"
+    path.write_bytes(FRAME.read_bytes()[: FRAME.stat().st_size // 2])
+    return path
+
+
+def _tiny(tmp: Path) -> Path:
+    path = tmp / "tiny.png"
+    cv2.imwrite(str(path), np.zeros((24, 32, 3), np.uint8))
+    return path
+
+
+def _text(tmp: Path) -> Path:
+    path = tmp / "notes.jpg"
+    path.write_text("not a picture")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "extra", "message"),
+    [
+        (lambda tmp: tmp / "missing.jpg", [], "no such image file"),
+        (_text, [], "not an image OpenCV can decode"),
+        (_truncated, [], "truncated"),
+        (_tiny, [], "too small"),
+        (lambda tmp: FRAME, ["--table", SAMPLES / "small_table.toml"], "does the spec name the right dictionary"),
+        (lambda tmp: FRAME, ["--camera", SAMPLES / "small_table.toml"], "not valid JSON"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    make,
+    extra: list[str],
+    message: str,  # type: ignore[no-untyped-def]
+) -> None:
+    code, out, err = run(capsys, "detect", make(tmp_path), *extra)
+    assert code == 2
+    assert out == ""
+    assert message in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_empty_table_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path, empty_table: Rendered) -> None:
+    frame = tmp_path / "empty.png"
+    cv2.imwrite(str(frame), empty_table.image)
+    code, _, err = run(capsys, "detect", frame)
+    assert code == 2
+    assert "no bases on it" in err

@@ -1,0 +1,117 @@
+"""The wiring between stages: rectified detections to table millimetres, identities, fusing frames."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import rules
+from calibration.table import calibrate_table, table_to_rectified
+from tableref.config import Config
+from tableref.pipeline import carry_identities, fuse_frames, state_from_detections
+from tests.tableref.conftest import Rendered
+from vision.detections import BaseDetections
+
+TRUTH_MM = np.array([[300.0, 300.0], [914.5, 609.5], [1600.0, 1000.0], [150.0, 1100.0]])
+
+
+def detections_at(points_px: np.ndarray, diameter_mm: float, sigma_px: float) -> BaseDetections:
+    n = len(points_px)
+    return BaseDetections(
+        center_px=points_px,
+        radius_px=np.full(n, 10.0),
+        diameter_mm=np.full(n, diameter_mm),
+        score=np.ones(n),
+        edge_coverage=np.ones(n),
+        fit_rms_px=np.full(n, 0.1),
+        center_sigma_px=np.full(n, sigma_px),
+    )
+
+
+@pytest.mark.parametrize("rim_height_mm", [0.0, 4.0])
+@pytest.mark.parametrize("lens", [True, False])
+def test_rectified_rims_map_to_the_bases_below_them(
+    empty_table: Rendered, config: Config, rim_height_mm: float, lens: bool
+) -> None:
+    camera = empty_table.camera if lens else None
+    cal = calibrate_table(empty_table.image, empty_table.spec, camera, settings=config.calibration)
+    settings = dataclasses.replace(config.pipeline, rim_height_mm=rim_height_mm)
+    px_per_mm = 2.0
+    if lens:
+        # Where each rim appears in the frame, and where that pixel lies on the table plane (the rectified view).
+        seen_px = cal.table_to_image(TRUTH_MM, rim_height_mm)
+        on_plane = cal.image_to_table(seen_px, 0.0)
+    else:
+        on_plane = TRUTH_MM
+    dets = detections_at(table_to_rectified(on_plane, px_per_mm), 32.0, 0.1)
+    state, random = state_from_detections(empty_table.spec, cal, dets, px_per_mm, settings)
+    got = np.array([[m.x_mm, m.y_mm] for m in state.models])
+    order = np.lexsort((TRUTH_MM[:, 0], TRUTH_MM[:, 1]))
+    np.testing.assert_allclose(got, TRUTH_MM[order], atol=1e-6)
+    assert [m.id for m in state.models] == ["m1", "m2", "m3", "m4"]
+    assert all(m.unit is None and m.base == rules.RoundBase(32.0) for m in state.models)
+    np.testing.assert_allclose(random, 0.1 / px_per_mm)
+    sigma = np.array([m.sigma_mm for m in state.models])
+    assert np.all(sigma >= random)
+    if not lens:
+        assert np.all(sigma >= config.pipeline.uncorrected_lens_sigma_mm)
+    assert state.extras["calibration"]["lens_corrected"] is lens
+
+
+def _state(points: list[tuple[str, str | None, float, float]], units: list[str]) -> rules.TableState:
+    return rules.state_from_dict(
+        {
+            "table": {"width_mm": 1829, "depth_mm": 1219},
+            "units": [{"id": u, "player": "P", "leader": f"{u}1"} for u in units],
+            "models": [
+                {"id": i, "unit": u, "x_mm": x, "y_mm": y, "base": {"diameter_mm": 32}, "sigma_mm": 0.2}
+                for i, u, x, y in points
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("detected", "expected"),
+    [
+        # Two models side by side both moved 20 mm right: the optimal matching keeps them apart.
+        ([(120.0, 100.0), (160.0, 100.0)], {"a1": (120.0, 100.0), "a2": (160.0, 100.0)}),
+        # One model gone (the leader): the other keeps its id; the unit loses its leader.
+        ([(140.0, 100.0)], {"a2": (140.0, 100.0)}),
+        # A newcomer far from every roster model gets a fresh id.
+        (
+            [(100.0, 100.0), (140.0, 100.0), (900.0, 900.0)],
+            {"a1": (100.0, 100.0), "a2": (140.0, 100.0), "m1": (900.0, 900.0)},
+        ),
+    ],
+)
+def test_carry_identities(detected: list[tuple[float, float]], expected: dict[str, tuple[float, float]]) -> None:
+    roster = _state([("a1", "a", 100.0, 100.0), ("a2", "a", 140.0, 100.0)], ["a"])
+    found = _state([(f"m{k + 1}", None, x, y) for k, (x, y) in enumerate(detected)], [])
+    state = carry_identities(found, roster, gate_mm=40.0)
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == expected
+    assert all((m.unit == "a") is m.id.startswith("a") for m in state.models)
+    assert (state.unit("a").leader == "a1") is ("a1" in expected)
+
+
+def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config: Config) -> None:
+    from tableref.pipeline import FrameAnalysis
+
+    cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
+    rng = np.random.default_rng(5)
+    analyses = []
+    for _ in range(4):
+        noisy = TRUTH_MM + rng.normal(0, 0.05, TRUTH_MM.shape)
+        dets = detections_at(table_to_rectified(cal.image_to_table(cal.table_to_image(noisy, 4.0)), 2.0), 32.0, 0.4)
+        state, random = state_from_detections(empty_table.spec, cal, dets, 2.0, config.pipeline)
+        analyses.append(FrameAnalysis(state, cal, dets, 2.0, {}, random))
+    fused = fuse_frames(analyses, gate_mm=10.0)
+    one = analyses[0].state.models[0].sigma_mm
+    random = analyses[0].sigma_random_mm[0]
+    systematic = np.sqrt(one**2 - random**2)
+    assert fused.models[0].sigma_mm == pytest.approx(np.hypot(systematic, random / 2.0))
+    assert fused.extras["calibration"]["frames_fused"] == 4
+    mean = np.mean([[a.state.models[0].x_mm, a.state.models[0].y_mm] for a in analyses], axis=0)
+    assert (fused.models[0].x_mm, fused.models[0].y_mm) == pytest.approx(tuple(mean))

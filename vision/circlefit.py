@@ -42,12 +42,17 @@ class CircleFit:
     ok: BoolArray
 
 
-def _weighted_median_abs(res: FloatArray, mask: BoolArray) -> FloatArray:
+def _median_abs(res: FloatArray, mask: BoolArray) -> FloatArray:
     """Median of |res| over the masked entries of each row (K,); rows with no entry give +inf."""
-    a = np.where(mask, np.abs(res), np.nan)
-    with np.errstate(all="ignore"):
-        med = np.nanmedian(a, axis=1) if a.shape[1] else np.full(a.shape[0], np.nan)
-    return np.where(np.isfinite(med), med, np.inf)
+    count = mask.sum(axis=1)
+    ordered = np.sort(np.where(mask, np.abs(res), np.inf), axis=1)
+    rows = np.arange(len(res))
+    lo = np.maximum((count - 1) // 2, 0)
+    hi = np.maximum(count // 2, 0)
+    if ordered.shape[1] == 0:
+        return np.full(len(res), np.inf)
+    med = 0.5 * (ordered[rows, lo] + ordered[rows, np.minimum(hi, ordered.shape[1] - 1)])
+    return np.asarray(np.where(count > 0, med, np.inf), dtype=np.float64)
 
 
 def algebraic_fit(points_px: FloatArray, weight: FloatArray, origin_px: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -58,8 +63,8 @@ def algebraic_fit(points_px: FloatArray, weight: FloatArray, origin_px: FloatArr
     a = np.stack([x, y, np.ones_like(x)], axis=-1)
     b = -(x * x + y * y)
     wa = a * weight[..., None]
-    normal = np.einsum("kni,knj->kij", wa, a) + _DAMPING * np.eye(3)
-    rhs = np.einsum("kni,kn->ki", wa, b)
+    normal = np.swapaxes(wa, 1, 2) @ a + _DAMPING * np.eye(3)
+    rhs = (np.swapaxes(wa, 1, 2) @ b[..., None])[..., 0]
     det = np.linalg.det(normal)
     solvable = np.abs(det) > 1e-12
     sol = np.full((len(points_px), 3), np.nan)
@@ -103,7 +108,7 @@ def fit_circles(
         return np.where(found & (np.abs(u) < 1), (1 - u * u) ** 2, 0.0)
 
     def robust_scale(res: FloatArray, mask: BoolArray) -> FloatArray:
-        return np.maximum(_MAD_TO_SIGMA * _weighted_median_abs(res, mask), MIN_RESIDUAL_SCALE_PX)
+        return np.maximum(_MAD_TO_SIGMA * _median_abs(res, mask), MIN_RESIDUAL_SCALE_PX)
 
     # algebraic start, with the points weighted by their agreement with the initial circle
     _, _, res = residuals(center, radius)
@@ -119,8 +124,8 @@ def fit_circles(
         weight = tukey(res, robust_scale(res, found))
         jac = np.stack([-dx / (res + radius[:, None]), -dy / (res + radius[:, None]), -np.ones_like(dx)], axis=-1)
         wj = jac * weight[..., None]
-        normal = np.einsum("kni,knj->kij", wj, jac) + _DAMPING * eye
-        grad = np.einsum("kni,kn->ki", wj, res)
+        normal = np.swapaxes(wj, 1, 2) @ jac + _DAMPING * eye
+        grad = (np.swapaxes(wj, 1, 2) @ res[..., None])[..., 0]
         solvable = (weight > 0).sum(axis=1) >= MIN_POINTS
         if not solvable.any():
             break
@@ -138,7 +143,7 @@ def fit_circles(
         rms = np.sqrt(np.where(inlier, res * res, 0.0).sum(axis=1) / np.maximum(count, 1))
         d = res + radius[:, None]
         jac = np.stack([-dx / d, -dy / d, -np.ones_like(dx)], axis=-1) * inlier[..., None]
-        normal = np.einsum("kni,knj->kij", jac, jac) + _DAMPING * eye
+        normal = np.swapaxes(jac, 1, 2) @ jac + _DAMPING * eye
         dof = np.maximum(count - 3, 1)
         var = np.where(inlier, res * res, 0.0).sum(axis=1) / dof
     cov = np.full((k, 2, 2), np.inf)

@@ -16,17 +16,19 @@ class VisionSettings:
     Sizes
         base_sizes_mm: the standard round base diameters a detection may snap to.
         snap_tolerance_mm: largest difference between a fitted diameter and the size it snaps to.
-    Seeds (HoughCircles on a reduced copy of the image)
-        seed_px_per_mm: target scale of the reduced copy (reduced by a whole factor, never enlarged).
-        seed_blur_px: Gaussian smoothing of the reduced copy before the circle search (px at seed scale).
+    Seeds (HoughCircles on reduced copies of the image)
+        seed_radius_px: each size band is searched on a copy reduced (by a whole factor, never enlarged) until
+            its smallest base is about this radius in px.
+        seed_blur_px: Gaussian smoothing of a reduced copy before the circle search (px at its scale).
         seed_band_ratio: largest ratio of radii searched in one pass; the sizes are split into such bands.
         seed_radius_margin: relative widening of each band's radius range (seed radii are only roughly right).
         seed_canny_high: upper Canny threshold of the circle search (grey levels); the lower one is half.
-        seed_center_tolerance_px: how far a seed centre may be off, in px of the reduced copy.
+        seed_center_tolerance_px: how far a seed centre may be off, in px of its reduced copy.
         seed_vote_fraction: accumulator votes needed, as a fraction of the smallest rim length of the band in px.
     Rim edges (intensity profiles along rays from each candidate's centre)
-        rays: rays per candidate.
-        sample_step_px: sample spacing along a ray.
+        search_rays, search_step_mm: rays per candidate and sample spacing along them (mm, at least
+            sample_step_px) while the footprint is looked for (a wide search that needs no sub-pixel precision).
+        rays, sample_step_px: the same for the refinement around the nominal radius.
         profile_blur_px: Gaussian smoothing of each profile along its ray before differentiating.
         seed_search_mm: how far (mm) beyond its size band the first edge search looks (seed centres are rough).
         ring_support_fraction: of the circles about a first centre, the outermost one supported by at least this
@@ -63,13 +65,15 @@ class VisionSettings:
 
     base_sizes_mm: tuple[float, ...]
     snap_tolerance_mm: float
-    seed_px_per_mm: float
+    seed_radius_px: float
     seed_blur_px: float
     seed_band_ratio: float
     seed_radius_margin: float
     seed_canny_high: float
     seed_center_tolerance_px: float
     seed_vote_fraction: float
+    search_rays: int
+    search_step_mm: float
     rays: int
     sample_step_px: float
     profile_blur_px: float
@@ -104,10 +108,11 @@ class VisionSettings:
             raise SettingsError(f"base_sizes_mm must list positive diameters, got {self.base_sizes_mm!r}")
         positive = (
             "snap_tolerance_mm",
-            "seed_px_per_mm",
+            "seed_radius_px",
             "seed_canny_high",
             "seed_center_tolerance_px",
             "sample_step_px",
+            "search_step_mm",
             "seed_search_mm",
             "refine_search_mm",
             "outlier_sigmas",
@@ -119,8 +124,10 @@ class VisionSettings:
                 raise SettingsError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.seed_band_ratio < 1:
             raise SettingsError(f"seed_band_ratio must be at least 1, got {self.seed_band_ratio}")
-        if self.rays < 16:
-            raise SettingsError(f"rays must be at least 16 to see a rim, got {self.rays}")
+        if min(self.rays, self.search_rays) < 16:
+            raise SettingsError(
+                f"rays and search_rays must be at least 16 to see a rim, got {self.rays}, {self.search_rays}"
+            )
         if self.refine_passes < 1 or self.fit_iterations < 1:
             raise SettingsError("refine_passes and fit_iterations must be at least 1")
         for name in (

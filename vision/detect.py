@@ -54,11 +54,11 @@ from vision.rim import (
     pick_edges,
     ray_derivative,
     ray_directions,
-    sample_luma,
+    sample_grey,
     sample_mask,
     select_peaks,
 )
-from vision.seeds import Seeds, find_seeds, reduction_factor
+from vision.seeds import Seeds, find_seeds
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -71,6 +71,9 @@ _FIRST_PASS_COVERAGE_SHARE = 0.5
 # The first footprint radius is measured at the gradient peak, which blur pushes outward by up to about this
 # many px when the side wall is narrow: its size is snapped that much more loosely.
 _FIRST_PASS_SLACK_PX = 1.0
+# The refinement searches at least this far (px) either side of the nominal radius: a gradient peak at the very
+# end of a shorter window is no local maximum, and at about 1 px/mm blur moves the peak by most of a pixel.
+_MIN_REFINE_HALF_WIDTH_PX = 2.5
 # Two first-pass circles of the same size closer than this fraction of their radius are one base seen twice.
 _SAME_BASE_CENTER_FRACTION = 0.3
 # A smaller circle whose centre lies within this fraction of its own radius from a larger circle's centre is the
@@ -90,18 +93,19 @@ _DISC_HIGH_PERCENTILE = 90.0
 _BAND_SAMPLES_PER_MM = 2.0
 
 
-def _check_image(image: object) -> NDArray[np.uint8]:
+def _grey_image(image: object) -> NDArray[np.uint8]:
+    """The image as contiguous 8-bit grey (H, W); raises ImageError when it is no image."""
     if not isinstance(image, np.ndarray):
         raise ImageError(f"expected the top-down image as a numpy array (H, W, 3) uint8, got {type(image).__name__}")
     if image.dtype != np.uint8:
         raise ImageError(f"expected a uint8 image (8-bit BGR), got dtype {image.dtype}")
-    if image.ndim == 2:
-        image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-    if image.ndim != 3 or image.shape[2] != 3:
-        raise ImageError(f"expected a BGR image of shape (H, W, 3), got shape {image.shape}")
+    if not (image.ndim == 2 or (image.ndim == 3 and image.shape[2] == 3)):
+        raise ImageError(f"expected a BGR image of shape (H, W, 3) or a grey one (H, W), got shape {image.shape}")
     if image.shape[0] < 2 or image.shape[1] < 2:
         raise ImageError(f"the image is {image.shape[1]} x {image.shape[0]} px; expected at least 2 x 2")
-    return np.ascontiguousarray(image)
+    if image.ndim == 2:
+        return np.ascontiguousarray(image)
+    return np.asarray(cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_BGR2GRAY), dtype=np.uint8)
 
 
 def _check_scale(px_per_mm: object, settings: VisionSettings) -> float:
@@ -144,7 +148,7 @@ def snap_diameters(
 
 
 def _rim_fit(
-    image: NDArray[np.uint8],
+    grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
     center: FloatArray,
     radius: FloatArray,
@@ -157,7 +161,7 @@ def _rim_fit(
     """Sample rays over ``radius +- half_width_px``, take one edge per ray (see :func:`vision.rim.pick_edges`)
     and fit a circle to them. Also returns every strong edge of the rays."""
     deriv = ray_derivative(
-        image, center, radius, half_width_px, directions, settings.sample_step_px, settings.profile_blur_px
+        grey, center, radius, half_width_px, directions, settings.sample_step_px, settings.profile_blur_px
     )
     peaks = find_peaks(
         deriv, polarity, settings.sample_step_px, settings.min_edge_gradient, settings.edge_peak_fraction
@@ -183,6 +187,7 @@ def _ring_support(
     directions: FloatArray,
     tolerance_px: float,
     window_px: float,
+    beyond_chance: bool = True,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """For circles about ``center`` (K, 2) of every radius on a grid: the share of rays with a strong edge
     within ``tolerance_px`` of that circle beyond what chance gives, support (K, B); the mean distance of those
@@ -191,7 +196,7 @@ def _ring_support(
 
     Chance: with d strong edges per px of ray (texture, noise; ``window_px`` is the length searched), a band of
     width w catches one on a share 1 - exp(-d w) of the rays whatever the circle; support counts only the
-    rays above that share, rescaled to [0, 1]."""
+    rays above that share, rescaled to [0, 1] (unless ``beyond_chance`` is false)."""
     k, n, _ = peaks.good.shape
     reach = ray_radius[:, None, None] + peaks.offset_px
     px = ray_center[:, None, None, 0] + reach * directions[None, :, None, 0] - center[:, None, None, 0]
@@ -203,24 +208,28 @@ def _ring_support(
     lowest = np.floor(dist[peaks.good].min() / _RING_BIN_PX) - spread - 2
     highest = np.ceil(dist[peaks.good].max() / _RING_BIN_PX) + spread + 2
     bins = int(highest - lowest) + 1
-    index = np.round(dist / _RING_BIN_PX - lowest).astype(np.intp)
     kk, rr, pp = np.nonzero(peaks.good)
-    hit = np.zeros((k, n, bins), np.bool_)
-    hit[kk, rr, index[kk, rr, pp]] = True
-    total = np.zeros((k, bins))
-    np.add.at(total, (kk, index[kk, rr, pp]), dist[kk, rr, pp])
-    count = np.zeros((k, bins))
-    np.add.at(count, (kk, index[kk, rr, pp]), 1.0)
-    near = hit.copy()
-    near_total, near_count = total.copy(), count.copy()
-    for shift in range(1, spread + 1):
-        near[..., shift:] |= hit[..., :-shift]
-        near[..., :-shift] |= hit[..., shift:]
-        near_total[:, shift:] += total[:, :-shift]
-        near_total[:, :-shift] += total[:, shift:]
-        near_count[:, shift:] += count[:, :-shift]
-        near_count[:, :-shift] += count[:, shift:]
+    d = dist[kk, rr, pp]
+    index = np.round(d / _RING_BIN_PX - lowest).astype(np.intp)
+    # every edge covers the bins within the tolerance: +1 where its cover starts, -1 after it ends, then a
+    # running sum along the bins counts the edges covering each bin of each ray
+    ray = kk * n + rr
+    width = bins + 1
+    marks = np.bincount(ray * width + index - spread, minlength=k * n * width)
+    marks -= np.bincount(ray * width + index + spread + 1, minlength=k * n * width)
+    near = np.cumsum(marks.reshape(k, n, width)[..., :bins], axis=-1) > 0
+    # the same running sums over all rays give the count and mean distance of the supporting edges
+    starts = kk * width + index - spread
+    ends = kk * width + index + spread + 1
+    count = np.bincount(starts, minlength=k * width) - np.bincount(ends, minlength=k * width)
+    total = np.bincount(starts, weights=d, minlength=k * width) - np.bincount(ends, weights=d, minlength=k * width)
+    near_count = np.cumsum(count.reshape(k, width)[:, :bins], axis=-1)
+    near_total = np.cumsum(total.reshape(k, width)[:, :bins], axis=-1)
     raw = near.mean(axis=1)
+    if not beyond_chance:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_px = np.where(near_count > 0, near_total / near_count, 0.0)
+        return raw, mean_px, (np.arange(bins) + lowest) * _RING_BIN_PX
     density = peaks.good.sum(axis=(1, 2)) / (n * max(window_px, 1e-9))
     chance = 1.0 - np.exp(-density * (2 * spread + 1) * _RING_BIN_PX)
     support = np.clip((raw - chance[:, None]) / np.maximum(1.0 - chance[:, None], 1e-9), 0.0, 1.0)
@@ -251,6 +260,18 @@ def _ray_distance_to_circle(
     return np.asarray((-b + np.sqrt(disc)).T, dtype=np.float64)
 
 
+def _best_of(rings: list[tuple[FloatArray, FloatArray, FloatArray]]) -> tuple[FloatArray, FloatArray]:
+    """Of the rings of both polarities (``rings`` = [positive, negative], each from :func:`_ring_support`), the
+    best supported: radius (K,) (-inf when no ray has an edge) and polarity (K,)."""
+    rows = np.arange(len(rings[0][0]))
+    best = [np.argmax(r[0], axis=1) for r in rings]
+    top = [r[0][rows, i] for r, i in zip(rings, best, strict=True)]
+    take_minus = top[1] > top[0]
+    radius = np.where(take_minus, rings[1][1][rows, best[1]], rings[0][1][rows, best[0]])
+    radius = np.where(np.maximum(top[0], top[1]) > 0, radius, -np.inf)
+    return radius, np.where(take_minus, -1.0, 1.0)
+
+
 def _outermost_of(
     rings: list[tuple[FloatArray, FloatArray, FloatArray]], need: float, fraction: float
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -274,7 +295,7 @@ def _outermost_of(
 
 
 def _footprints(
-    image: NDArray[np.uint8],
+    grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
     seeds: Seeds,
     px_per_mm: float,
@@ -294,23 +315,20 @@ def _footprints(
     polarity = np.ones(k)
     support = np.zeros(k)
     slack = settings.seed_search_mm * px_per_mm
+    step = max(settings.sample_step_px, settings.search_step_mm * px_per_mm)
     need = _FIRST_PASS_COVERAGE_SHARE * settings.min_edge_coverage
-    loose = max(
-        _RING_TOLERANCE_PX, settings.seed_center_tolerance_px * reduction_factor(px_per_mm, settings.seed_px_per_mm)
-    )
     for band in np.unique(seeds.band_px, axis=0):
         sel = np.flatnonzero(np.all(seeds.band_px == band, axis=1))
+        loose = max(_RING_TOLERANCE_PX, settings.seed_center_tolerance_px * float(seeds.reduction[sel].max()))
         ray_center = seeds.center_px[sel]
         ray_radius = np.full(len(sel), (band[0] + band[1]) / 2)
         half_width = (band[1] - band[0]) / 2 + slack
-        deriv = ray_derivative(
-            image, ray_center, ray_radius, half_width, directions, settings.sample_step_px, settings.profile_blur_px
-        )
+        deriv = ray_derivative(grey, ray_center, ray_radius, half_width, directions, step, settings.profile_blur_px)
         both = [
             find_peaks(
                 deriv,
                 np.full(len(sel), sign),
-                settings.sample_step_px,
+                step,
                 settings.min_edge_gradient,
                 settings.edge_peak_fraction,
             )
@@ -319,12 +337,22 @@ def _footprints(
         window = float(deriv.offset_px[-1] - deriv.offset_px[0])
         c1 = ray_center
         ok = np.zeros(len(sel), np.bool_)
-        for tolerance in (loose, _RING_TOLERANCE_PX):
-            ring_r, ring_p, _ = _outermost_of(
-                [_ring_support(pk, ray_center, ray_radius, c1, directions, tolerance, window) for pk in both],
-                need,
-                settings.ring_support_fraction,
-            )
+        for stage in ("centre", "footprint", "footprint"):
+            if stage == "centre":
+                # about the rough seed centre every ring is smeared; the best supported one (footprint or wall,
+                # they are concentric) is the one to take the centre from
+                ring_r, ring_p = _best_of(
+                    [_ring_support(pk, ray_center, ray_radius, c1, directions, loose, window, False) for pk in both]
+                )
+            else:
+                ring_r, ring_p, _ = _outermost_of(
+                    [
+                        _ring_support(pk, ray_center, ray_radius, c1, directions, _RING_TOLERANCE_PX, window)
+                        for pk in both
+                    ],
+                    need,
+                    settings.ring_support_fraction,
+                )
             has = np.isfinite(ring_r)
             # distances from c1 along the rays cast from ray_center: the target on each ray is where the ring is
             target = _ray_distance_to_circle(ray_center, c1, np.where(has, ring_r, ray_radius), directions)
@@ -365,7 +393,7 @@ def _unique(center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: F
 
 
 def _disc_contrast(
-    image: NDArray[np.uint8],
+    grey: NDArray[np.uint8],
     center: FloatArray,
     radius: FloatArray,
     inlier: BoolArray,
@@ -385,7 +413,7 @@ def _disc_contrast(
 
     inner = -band(*settings.disc_inner_mm)
     outer = band(*settings.disc_outer_mm)
-    prof = sample_luma(image, center, radius, np.concatenate([inner, outer]), directions).astype(np.float64)
+    prof = sample_grey(grey, center, radius, np.concatenate([inner, outer]), directions).astype(np.float64)
     mat = np.median(prof[..., len(inner) :], axis=-1, keepdims=True)
     diff = np.abs(prof[..., : len(inner)] - mat)
     diff = np.where(inlier[..., None], diff, np.nan).reshape(len(radius), -1)
@@ -398,7 +426,7 @@ def _disc_contrast(
 
 
 def _rim_correction(
-    image: NDArray[np.uint8],
+    grey: NDArray[np.uint8],
     center: FloatArray,
     radius: FloatArray,
     inlier: BoolArray,
@@ -412,7 +440,7 @@ def _rim_correction(
         return np.zeros(0)
     inner_mm, outer_mm = settings.rim_model_mm
     u = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + _PROFILE_STEP_PX / 2, _PROFILE_STEP_PX)
-    prof = sample_luma(image, center, radius, u, directions).astype(np.float64)
+    prof = sample_grey(grey, center, radius, u, directions).astype(np.float64)
     rays = inlier.sum(axis=1)
     mean = (prof * inlier[..., None]).sum(axis=1) / np.maximum(rays, 1)[:, None]
     weight = np.repeat((rays > 0)[:, None].astype(np.float64), len(u), axis=1)
@@ -464,22 +492,25 @@ def detect_bases(
     Returns one row per base, best score first, centres and radii in this image's pixels (pixel centres at
     integer coordinates). Raises :class:`~vision.errors.ImageError`, :class:`~vision.errors.ScaleError` or
     :class:`~vision.errors.MaskError` on unusable input."""
-    image = _check_image(topdown_bgr)
+    grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
-    ignore = _check_mask(mask, image.shape)
-    seeds = find_seeds(image, scale, settings, ignore)
+    ignore = _check_mask(mask, grey.shape)
+    seeds = find_seeds(grey, scale, settings, ignore)
     if len(seeds) == 0:
         return BaseDetections.empty()
     directions = ray_directions(settings.rays)
     sizes = settings.base_sizes_mm
 
     # 2. footprint from the seeds, snapped to a size
-    center, radius, polarity, support = _footprints(image, ignore, seeds, scale, directions, settings)
+    center, radius, polarity, support = _footprints(
+        grey, ignore, seeds, scale, ray_directions(settings.search_rays), settings
+    )
     rough_mm = settings.snap_tolerance_mm + settings.refine_search_mm + 2 * _FIRST_PASS_SLACK_PX / scale
     nominal, fits_size = snap_diameters(2 * radius / scale, sizes, rough_mm)
     alive = (support > 0) & fits_size
     center, radius, polarity, nominal, support = (a[alive] for a in (center, radius, polarity, nominal, support))
-    keep = _unique(center, radius, nominal, support)
+    # of two circles that are one base, the outer is its footprint (the inner one is its top)
+    keep = _unique(center, radius, nominal, radius)
     center, polarity, nominal = center[keep], polarity[keep], nominal[keep]
     if len(nominal) == 0:
         return BaseDetections.empty()
@@ -488,11 +519,11 @@ def detect_bases(
     radius = nominal / 2 * scale
     for _ in range(settings.refine_passes):
         fit, _peaks = _rim_fit(
-            image,
+            grey,
             ignore,
             center,
             nominal / 2 * scale,
-            settings.refine_search_mm * scale,
+            max(settings.refine_search_mm * scale, _MIN_REFINE_HALF_WIDTH_PX),
             polarity,
             "nearest",
             directions,
@@ -503,12 +534,12 @@ def detect_bases(
         nominal = np.where(fit.ok, snap_diameters(2 * radius / scale, sizes, np.inf)[0], nominal)
 
     # the footprint radius, free of the blur-and-wall shift
-    radius = radius + _rim_correction(image, center, radius, fit.inlier, scale, directions, settings)
+    radius = radius + _rim_correction(grey, center, radius, fit.inlier, scale, directions, settings)
 
     # 4. is it a base?
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     coverage = _coverage(fit)
-    contrast, fill = _disc_contrast(image, center, radius, fit.inlier, scale, directions, settings)
+    contrast, fill = _disc_contrast(grey, center, radius, fit.inlier, scale, directions, settings)
     rms = fit.rms_px
     accept = (
         fit.ok

@@ -1,6 +1,7 @@
 """Sub-pixel rim edges of many candidate circles at once, from intensity profiles along rays.
 
-For each candidate, ``rays`` rays leave the centre at equal angles; each is sampled across the expected rim,
+For each candidate, ``rays`` rays leave the centre at equal angles; each is sampled (from the grey image, which
+is far cheaper to sample than the colour one) across the expected rim,
 smoothed along its length and differentiated. The rim on a ray is a peak of that derivative, located to a fraction
 of a sample by a parabola through the peak and its two neighbours.
 
@@ -19,9 +20,6 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-# BGR weights of luminance (ITU-R BT.601, the weights cv2.cvtColor uses), applied to the samples only so the
-# full image is never converted.
-LUMA_BGR = np.array([0.114, 0.587, 0.299], dtype=np.float32)
 # cv2.remap cannot address more than 32767 columns.
 _MAX_REMAP_COLS = 32767
 # A Gaussian kernel is cut at this many sigmas.
@@ -48,15 +46,16 @@ def derivative_kernel(sigma_samples: float) -> tuple[NDArray[np.float32], int]:
     return dg.astype(np.float32), half
 
 
-def sample_luma(
-    image_bgr: NDArray[np.uint8],
+def sample_grey(
+    grey: NDArray[np.uint8],
     center_px: FloatArray,
     radius_px: FloatArray,
     offsets_px: FloatArray,
     directions: FloatArray,
 ) -> NDArray[np.float32]:
-    """Luminance at ``center + (radius + offset) * direction`` for every candidate (K), ray (n) and offset (M):
-    a (K, n, M) float32 array. Bilinear; points outside the image take the nearest edge pixel."""
+    """Grey level of ``grey`` (H, W) at ``center + (radius + offset) * direction`` for every candidate (K), ray
+    (n) and offset (M): a (K, n, M) float32 array. Bilinear; points outside the image take the nearest edge
+    pixel."""
     k, n, m = len(radius_px), len(directions), len(offsets_px)
     if k == 0:
         return np.zeros((0, n, m), np.float32)
@@ -71,9 +70,8 @@ def sample_luma(
         ys_map = ys.reshape(k * rows_per, -1)
     else:
         xs_map, ys_map = xs.reshape(k, cols), ys.reshape(k, cols)
-    out = cv2.remap(image_bgr, xs_map, ys_map, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    luma = out.astype(np.float32) @ LUMA_BGR if out.ndim == 3 else out.astype(np.float32)
-    return luma.reshape(k, n, m)
+    out = cv2.remap(grey, xs_map, ys_map, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(out, dtype=np.float32).reshape(k, n, m)
 
 
 def sample_mask(ignore: NDArray[np.uint8], points_px: FloatArray) -> BoolArray:
@@ -98,7 +96,7 @@ class RayDerivative:
 
 
 def ray_derivative(
-    image_bgr: NDArray[np.uint8],
+    grey: NDArray[np.uint8],
     center_px: FloatArray,
     radius_px: FloatArray,
     half_width_px: float,
@@ -110,7 +108,7 @@ def ray_derivative(
     kernel, half = derivative_kernel(blur_px / step_px)
     steps = math.ceil(half_width_px / step_px)
     offsets = np.arange(-steps - half - 1, steps + half + 2, dtype=np.float64) * step_px
-    prof = sample_luma(image_bgr, center_px, radius_px, offsets, directions)
+    prof = sample_grey(grey, center_px, radius_px, offsets, directions)
     k, n, m = prof.shape
     if k == 0:
         return RayDerivative(np.zeros((0, n, m - 2 * half), np.float32), offsets[half : m - half])

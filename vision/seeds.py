@@ -1,7 +1,8 @@
 """Rough circle candidates from ``cv2.HoughCircles``: where to look for rims, not where they are.
 
-The search runs on a copy of the image reduced by a whole factor (fast, and seeds only need to land within a
-couple of millimetres), once per band of similar base sizes. One pass per band lets the minimum distance between
+The search runs once per band of similar base sizes, each on a copy of the image reduced by a whole factor
+until the band's bases are about ``seed_radius_px`` in radius (fast, and seeds only need to land within a couple
+of millimetres). One pass per band lets the minimum distance between
 centres follow the band's radius, so two bases in contact (centres one diameter apart) both keep their peak, and
 keeps the radius range narrow so a figure's outline inside a base does not win the radius vote.
 """
@@ -21,6 +22,8 @@ FloatArray = NDArray[np.float64]
 
 # The gradient Hough accumulator at full seed resolution; a coarser one merges the peaks of touching bases.
 _HOUGH_DP = 1.0
+# Every this many visible pixels, one is used to find the grey level given to ignored ones.
+_MEDIAN_SAMPLE_STEP = 16
 # Below this radius (px at seed scale) the accumulator cannot tell a rim from texture.
 MIN_SEED_RADIUS_PX = 4
 
@@ -28,15 +31,17 @@ MIN_SEED_RADIUS_PX = 4
 @dataclass(frozen=True)
 class Seeds:
     """Circle candidates in full-image pixels: ``center_px`` (K, 2) as (x, y), ``radius_px`` (K,) as the circle
-    search reported it, and ``band_px`` (K, 2) the (smallest, largest) radius of the size band searched: the
-    reported radius is often a tenth off, the band is where the rim must be."""
+    search reported it, ``band_px`` (K, 2) the (smallest, largest) radius the search looked for (the reported
+    radius is often a tenth off, the band is where the rim must be) and ``reduction`` (K,) the whole
+    factor the image was reduced by for that search (seed centres are good to about a reduced pixel)."""
 
     center_px: FloatArray
     radius_px: FloatArray
     band_px: FloatArray
+    reduction: NDArray[np.intp]
 
     def __post_init__(self) -> None:
-        for arr in (self.center_px, self.radius_px, self.band_px):
+        for arr in (self.center_px, self.radius_px, self.band_px, self.reduction):
             arr.flags.writeable = False
 
     def __len__(self) -> int:
@@ -73,20 +78,19 @@ def size_bands(diameters_mm: tuple[float, ...], max_ratio: float) -> list[tuple[
     return bands
 
 
-def reduction_factor(px_per_mm: float, seed_px_per_mm: float) -> int:
-    """Whole factor by which the image is reduced for seeding (1: not reduced). Whole factors keep
-    ``cv2.resize(INTER_AREA)`` on its fast path and the seed scale exact."""
-    return max(1, math.floor(px_per_mm / seed_px_per_mm + 0.5))
+def reduction_factor(px_per_mm: float, target_px_per_mm: float) -> int:
+    """Whole factor by which to reduce an image at ``px_per_mm`` to come near ``target_px_per_mm`` (1: not
+    reduced; never enlarged). Whole factors keep ``cv2.resize(INTER_AREA)`` on its fast path and scales exact."""
+    return max(1, math.floor(px_per_mm / target_px_per_mm + 0.5))
 
 
-def seed_image(image_bgr: NDArray[np.uint8], factor: int, ignore: NDArray[np.uint8] | None) -> NDArray[np.uint8]:
+def seed_image(grey_full: NDArray[np.uint8], factor: int, ignore: NDArray[np.uint8] | None) -> NDArray[np.uint8]:
     """The reduced grey image the circle search runs on. Ignored pixels take the median grey of the rest, so they
     add no edges of their own beyond the mask's outline."""
-    small = image_bgr
+    grey = grey_full
     if factor > 1:
-        h, w = image_bgr.shape[:2]
-        small = np.asarray(cv2.resize(image_bgr, (w // factor, h // factor), interpolation=cv2.INTER_AREA))
-    grey = np.asarray(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+        h, w = grey_full.shape[:2]
+        grey = np.asarray(cv2.resize(grey_full, (w // factor, h // factor), interpolation=cv2.INTER_AREA))
     if ignore is not None:
         small_ignore = ignore
         if factor > 1:
@@ -95,34 +99,45 @@ def seed_image(image_bgr: NDArray[np.uint8], factor: int, ignore: NDArray[np.uin
         hidden = small_ignore > 0
         if hidden.any() and not hidden.all():
             grey = grey.copy()
-            grey[hidden] = np.uint8(np.median(grey[~hidden]))
+            # a sample of the visible pixels gives their median well enough, at a fraction of the cost
+            grey[hidden] = np.uint8(np.median(grey[~hidden][::_MEDIAN_SAMPLE_STEP]))
     return grey
 
 
 def find_seeds(
-    image_bgr: NDArray[np.uint8],
+    grey: NDArray[np.uint8],
     px_per_mm: float,
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None = None,
 ) -> Seeds:
     """Circle candidates for every standard base size, in full-image pixels.
 
-    ``image_bgr`` (H, W, 3) uint8; ``px_per_mm`` its scale; ``ignore`` (H, W) uint8, nonzero where nothing is to
-    be found. Candidates whose centre is ignored are dropped. Duplicates across bands are kept: the refinement
-    merges them."""
-    factor = reduction_factor(px_per_mm, settings.seed_px_per_mm)
-    grey = seed_image(image_bgr, factor, ignore)
-    if settings.seed_blur_px > 0:
-        grey = np.asarray(cv2.GaussianBlur(grey, (0, 0), settings.seed_blur_px), dtype=np.uint8)
-    scale = px_per_mm / factor
+    ``grey`` (H, W) uint8; ``px_per_mm`` its scale; ``ignore`` (H, W) uint8, nonzero where nothing is to
+    be found. Each size band is searched on a copy reduced (by a whole factor) until the band's smallest base
+    is about ``seed_radius_px`` in radius: large bases need no fine pixels to be found, and the search costs
+    about the square of the scale. Candidates whose centre is ignored are dropped. Duplicates across bands are
+    kept: the refinement merges them."""
+    bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
+    first = reduction_factor(px_per_mm, settings.seed_radius_px / (bands_mm[0][0] / 2))
+    reduced = seed_image(grey, first, ignore)
+    scale0 = px_per_mm / first
     found = []
     bands = []
-    for small_mm, large_mm in size_bands(settings.base_sizes_mm, settings.seed_band_ratio):
+    factors = []
+    for small_mm, large_mm in bands_mm:
+        extra = reduction_factor(scale0, settings.seed_radius_px / (small_mm / 2))
+        level = reduced
+        if extra > 1:
+            size = (reduced.shape[1] // extra, reduced.shape[0] // extra)
+            level = np.asarray(cv2.resize(reduced, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
+        if settings.seed_blur_px > 0:
+            level = np.asarray(cv2.GaussianBlur(level, (0, 0), settings.seed_blur_px), dtype=np.uint8)
+        scale = scale0 / extra
         r_min = max(MIN_SEED_RADIUS_PX, math.floor(small_mm / 2 * scale * (1 - settings.seed_radius_margin)))
         r_max = max(r_min + 1, math.ceil(large_mm / 2 * scale * (1 + settings.seed_radius_margin)))
         votes = max(1.0, settings.seed_vote_fraction * 2 * math.pi * r_min)
         raw = cv2.HoughCircles(
-            grey,
+            level,
             cv2.HOUGH_GRADIENT,
             _HOUGH_DP,
             # two distinct bases have centres at least r1 + r2 apart; r_min leaves room for touching pairs
@@ -133,17 +148,26 @@ def find_seeds(
             maxRadius=r_max,
         )
         circles = circles_from_hough(None if raw is None else np.asarray(raw, dtype=np.float64))
+        factor = first * extra
+        # back to full-image pixels: a reduced pixel k covers full pixels k*f .. k*f + f - 1
+        circles[:, :2] = (circles[:, :2] + 0.5) * factor - 0.5
+        circles[:, 2] *= factor
         found.append(circles)
-        band = (small_mm / 2 * px_per_mm, large_mm / 2 * px_per_mm)
+        band = (r_min * factor, r_max * factor)
         bands.append(np.tile(np.array(band, dtype=np.float64), (len(circles), 1)))
+        factors.append(np.full(len(circles), factor, dtype=np.intp))
     circles = np.concatenate(found)
+    center, radius = circles[:, :2], circles[:, 2]
     band_px = np.concatenate(bands)
-    # back to full-image pixels: a reduced pixel k covers full pixels k*f .. k*f + f - 1
-    center = (circles[:, :2] + 0.5) * factor - 0.5
-    radius = circles[:, 2] * factor
+    reduction = np.concatenate(factors)
     if ignore is not None and len(radius):
         col = np.clip(np.round(center[:, 0]).astype(np.intp), 0, ignore.shape[1] - 1)
         row = np.clip(np.round(center[:, 1]).astype(np.intp), 0, ignore.shape[0] - 1)
         keep = ignore[row, col] == 0
-        center, radius, band_px = center[keep], radius[keep], band_px[keep]
-    return Seeds(np.ascontiguousarray(center), np.ascontiguousarray(radius), np.ascontiguousarray(band_px))
+        center, radius, band_px, reduction = center[keep], radius[keep], band_px[keep], reduction[keep]
+    return Seeds(
+        np.ascontiguousarray(center),
+        np.ascontiguousarray(radius),
+        np.ascontiguousarray(band_px),
+        np.ascontiguousarray(reduction),
+    )

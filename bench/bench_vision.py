@@ -39,15 +39,11 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-# the scene drawing lives with the vision tests, which must stand on their own
-sys.path.insert(0, str(ROOT / "tests" / "vision"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import vision_scenes as vs  # noqa: E402
-
-from tableref.config import load_config  # noqa: E402
-from vision import BaseDetections, detect_bases  # noqa: E402
+import tests.vision.vision_scenes as vs
+from tableref.config import load_config
+from vision import BaseDetections, detect_bases
 
 FloatArray = NDArray[np.float64]
 

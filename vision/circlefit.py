@@ -24,6 +24,21 @@ _MAD_TO_SIGMA = 1.4826
 MIN_RESIDUAL_SCALE_PX = 0.08
 # Fewer rim points than this cannot pin down a circle against outliers.
 MIN_POINTS = 6
+# Consensus start: a point within this many px of a three-point circle agrees with it; a three-point circle more
+# than this share away from the expected radius is not the rim.
+_CONSENSUS_PX = 1.0
+_CONSENSUS_RADIUS_SHARE = 0.3
+# The consensus start is tried (it costs a circle per ray triple) only where fewer than this share of the points
+# agree with the ordinary start.
+_CONSENSUS_DOUBT = 0.7
+
+
+def _triple_spreads(n: int) -> tuple[int, ...]:
+    """Ray steps between the three points of a consensus circle: the triples span a sixth, a quarter and a third
+    of the rim, so some fit inside the longest clean arc and some span most of it."""
+    return tuple(sorted({max(1, n // 12), max(1, n // 8), max(1, n // 6)}))
+
+
 # Damping added to the normal equations: keeps a step finite when the rim points span a short arc.
 _DAMPING = 1e-9
 
@@ -77,6 +92,40 @@ def algebraic_fit(points_px: FloatArray, weight: FloatArray, origin_px: FloatArr
     return np.stack([cx, cy], axis=1) + origin_px, radius
 
 
+def _consensus_circles(
+    pts: FloatArray, found: BoolArray, expected_radius: FloatArray
+) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
+    """For each row, of the circles through three rim points (consecutive rays' points a fixed spread apart,
+    every start ray, a few spreads), the one most points lie within ``_CONSENSUS_PX`` of: centres (K, 2), radii
+    (K,), and how many points agree (K,). Circles whose radius is far from ``expected_radius`` do not count."""
+    k, n = found.shape
+    if n < 6:
+        return np.zeros((k, 2)), np.zeros(k), np.zeros(k, np.intp)
+    starts = np.arange(n)
+    triples = np.concatenate(
+        [np.stack([starts, (starts + s) % n, (starts + 2 * s) % n], axis=1) for s in _triple_spreads(n)]
+    )
+    a, b, c = (pts[:, triples[:, j], :] for j in range(3))  # (K, T, 2)
+    ok = found[:, triples[:, 0]] & found[:, triples[:, 1]] & found[:, triples[:, 2]]
+    # circumcentre of each triple, relative to its first point for conditioning
+    bx, by = b[..., 0] - a[..., 0], b[..., 1] - a[..., 1]
+    cx, cy = c[..., 0] - a[..., 0], c[..., 1] - a[..., 1]
+    det = 2 * (bx * cy - by * cx)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ux = (cy * (bx * bx + by * by) - by * (cx * cx + cy * cy)) / det
+        uy = (bx * (cx * cx + cy * cy) - cx * (bx * bx + by * by)) / det
+    center = np.stack([a[..., 0] + ux, a[..., 1] + uy], axis=-1)
+    radius = np.hypot(ux, uy)
+    plausible = np.abs(radius / expected_radius[:, None] - 1.0) <= _CONSENSUS_RADIUS_SHARE
+    ok &= np.isfinite(radius) & plausible
+    dist = np.hypot(pts[:, None, :, 0] - center[..., 0:1], pts[:, None, :, 1] - center[..., 1:2])
+    agree = (found[:, None, :] & (np.abs(dist - radius[..., None]) <= _CONSENSUS_PX)).sum(axis=2)
+    agree = np.where(ok, agree, -1)
+    best = np.argmax(agree, axis=1)
+    rows = np.arange(k)
+    return center[rows, best], radius[rows, best], np.maximum(agree[rows, best], 0)
+
+
 def fit_circles(
     points_px: FloatArray,
     found: BoolArray,
@@ -117,6 +166,17 @@ def fit_circles(
     usable = np.isfinite(alg_radius) & (weight.sum(axis=1) >= MIN_POINTS)
     center[usable] = alg_center[usable]
     radius[usable] = alg_radius[usable]
+
+    # a long run of outliers (a cloak over a third of the rim) can hold that start between the two arcs; the
+    # circle through three rim points that most points agree with cannot be held there
+    _, _, res = residuals(center, radius)
+    votes = (found & (np.abs(res) <= _CONSENSUS_PX)).sum(axis=1)
+    doubtful = np.flatnonzero(votes < _CONSENSUS_DOUBT * found.sum(axis=1))
+    if doubtful.size:
+        tri_center, tri_radius, tri_votes = _consensus_circles(pts[doubtful], found[doubtful], init_radius_px[doubtful])
+        better = tri_votes > votes[doubtful]
+        center[doubtful[better]] = tri_center[better]
+        radius[doubtful[better]] = tri_radius[better]
 
     eye = np.eye(3)
     for _ in range(iterations):

@@ -23,14 +23,14 @@ class VisionSettings:
         seed_band_ratio: largest ratio of radii searched in one pass; the sizes are split into such bands.
         seed_radius_margin: relative widening of each band's radius range (seed radii are only roughly right).
         seed_canny_high: upper Canny threshold of the circle search (grey levels); the lower one is half.
-        seed_center_tolerance_px: how far a seed centre may be off, in px of its reduced copy.
         seed_vote_fraction: accumulator votes needed, as a fraction of the smallest rim length of the band in px.
     Rim edges (intensity profiles along rays from each candidate's centre)
         search_rays, search_step_mm: rays per candidate and sample spacing along them (mm, at least
             sample_step_px) while the footprint is looked for (a wide search that needs no sub-pixel precision).
         rays, sample_step_px: the same for the refinement around the nominal radius.
         profile_blur_px: Gaussian smoothing of each profile along its ray before differentiating.
-        seed_search_mm: how far (mm) beyond its size band the first edge search looks (seed centres are rough).
+        seed_search_mm: how far (mm) a seed centre may be off: the first edge search looks that far beyond the
+            seed's radius range, and first finds the centre with rings that wide.
         ring_support_fraction: of the circles about a first centre, the outermost one supported by at least this
             fraction of the best-supported one's rays is the footprint (inside it: side wall and top).
         refine_search_mm: half-width of the second search around the snapped nominal radius.
@@ -48,8 +48,9 @@ class VisionSettings:
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
         max_fit_rms_px: largest RMS residual of the inlier rim points of a base.
-        center_sigma_floor_px: added (in quadrature) to the fitted centre sigma for what the fit cannot see
-            (resampling, anti-aliasing, rim shape).
+        edge_bias_px: added (in quadrature) to the fitted centre sigma for what the fit cannot see: edges
+            pulled by what lies within a millimetre or two of the rim (side wall, shadow, a neighbouring base),
+            in px at 1 px/mm. Blur mixes such structures in less as the scale grows, so it is divided by px/mm.
         edge_correlation_px: rim length over which neighbouring ray edges share noise; the fitted centre
             sigma counts one independent point per such length.
     Is it a base?
@@ -70,7 +71,6 @@ class VisionSettings:
     seed_band_ratio: float
     seed_radius_margin: float
     seed_canny_high: float
-    seed_center_tolerance_px: float
     seed_vote_fraction: float
     search_rays: int
     search_step_mm: float
@@ -89,7 +89,7 @@ class VisionSettings:
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
-    center_sigma_floor_px: float
+    edge_bias_px: float
     edge_correlation_px: float
     min_edge_coverage: float
     min_disc_contrast: float
@@ -110,7 +110,6 @@ class VisionSettings:
             "snap_tolerance_mm",
             "seed_radius_px",
             "seed_canny_high",
-            "seed_center_tolerance_px",
             "sample_step_px",
             "search_step_mm",
             "seed_search_mm",
@@ -151,7 +150,7 @@ class VisionSettings:
             band = getattr(self, name)
             if len(band) != 2 or not 0 <= band[0] < band[1]:
                 raise SettingsError(f"{name} must be [start, end] with 0 <= start < end (mm), got {list(band)}")
-        non_negative = ("seed_blur_px", "profile_blur_px", "min_edge_gradient", "center_sigma_floor_px")
+        non_negative = ("seed_blur_px", "profile_blur_px", "min_edge_gradient", "edge_bias_px")
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must not be negative, got {getattr(self, name)!r}")

@@ -31,7 +31,8 @@ Steps:
 
 The centre's 1-sigma uncertainty comes from the covariance of the geometric fit (residual variance over the
 inlier count, shaped by their angular spread), with rays closer together along the rim than
-``edge_correlation_px`` counted as one, plus ``center_sigma_floor_px`` in quadrature.
+``edge_correlation_px`` counted as one, plus ``edge_bias_px / px_per_mm`` in quadrature for the pull of nearby
+structures that the fit cannot see.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ _SAME_BASE_CENTER_FRACTION = 0.3
 # A smaller circle whose centre lies within this fraction of its own radius from a larger circle's centre is the
 # larger base's top (or an edge of its figure), not a base of its own.
 _CONCENTRIC_FRACTION = 0.5
+# Each centre-finding round narrows the ring tolerance by this factor (from the seed search slack).
+_CENTRE_NARROWING = 3.0
 # Grid step (px) of the radii tried about a first centre, and how far (px) from such a circle an edge may lie and
 # still support it: the first centre is good to a few tenths of a pixel and so are the edges.
 _RING_BIN_PX = 0.5
@@ -203,12 +206,17 @@ def _ring_support(
     py = ray_center[:, None, None, 1] + reach * directions[None, :, None, 1] - center[:, None, None, 1]
     dist = np.hypot(px, py)
     spread = max(1, round(tolerance_px / _RING_BIN_PX))
-    if not peaks.good.any():
+    # rings are looked for where the rays looked: edges farther from the centre than that (a centre that
+    # wandered off) would only stretch the grid
+    reach_lo = float(np.min(ray_radius + peaks.offset_px.min(initial=0.0)))
+    reach_hi = float(np.max(ray_radius + peaks.offset_px.max(initial=0.0)))
+    usable = peaks.good & (dist >= reach_lo) & (dist <= reach_hi)
+    if not usable.any():
         return np.zeros((k, 1)), np.zeros((k, 1)), np.zeros(1)
-    lowest = np.floor(dist[peaks.good].min() / _RING_BIN_PX) - spread - 2
-    highest = np.ceil(dist[peaks.good].max() / _RING_BIN_PX) + spread + 2
+    lowest = np.floor(reach_lo / _RING_BIN_PX) - spread - 2
+    highest = np.ceil(reach_hi / _RING_BIN_PX) + spread + 2
     bins = int(highest - lowest) + 1
-    kk, rr, pp = np.nonzero(peaks.good)
+    kk, rr, pp = np.nonzero(usable)
     d = dist[kk, rr, pp]
     index = np.round(d / _RING_BIN_PX - lowest).astype(np.intp)
     # every edge covers the bins within the tolerance: +1 where its cover starts, -1 after it ends, then a
@@ -319,7 +327,6 @@ def _footprints(
     need = _FIRST_PASS_COVERAGE_SHARE * settings.min_edge_coverage
     for band in np.unique(seeds.band_px, axis=0):
         sel = np.flatnonzero(np.all(seeds.band_px == band, axis=1))
-        loose = max(_RING_TOLERANCE_PX, settings.seed_center_tolerance_px * float(seeds.reduction[sel].max()))
         ray_center = seeds.center_px[sel]
         ray_radius = np.full(len(sel), (band[0] + band[1]) / 2)
         half_width = (band[1] - band[0]) / 2 + slack
@@ -337,12 +344,14 @@ def _footprints(
         window = float(deriv.offset_px[-1] - deriv.offset_px[0])
         c1 = ray_center
         ok = np.zeros(len(sel), np.bool_)
-        for stage in ("centre", "footprint", "footprint"):
-            if stage == "centre":
-                # about the rough seed centre every ring is smeared; the best supported one (footprint or wall,
-                # they are concentric) is the one to take the centre from
+        # about a rough centre every ring is smeared by the centre's error: the best supported one (footprint or
+        # wall, they are concentric) with a tolerance as wide as that error gives a better centre, twice; then
+        # the footprint, the outermost well supported ring, is taken with the tight tolerance
+        stages = [("best", slack), ("best", max(slack / _CENTRE_NARROWING, _RING_TOLERANCE_PX)), ("outer", 0.0)]
+        for rule, tolerance in stages:
+            if rule == "best":
                 ring_r, ring_p = _best_of(
-                    [_ring_support(pk, ray_center, ray_radius, c1, directions, loose, window, False) for pk in both]
+                    [_ring_support(pk, ray_center, ray_radius, c1, directions, tolerance, window, False) for pk in both]
                 )
             else:
                 ring_r, ring_p, _ = _outermost_of(
@@ -449,13 +458,14 @@ def _rim_correction(
     return np.where(model.ok & (rays > 0), model.rho_px, 0.0)
 
 
-def _center_sigma(fit: CircleFit, directions: FloatArray, settings: VisionSettings) -> FloatArray:
+def _center_sigma(fit: CircleFit, directions: FloatArray, px_per_mm: float, settings: VisionSettings) -> FloatArray:
     """Isotropic 1-sigma centre uncertainty (K,) in px."""
     with np.errstate(invalid="ignore"):
         var = 0.5 * (fit.center_cov_px2[:, 0, 0] + fit.center_cov_px2[:, 1, 1])
     spacing = 2 * math.pi * np.maximum(fit.radius_px, 1e-9) / len(directions)
     var = var * np.maximum(1.0, settings.edge_correlation_px / spacing)
-    return np.asarray(np.sqrt(var + settings.center_sigma_floor_px**2), dtype=np.float64)
+    bias = settings.edge_bias_px / px_per_mm
+    return np.asarray(np.sqrt(var + bias**2), dtype=np.float64)
 
 
 def _resolve_overlaps(
@@ -554,7 +564,7 @@ def detect_bases(
         * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)
         * np.clip(1.0 - rms / settings.max_fit_rms_px, 0.0, 1.0)
     )
-    sigma = _center_sigma(fit, directions, settings)
+    sigma = _center_sigma(fit, directions, scale, settings)
     idx = np.flatnonzero(accept)
 
     # 5. duplicates and impossible pairs

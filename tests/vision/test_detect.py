@@ -1,0 +1,305 @@
+"""detect_bases on drawn top-down scenes with exact ground truth: recall, precision, centre error, sizes,
+touching pairs, things that are not bases, masks, empty images and bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from tableref.config import load_config
+from tests.vision import vision_scenes as vs
+from vision import (
+    BaseDetections,
+    ImageError,
+    MaskError,
+    ScaleError,
+    SettingsError,
+    VisionSettings,
+    detect_bases,
+)
+
+SETTINGS = load_config().vision
+LOOKS = {"clean": vs.CLEAN, "textured": vs.TEXTURED, "rough": vs.ROUGH}
+
+
+@dataclasses.dataclass
+class Match:
+    """Detections matched one to one with the truth (nearest first, within a quarter of the base radius)."""
+
+    truth_index: np.ndarray
+    det_index: np.ndarray
+    error_px: np.ndarray  # (M, 2) detected - true centre
+    extra: int  # detections matching no base
+
+    @property
+    def distance_px(self) -> np.ndarray:
+        return np.hypot(self.error_px[:, 0], self.error_px[:, 1])
+
+
+def match(scene: vs.Scene, dets: BaseDetections) -> Match:
+    truth = scene.centers_px
+    radius = scene.diameters_mm / 2 * scene.px_per_mm
+    pairs: list[tuple[int, int]] = []
+    if len(dets) and len(truth):
+        dist = np.hypot(truth[:, None, 0] - dets.center_px[None, :, 0], truth[:, None, 1] - dets.center_px[None, :, 1])
+        used_t: set[int] = set()
+        used_d: set[int] = set()
+        for flat in np.argsort(dist, axis=None):
+            t, d = (int(i) for i in np.unravel_index(flat, dist.shape))
+            if dist[t, d] > 0.25 * radius[t]:
+                break
+            if t not in used_t and d not in used_d:
+                used_t.add(t)
+                used_d.add(d)
+                pairs.append((t, d))
+    ti = np.array([p[0] for p in pairs], dtype=np.intp)
+    di = np.array([p[1] for p in pairs], dtype=np.intp)
+    err = dets.center_px[di] - truth[ti] if len(pairs) else np.zeros((0, 2))
+    return Match(ti, di, err, len(dets) - len(pairs))
+
+
+def layout_scene(px_per_mm: float, look: vs.Look, seed: int, count: int = 10) -> vs.Scene:
+    """Random bases plus one touching pair and one pair 1 mm apart."""
+    rng = np.random.default_rng(seed)
+    shape = (int(260 * px_per_mm), int(380 * px_per_mm))
+    pairs = vs.touching_pair((90 * px_per_mm, 215 * px_per_mm), px_per_mm, 25.0, 32.0, 0.0, 0.3)
+    pairs += vs.touching_pair((270 * px_per_mm, 215 * px_per_mm), px_per_mm, 28.5, 27.0, 1.0, -0.4)
+    bases = vs.random_layout(rng, shape, px_per_mm, count, placed=pairs)
+    return vs.draw_scene(shape, px_per_mm, bases, rng, look)
+
+
+# px/mm, look, seed, median centre error bound (px)
+SCENES = [
+    (1.0, "clean", 1, 0.05),
+    (2.0, "clean", 2, 0.05),
+    (4.0, "clean", 3, 0.05),
+    (1.0, "textured", 4, 0.2),
+    (2.0, "textured", 5, 0.12),
+    (4.0, "textured", 6, 0.08),
+    (2.0, "rough", 7, 0.2),
+    (4.0, "rough", 8, 0.15),
+]
+
+
+@pytest.mark.parametrize(("px_per_mm", "look", "seed", "median_px"), SCENES)
+def test_every_base_found_once_with_its_size(px_per_mm: float, look: str, seed: int, median_px: float) -> None:
+    scene = layout_scene(px_per_mm, LOOKS[look], seed)
+    dets = detect_bases(scene.image_bgr, px_per_mm, SETTINGS)
+    m = match(scene, dets)
+    assert len(m.truth_index) == len(scene.bases), "every base found"
+    assert m.extra == 0, "nothing else reported"
+    np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
+    assert np.median(m.distance_px) < median_px
+    assert np.all(m.distance_px < 4 * median_px)
+    # the reported fit quality describes what was seen
+    assert np.all((dets.edge_coverage >= SETTINGS.min_edge_coverage) & (dets.edge_coverage <= 1))
+    assert np.all(dets.fit_rms_px <= SETTINGS.max_fit_rms_px)
+    assert np.all((dets.score > 0) & (dets.score <= 1))
+    assert np.all(np.diff(dets.score) <= 0), "best first"
+
+
+@pytest.mark.parametrize("px_per_mm", [1.0, 2.0, 4.0])
+@pytest.mark.parametrize("gap_mm", [0.0, 1.0])
+def test_bases_in_contact_are_both_found_and_their_gap_measured(px_per_mm: float, gap_mm: float) -> None:
+    rng = np.random.default_rng(int(px_per_mm * 10 + gap_mm))
+    shape = (int(200 * px_per_mm), int(420 * px_per_mm))
+    sizes = [(25.0, 25.0), (25.0, 32.0), (28.5, 27.0), (40.0, 60.0), (32.0, 50.0)]
+    bases: list[vs.Placed] = []
+    x_mm = 10.0
+    for n, (d1, d2) in enumerate(sizes):
+        width = d1 + d2 + gap_mm
+        centre = ((x_mm + width / 2) * px_per_mm, (60 + 80 * (n % 2)) * px_per_mm)
+        bases += vs.touching_pair(centre, px_per_mm, d1, d2, gap_mm, float(rng.uniform(-0.5, 0.5)))
+        x_mm += width / 2 + 12
+    scene = vs.draw_scene(shape, px_per_mm, bases, rng, vs.TEXTURED)
+    dets = detect_bases(scene.image_bgr, px_per_mm, SETTINGS)
+    m = match(scene, dets)
+    assert len(m.truth_index) == len(bases)
+    assert m.extra == 0
+    found = dict(zip(m.truth_index.tolist(), m.det_index.tolist(), strict=True))
+    for a in range(0, len(bases), 2):
+        i, j = found[a], found[a + 1]
+        assert dets.diameter_mm[i] == bases[a].diameter_mm and dets.diameter_mm[j] == bases[a + 1].diameter_mm
+        # edge to edge, with the snapped sizes, as the rules measure it: right to a fraction of a pixel, and
+        # within 3 of its own sigmas
+        centre_mm = math.dist(dets.center_px[i], dets.center_px[j]) / px_per_mm
+        gap = centre_mm - (dets.diameter_mm[i] + dets.diameter_mm[j]) / 2
+        sigma_mm = math.hypot(dets.center_sigma_px[i], dets.center_sigma_px[j]) / px_per_mm
+        assert abs(gap - gap_mm) <= max(0.1, 0.35 / px_per_mm)
+        assert abs(gap - gap_mm) <= 3 * sigma_mm
+
+
+@pytest.mark.parametrize("px_per_mm", [1.0, 2.0, 4.0])
+def test_every_standard_size_snaps_to_itself(px_per_mm: float) -> None:
+    rng = np.random.default_rng(40 + int(px_per_mm))
+    shape = (int(260 * px_per_mm), int(560 * px_per_mm))
+    bases = []
+    x_mm, y_mm = 10.0, 60.0
+    for d in vs.STANDARD_SIZES_MM:
+        if x_mm + d > 550:
+            x_mm, y_mm = 10.0, 190.0
+        bases.append(
+            vs.Placed(((x_mm + d / 2 + rng.uniform(0, 1)) * px_per_mm, (y_mm + rng.uniform(0, 1)) * px_per_mm), d)
+        )
+        x_mm += d + 8
+    scene = vs.draw_scene(shape, px_per_mm, bases, rng, dataclasses.replace(vs.TEXTURED, shadows=False))
+    dets = detect_bases(scene.image_bgr, px_per_mm, SETTINGS)
+    m = match(scene, dets)
+    assert len(m.truth_index) == len(bases) and m.extra == 0
+    np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
+    # the fitted radius (after the rim model) is the footprint's, inside the snapping tolerance
+    radius_mm = dets.radius_px[m.det_index] / px_per_mm
+    np.testing.assert_allclose(2 * radius_mm, scene.diameters_mm[m.truth_index], atol=SETTINGS.snap_tolerance_mm)
+
+
+def distractor_scene(px_per_mm: float, kinds: tuple[str, ...], seed: int) -> tuple[vs.Scene, vs.Distractors]:
+    rng = np.random.default_rng(seed)
+    shape = (int(300 * px_per_mm), int(450 * px_per_mm))
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return (x * px_per_mm, y * px_per_mm)
+
+    d = vs.Distractors()
+    if "dice" in kinds:
+        d.dice += [(at(40, 40), 16.0), (at(90, 40), 12.0), (at(140, 45), 20.0)]
+    if "rings" in kinds:
+        d.printed_rings += [(at(215, 45), 32.0), (at(300, 60), 50.0), (at(60, 250), 25.0)]
+    if "markers" in kinds:
+        d.markers += [(at(385, 70), 70.0)]
+    if "tokens" in kinds:
+        d.tokens += [(at(150, 250), 20.0), (at(205, 262), 15.0)]
+    things = d.dice + d.printed_rings + d.tokens
+    keep_out = [(c, (s * 0.75 + 4) * px_per_mm) for c, s in things] + [(c, 60 * px_per_mm) for c, _ in d.markers]
+    bases = vs.random_layout(rng, shape, px_per_mm, 8, keep_out=keep_out)
+    return vs.draw_scene(shape, px_per_mm, bases, rng, vs.TEXTURED, d), d
+
+
+# Printed rings are thin lines; at about 1 px/mm they blur into a base's dark wall (a documented limit).
+@pytest.mark.parametrize(
+    ("px_per_mm", "kinds", "seed"),
+    [
+        (1.0, ("dice", "tokens", "markers"), 50),
+        (2.0, ("dice", "tokens", "markers", "rings"), 51),
+        (4.0, ("dice", "tokens", "markers", "rings"), 52),
+        (2.0, ("rings",), 53),
+        (4.0, ("dice",), 54),
+    ],
+)
+def test_dice_tokens_markers_and_printed_rings_are_not_bases(
+    px_per_mm: float, kinds: tuple[str, ...], seed: int
+) -> None:
+    scene, _ = distractor_scene(px_per_mm, kinds, seed)
+    dets = detect_bases(scene.image_bgr, px_per_mm, SETTINGS)
+    m = match(scene, dets)
+    assert len(m.truth_index) == len(scene.bases), "the bases are still found"
+    assert m.extra == 0, "and nothing else"
+
+
+def test_masked_pixels_are_ignored() -> None:
+    px_per_mm = 2.0
+    scene, _ = distractor_scene(px_per_mm, ("markers",), 60)
+    mask = scene.marker_mask.copy()
+    # hide the left third of the table as well: its bases are off limits
+    mask[:, : mask.shape[1] // 3] = 255
+    dets = detect_bases(scene.image_bgr, px_per_mm, SETTINGS, mask=mask)
+    visible = scene.centers_px[:, 0] > mask.shape[1] / 3 + scene.diameters_mm / 2 * px_per_mm
+    m = match(scene, dets)
+    assert m.extra == 0
+    assert set(m.truth_index.tolist()) >= set(np.flatnonzero(visible).tolist())
+    assert np.all(dets.center_px[:, 0] > mask.shape[1] / 3)
+    # a boolean mask works the same
+    dets_bool = detect_bases(scene.image_bgr, px_per_mm, SETTINGS, mask=mask > 0)
+    np.testing.assert_allclose(dets_bool.center_px, dets.center_px)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["uniform", "mat", "noise"],
+)
+def test_images_without_bases_give_empty_detections(kind: str) -> None:
+    rng = np.random.default_rng(70)
+    shape = (500, 700)
+    if kind == "uniform":
+        image = np.full((*shape, 3), 120, np.uint8)
+    elif kind == "mat":
+        image = vs.draw_scene(shape, 2.0, [], rng, vs.ROUGH).image_bgr
+    else:
+        image = rng.integers(0, 256, (*shape, 3), dtype=np.uint8)
+    dets = detect_bases(image, 2.0, SETTINGS)
+    assert len(dets) == 0
+    assert dets.center_px.shape == (0, 2)
+
+
+def test_grey_input_gives_the_same_bases() -> None:
+    scene = layout_scene(2.0, vs.CLEAN, 80, count=4)
+    grey = scene.image_bgr @ np.array([0.114, 0.587, 0.299])
+    dets_bgr = detect_bases(scene.image_bgr, 2.0, SETTINGS)
+    dets_grey = detect_bases(np.round(grey).astype(np.uint8), 2.0, SETTINGS)
+    assert len(dets_grey) == len(dets_bgr)
+    np.testing.assert_allclose(
+        dets_grey.center_px[np.lexsort(dets_grey.center_px.T)],
+        dets_bgr.center_px[np.lexsort(dets_bgr.center_px.T)],
+        atol=0.02,
+    )
+
+
+def test_reported_sigma_is_honest() -> None:
+    """Over textured scenes about 95 % of per-axis centre errors lie within 2 sigma, and sigma is not inflated
+    far beyond the errors."""
+    z, sigma, err = [], [], []
+    for seed in range(3):
+        scene = layout_scene(2.0, vs.TEXTURED, 90 + seed)
+        dets = detect_bases(scene.image_bgr, 2.0, SETTINGS)
+        m = match(scene, dets)
+        s = dets.center_sigma_px[m.det_index]
+        z += list((np.abs(m.error_px) / s[:, None]).ravel())
+        sigma += list(s)
+        err += list(np.abs(m.error_px).ravel())
+    z_arr = np.array(z)
+    assert 0.85 <= np.mean(z_arr <= 2.0) <= 1.0
+    assert np.mean(z_arr <= 1.0) >= 0.55
+    assert np.median(sigma) < 4 * np.median(err)
+
+
+BAD_INPUT = [
+    ("not an array", 2.0, None, ImageError, "numpy array"),
+    (np.zeros((100, 100, 3), np.float32), 2.0, None, ImageError, "uint8"),
+    (np.zeros((100, 100, 4), np.uint8), 2.0, None, ImageError, "shape"),
+    (np.zeros((1, 100, 3), np.uint8), 2.0, None, ImageError, "at least"),
+    (np.zeros((100, 100, 3), np.uint8), 0.0, None, ScaleError, "positive"),
+    (np.zeros((100, 100, 3), np.uint8), -2.0, None, ScaleError, "positive"),
+    (np.zeros((100, 100, 3), np.uint8), float("nan"), None, ScaleError, "positive"),
+    (np.zeros((100, 100, 3), np.uint8), "2", None, ScaleError, "number"),
+    (np.zeros((100, 100, 3), np.uint8), 0.2, None, ScaleError, "px/mm"),
+    (np.zeros((100, 100, 3), np.uint8), 2.0, np.zeros((50, 50), np.uint8), MaskError, "shape"),
+    (np.zeros((100, 100, 3), np.uint8), 2.0, np.zeros((100, 100), np.float32), MaskError, "uint8"),
+]
+
+
+@pytest.mark.parametrize(("image", "px_per_mm", "mask", "error", "words"), BAD_INPUT)
+def test_bad_input_raises_named_errors(
+    image: object, px_per_mm: object, mask: np.ndarray | None, error: type[Exception], words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        detect_bases(image, px_per_mm, SETTINGS, mask=mask)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"base_sizes_mm": ()}, "base_sizes_mm"),
+        ({"base_sizes_mm": (25.0, -3.0)}, "base_sizes_mm"),
+        ({"rays": 4}, "rays"),
+        ({"min_edge_coverage": 1.5}, "min_edge_coverage"),
+        ({"disc_inner_mm": (2.0, 1.0)}, "disc_inner_mm"),
+        ({"snap_tolerance_mm": float("inf")}, "finite"),
+        ({"sample_step_px": 0.0}, "sample_step_px"),
+    ],
+)
+def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:
+    with pytest.raises(SettingsError, match=words):
+        dataclasses.replace(SETTINGS, **change)  # type: ignore[arg-type]
+    assert isinstance(SETTINGS, VisionSettings)

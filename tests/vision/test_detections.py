@@ -1,0 +1,80 @@
+"""BaseDetections: shapes, read-only arrays, selection by mask or indices, the empty value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision import BaseDetections, VisionError
+
+FIELDS = ("radius_px", "diameter_mm", "score", "edge_coverage", "fit_rms_px", "center_sigma_px")
+
+
+def make(n: int, seed: int = 0) -> BaseDetections:
+    rng = np.random.default_rng(seed)
+    return BaseDetections(rng.uniform(0, 100, (n, 2)), *(rng.uniform(0, 1, n) for _ in FIELDS))
+
+
+def test_empty_has_every_field_with_zero_rows() -> None:
+    dets = BaseDetections.empty()
+    assert len(dets) == 0
+    assert dets.center_px.shape == (0, 2)
+    for name in FIELDS:
+        assert getattr(dets, name).shape == (0,)
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_arrays_are_read_only_copies(n: int) -> None:
+    centers = np.zeros((n, 2))
+    dets = BaseDetections(centers, *(np.ones(n) for _ in FIELDS))
+    centers[:] = 7.0  # the caller's array changes, the detections do not
+    assert np.all(dets.center_px == 0.0)
+    for name in ("center_px", *FIELDS):
+        with pytest.raises(ValueError):
+            getattr(dets, name)[0] = 1.0
+
+
+@pytest.mark.parametrize(
+    ("index", "expected"),
+    [
+        (np.array([True, False, True, False, True]), [0, 2, 4]),
+        (np.array([False] * 5), []),
+        (np.array([3, 1]), [3, 1]),
+        (slice(1, 3), [1, 2]),
+    ],
+)
+def test_selection_keeps_rows_together(index: np.ndarray | slice, expected: list[int]) -> None:
+    dets = make(5)
+    picked = dets[index]
+    assert len(picked) == len(expected)
+    np.testing.assert_array_equal(picked.center_px, dets.center_px[expected].reshape(-1, 2))
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(picked, name), getattr(dets, name)[expected])
+
+
+@pytest.mark.parametrize(
+    ("centers", "radius_len"),
+    [
+        (np.zeros((3, 3)), 3),  # centres need two columns
+        (np.zeros(3), 3),  # and two dimensions
+        (np.zeros((3, 2)), 2),  # every per-base array has N entries
+    ],
+)
+def test_wrong_shapes_are_named_errors(centers: np.ndarray, radius_len: int) -> None:
+    others = [np.zeros(3) for _ in FIELDS]
+    others[0] = np.zeros(radius_len)
+    with pytest.raises(VisionError, match="shape"):
+        BaseDetections(centers, *others)
+
+
+def test_boolean_mask_of_wrong_length_is_refused() -> None:
+    with pytest.raises(VisionError, match="boolean selection"):
+        make(4)[np.array([True, False])]
+
+
+def test_concatenate_keeps_order() -> None:
+    a, b = make(2, seed=1), make(3, seed=2)
+    both = BaseDetections.concatenate([a, b])
+    assert len(both) == 5
+    np.testing.assert_array_equal(both.center_px, np.vstack([a.center_px, b.center_px]))
+    assert len(BaseDetections.concatenate([])) == 0

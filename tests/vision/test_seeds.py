@@ -1,0 +1,91 @@
+"""Seeds: OpenCV's HoughCircles quirks fixed at the edge, size bands, reduction factors, seeds on drawn bases."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from tableref.config import load_config
+from tests.vision import vision_scenes as vs
+from vision.seeds import circles_from_hough, find_seeds, reduction_factor, size_bands
+
+SETTINGS = load_config().vision
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (None, np.zeros((0, 3))),
+        (np.zeros((1, 0, 3), np.float32), np.zeros((0, 3))),
+        (np.array([[[10, 20, 5]]], np.float32), np.array([[10, 20, 5]])),
+        # a zero or non-finite radius is no circle
+        (np.array([[[10, 20, 0], [30, 40, 6]]], np.float32), np.array([[30, 40, 6]])),
+        (np.array([[[np.nan, 20, 5], [30, 40, np.inf]]], np.float32), np.zeros((0, 3))),
+        # with the vote count as a fourth column
+        (np.array([[[10, 20, 5, 99]]], np.float32), np.array([[10, 20, 5]])),
+    ],
+)
+def test_hough_output_becomes_a_plain_array(raw: np.ndarray | None, expected: np.ndarray) -> None:
+    out = circles_from_hough(raw)
+    assert out.shape == expected.shape
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out, expected)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "ratio", "bands"),
+    [
+        ((25.0, 27.0, 28.5, 32.0, 40.0, 50.0), 1.3, [(25.0, 32.0), (40.0, 50.0)]),
+        ((32.0, 25.0, 25.0), 1.3, [(25.0, 32.0)]),
+        ((25.0, 40.0, 100.0), 1.1, [(25.0, 25.0), (40.0, 40.0), (100.0, 100.0)]),
+        ((25.0, 100.0), 10.0, [(25.0, 100.0)]),
+    ],
+)
+def test_size_bands(sizes: tuple[float, ...], ratio: float, bands: list[tuple[float, float]]) -> None:
+    assert size_bands(sizes, ratio) == bands
+
+
+@pytest.mark.parametrize(
+    ("px_per_mm", "target", "factor"), [(4.0, 1.0, 4), (2.0, 1.28, 2), (0.9, 1.28, 1), (3.0, 1.0, 3), (1.4, 1.0, 1)]
+)
+def test_reduction_factor_is_whole_and_never_enlarges(px_per_mm: float, target: float, factor: int) -> None:
+    assert reduction_factor(px_per_mm, target) == factor
+
+
+def test_blank_image_gives_no_seeds() -> None:
+    # HoughCircles answers None here: that must come out as zero seeds, not an exception
+    seeds = find_seeds(np.full((300, 400), 128, np.uint8), 2.0, SETTINGS)
+    assert len(seeds) == 0
+    assert seeds.center_px.shape == (0, 2)
+
+
+@pytest.mark.parametrize("px_per_mm", [1.0, 2.0, 4.0])
+def test_every_drawn_base_gets_a_seed_near_it(px_per_mm: float) -> None:
+    rng = np.random.default_rng(11)
+    shape = (int(250 * px_per_mm), int(350 * px_per_mm))
+    bases = vs.random_layout(rng, shape, px_per_mm, 10)
+    scene = vs.draw_scene(shape, px_per_mm, bases, rng, vs.TEXTURED)
+    seeds = find_seeds(cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2GRAY), px_per_mm, SETTINGS)
+    truth = scene.centers_px
+    dist = np.hypot(truth[:, None, 0] - seeds.center_px[None, :, 0], truth[:, None, 1] - seeds.center_px[None, :, 1])
+    radius = scene.diameters_mm / 2 * px_per_mm
+    # a seed needs only to land within a few millimetres (or a tenth of a large base's radius)
+    assert np.all(dist.min(axis=1) <= np.maximum(3.0 * px_per_mm, 0.1 * radius))
+    # the rim lies in the radius range the search around the nearest seed covers
+    band = seeds.band_px[dist.argmin(axis=1)]
+    slack = SETTINGS.seed_search_mm * px_per_mm
+    assert np.all((band[:, 0] - slack <= radius) & (radius <= band[:, 1] + slack))
+
+
+def test_seeds_in_ignored_pixels_are_dropped() -> None:
+    rng = np.random.default_rng(3)
+    shape = (300, 400)
+    bases = [vs.Placed((100.3, 150.2), 32.0), vs.Placed((300.1, 150.4), 32.0)]
+    scene = vs.draw_scene(shape, 2.0, bases, rng)
+    grey = cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2GRAY)
+    ignore = np.zeros(shape, np.uint8)
+    ignore[:, 200:] = 255
+    seeds = find_seeds(grey, 2.0, SETTINGS, ignore)
+    assert len(seeds) > 0
+    assert np.all(seeds.center_px[:, 0] < 200)

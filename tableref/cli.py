@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from importlib import resources
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import calibration
@@ -21,6 +22,8 @@ from tableref.sources import SourceError
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 DEFAULT_PROFILE = "skirmish"
+# Entry point group of sub-commands from other packages: each is called with the sub-parsers object.
+COMMANDS_GROUP = "tableref.commands"
 
 
 def sample_state_path() -> Path:
@@ -66,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     cli_calibration.add_board(sub)
     cli_calibration.add_calibrate_camera(sub)
     cli_pipeline.add_commands(sub)
+    # Packages above this one (the dashboard) add their sub-commands through entry points: tableref never imports
+    # them.
+    for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        entry.load()(sub)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""One blueprint per screen, and one for the JSON API."""

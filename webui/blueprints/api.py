@@ -1,0 +1,306 @@
+"""The JSON API (documented in the README's Dashboard section). Handlers read the latest snapshot or queue a
+change for the live loop; none of them measures a frame."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, render_template, request
+
+import calibration
+import rules
+from webui import measure as judge
+from webui.errors import HTTP_NOT_FOUND, HTTP_UNAVAILABLE, ApiError
+from webui.feeds import ImageFeed, Scene
+from webui.http import (
+    app_state,
+    current_result,
+    json_body,
+    live,
+    model_id,
+    needs_token,
+    parse_image,
+    parse_spec,
+    snapshot,
+    upload_bytes,
+)
+from webui.live import CHANGE_WAIT_S, Result
+from webui.report import report_context
+from webui.roster import roster_from_bytes, roster_from_json, suggest_units
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+# A judge report holds at most this many measurements (the query string stays short).
+MAX_REPORT_PAIRS = 50
+# Browsers reconnect a dropped event stream after this long (ms).
+SSE_RETRY_MS = 2000
+
+
+def _no_store(response: Response) -> Response:
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _status_dict() -> dict[str, Any]:
+    return snapshot().status.to_dict()
+
+
+def _after_change(before: int, queued: bool) -> dict[str, Any]:
+    """Wait (briefly) for the re-checked result a change queued, and say which result it is."""
+    snap = live().hub.wait_result(before, CHANGE_WAIT_S) if queued else snapshot()
+    return {"ok": True, "result_seq": snap.status.result_seq, "frozen": snap.status.frozen}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reads
+
+
+@bp.get("/status")
+def status() -> Response:
+    return _no_store(jsonify(_status_dict()))
+
+
+@bp.get("/result")
+def result() -> Response:
+    """What the screens draw: state with outlines in frame pixels, findings, profile lines."""
+    res = snapshot().result
+    if res is None:
+        raise ApiError("no frame has been measured yet", HTTP_NOT_FOUND)
+    return _no_store(Response(res.json, mimetype="application/json"))
+
+
+@bp.get("/state")
+def state() -> Response:
+    """The table state in the rules' JSON format, with the calibration report and the settled status."""
+    snap = snapshot()
+    res = current_result()
+    doc = rules.state_to_dict(res.state)
+    doc["calibration"] = dict(res.calibration)
+    doc["status"] = {
+        "settled": snap.status.settled,
+        "frozen": snap.status.frozen,
+        "camera": snap.status.camera,
+        "result_seq": res.seq,
+        "analyzed_at": res.analyzed_at,
+        "profile": res.profile.name,
+    }
+    return _no_store(jsonify(doc))
+
+
+@bp.get("/findings")
+def findings() -> Response:
+    """The findings document of ``tableref check --json``, and which result it belongs to."""
+    res = current_result()
+    doc = res.findings_document()
+    doc["result_seq"] = res.seq
+    doc["settled"] = snapshot().status.settled
+    return _no_store(jsonify(doc))
+
+
+@bp.get("/frame.jpg")
+def frame() -> Response:
+    snap = snapshot()
+    if snap.frame is None:
+        raise ApiError("no frame yet", HTTP_NOT_FOUND)
+    return _no_store(Response(snap.frame.jpeg, mimetype="image/jpeg"))
+
+
+@bp.get("/events")
+def events() -> Response:
+    """Server-sent events: ``status`` for every new snapshot (a new frame, a change of state), ``result`` when a
+    new result is out. Every viewer gets the same pre-made JSON; an idle viewer costs a sleeping thread."""
+    state = app_state()
+    viewers = state.viewers
+    if not viewers.acquire(blocking=False):
+        raise ApiError("too many live viewers; poll /api/status instead", HTTP_UNAVAILABLE)
+    hub = state.live.hub
+    keepalive = state.settings.sse_keepalive_s
+
+    def stream() -> Iterator[str]:
+        try:
+            yield f"retry: {SSE_RETRY_MS}\n\n"
+            snap = hub.snapshot()
+            sent_result = -1
+            while True:
+                if snap.result is not None and snap.result.seq != sent_result:
+                    sent_result = snap.result.seq
+                    yield f"event: result\ndata: {snap.result.json}\n\n"
+                yield f"event: status\ndata: {snap.status_json}\n\n"
+                newer = hub.wait(snap.seq, keepalive)
+                while newer.seq == snap.seq:
+                    yield ": keep-alive\n\n"
+                    newer = hub.wait(snap.seq, keepalive)
+                snap = newer
+        finally:
+            viewers.release()
+
+    response = Response(stream(), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+@bp.post("/measure")
+def measure() -> Response:
+    """``{"a": ID, "b": ID}`` -> the gap, its sigma, and the verdict at each of the profile's lines."""
+    body = json_body()
+    a, b = model_id(body, "a"), model_id(body, "b")
+    res = current_result()
+    m = judge.measure(res.state, res.profile, a, b)
+    doc = judge.measurement_dict(m, res.profile)
+    doc["result_seq"] = res.seq
+    return jsonify(doc)
+
+
+@bp.get("/roster")
+def get_roster() -> Response:
+    doc = rules.state_to_dict(live().roster())
+    response = jsonify(doc)
+    if request.args.get("download"):
+        response.headers["Content-Disposition"] = 'attachment; filename="roster.json"'
+    return _no_store(response)
+
+
+@bp.get("/roster/suggestions")
+def suggestions() -> Response:
+    """Groups of unassigned models that look like units (same base, close together, same half of the table)."""
+    res = current_result()
+    groups = suggest_units(res.state, app_state().settings.group_gap_mm)
+    return _no_store(jsonify({"result_seq": res.seq, "suggestions": [g.to_dict() for g in groups]}))
+
+
+@bp.get("/profile")
+def get_profile() -> Response:
+    profile = live().profile
+    names = rules.builtin_profiles()
+    if profile.name not in names:
+        names.append(profile.name)
+    return jsonify(
+        {
+            "profile": profile.name,
+            "title": profile.title,
+            "limits_mm": profile.limits(),
+            "close_sigmas": profile.calls.close_sigmas,
+            "available": names,
+        }
+    )
+
+
+@bp.get("/spec")
+def get_spec() -> Response:
+    return jsonify(live().spec.to_dict())
+
+
+@bp.get("/markers.pdf")
+def markers() -> Response:
+    """The current table spec's markers at true size, with a placement sheet."""
+    lt = live()
+    with tempfile.TemporaryDirectory(prefix="tableref-") as tmp:
+        out = Path(tmp) / "markers.pdf"
+        calibration.markers_pdf(lt.spec, out, settings=lt.config.calibration)
+        data = out.read_bytes()
+    response = Response(data, mimetype="application/pdf")
+    response.headers["Content-Disposition"] = 'attachment; filename="tableref-markers.pdf"'
+    return response
+
+
+def _pairs(res: Result) -> list[tuple[str, str]]:
+    pairs = []
+    for raw in request.args.getlist("pair"):
+        parts = raw.split(",")
+        if len(parts) != 2 or not all(parts):
+            raise ApiError(f"pair {raw!r}: expected two model ids separated by a comma, such as pair=m1,m2")
+        pairs.append((parts[0], parts[1]))
+    if len(pairs) > MAX_REPORT_PAIRS:
+        raise ApiError(f"{len(pairs)} pairs asked for; a report holds at most {MAX_REPORT_PAIRS}")
+    return pairs
+
+
+@bp.get("/report")
+def report() -> Response:
+    """The judge report: a self-contained HTML page (frame, overlays, measurements, findings, calibration)."""
+    res = current_result()
+    measurements = [judge.measure(res.state, res.profile, a, b) for a, b in _pairs(res)]
+    html = render_template("report.html", **report_context(res, measurements, snapshot().status))
+    response = Response(html, mimetype="text/html")
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(res.analyzed_at))
+    response.headers["Content-Disposition"] = f'attachment; filename="tableref-report-{stamp}.html"'
+    return response
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Changes (token)
+
+
+@bp.put("/roster")
+@needs_token
+def put_roster() -> Response:
+    """Replace the roster: a table state JSON body, or a file upload of one."""
+    roster = roster_from_json(json_body()) if request.is_json else roster_from_bytes(upload_bytes("a roster JSON"))
+    lt = live()
+    before = lt.hub.live_result_seq()
+    queued = lt.set_roster(roster)
+    return jsonify(_after_change(before, queued))
+
+
+@bp.put("/profile")
+@needs_token
+def put_profile() -> Response:
+    body = json_body()
+    name = body.get("profile")
+    lt = live()
+    current = lt.profile
+    names = rules.builtin_profiles()
+    if not isinstance(name, str) or (name not in names and name != current.name):
+        raise ApiError(f"profile {name!r}: expected one of {', '.join([*names, current.name])}")
+    profile = current if name == current.name else rules.load_profile(name)
+    before = lt.hub.live_result_seq()
+    queued = lt.set_profile(profile)
+    return jsonify(_after_change(before, queued) | {"profile": profile.name, "limits_mm": profile.limits()})
+
+
+@bp.post("/freeze")
+@needs_token
+def freeze() -> Response:
+    """``{"frozen": true}`` holds the current result and its frame for every screen; false lets go."""
+    body = json_body()
+    frozen = body.get("frozen")
+    if not isinstance(frozen, bool):
+        raise ApiError("expected {'frozen': true} or {'frozen': false}")
+    hub = live().hub
+    snap = hub.freeze() if frozen else hub.unfreeze()
+    return jsonify(snap.status.to_dict())
+
+
+@bp.put("/spec")
+@needs_token
+def put_spec() -> Response:
+    """A table spec TOML (raw body or a file upload): markers are looked for anew on the next settled frame."""
+    spec = parse_spec(upload_bytes("a table spec TOML file"))
+    live().set_spec(spec)
+    return jsonify({"ok": True, "spec": spec.to_dict()})
+
+
+@bp.post("/calibrate")
+@needs_token
+def recalibrate() -> Response:
+    live().recalibrate()
+    return jsonify({"ok": True})
+
+
+@bp.post("/photo")
+@needs_token
+def photo() -> Response:
+    """Watch an uploaded photo (JPEG or PNG) instead of the camera, with the roster of the table on screen."""
+    state = app_state()
+    image = parse_image(upload_bytes("a JPEG or PNG photo"), state.settings.max_image_pixels)
+    lt = state.live
+    roster = lt.roster()
+    key = f"photo-{time.time_ns()}"
+    scene = Scene(key=key, roster=roster if roster.models else None)
+    lt.use_feed(ImageFeed(image, "uploaded photo", scene, state.settings.replay_fps))
+    return jsonify({"ok": True, "width_px": image.shape[1], "height_px": image.shape[0]})

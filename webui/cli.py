@@ -1,0 +1,148 @@
+"""``tableref serve``: the dashboard. Plugged into the command line through the ``tableref.commands`` entry point
+(see pyproject.toml), so that the app package never imports this one."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import secrets
+from pathlib import Path
+
+from werkzeug.serving import make_server
+
+import rules
+from calibration.camera import load_camera
+from calibration.spec import load_table_spec
+from tableref.config import load_config
+from webui import create_app
+from webui.errors import ServeError
+from webui.feeds import (
+    SAMPLE_DIR,
+    Feed,
+    SampleFeed,
+    Scene,
+    load_sample_scenes,
+    sample_available,
+    sample_state_path,
+    source_feed,
+    state_feed,
+)
+from webui.live import LiveTable
+from webui.roster import roster_from_json
+from webui.settings import WebuiSettings, load_webui_settings
+
+EXIT_OK = 0
+DEFAULT_PROFILE = "skirmish"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+# A source word ending so is a table state file (served without a camera), not a frame source.
+STATE_SUFFIX = ".json"
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` is this machine only (127.0.0.1, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _roster(path: str | None) -> rules.TableState | None:
+    if path is None:
+        return None
+    return roster_from_json(rules.state_to_dict(rules.load_state(path)))
+
+
+def build_feed(args: argparse.Namespace, settings: WebuiSettings) -> tuple[Feed, str]:
+    """The feed the arguments ask for, and a line saying what it is. Raises ServeError, SourceError, ..."""
+    if args.source is None:
+        given = [flag for flag, value in (("--camera", args.camera), ("--roster", args.roster)) if value]
+        if given:
+            raise ServeError(
+                f"{' and '.join(given)} describe a --source; without --source the bundled sample is served"
+            )
+        if sample_available():
+            feed: Feed = SampleFeed(
+                load_sample_scenes(), settings.sample_hold_s, settings.sample_move_s, settings.replay_fps
+            )
+            return feed, f"the bundled sample game: frames of {SAMPLE_DIR}"
+        path = sample_state_path()
+        feed = state_feed(path, settings.state_px_per_mm, settings.replay_fps)
+        return feed, f"the bundled sample table state {path.name} (no sample frames at {SAMPLE_DIR})"
+    if args.source.lower().endswith(STATE_SUFFIX):
+        if args.camera:
+            raise ServeError("--camera has no use with a table state source (there is no camera)")
+        feed = state_feed(Path(args.source), settings.state_px_per_mm, settings.replay_fps, _roster(args.roster))
+        return feed, f"the table state {args.source}"
+    camera = load_camera(args.camera) if args.camera else None
+    scene = Scene(key="camera", camera=camera, roster=_roster(args.roster))
+    feed = source_feed(args.source, scene, settings.replay_fps, settings.folder_period_s)
+    return feed, f"{feed.kind} {feed.name}"
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    settings = load_webui_settings(args.config)
+    config = load_config(args.config)
+    profile = rules.load_profile(args.profile)
+    spec = load_table_spec(args.table)
+    feed, what = build_feed(args, settings)
+    live = LiveTable(feed, spec, config, settings, profile)
+    local = is_loopback(args.host)
+    token = secrets.token_urlsafe(18)
+    app = create_app(live, settings, token=token, embed_token=local, local_only=local)
+    # One line per request (ten frames a second per viewer) would drown everything else.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    try:
+        server = make_server(args.host, args.port, app, threaded=True)
+    except OSError as exc:
+        raise ServeError(
+            f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); expected a free port (try --port)"
+        ) from None
+    live.start()
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{shown}:{server.port}/"
+    print(f"tableref dashboard: {url}")
+    print(f"Watching {what}; profile {profile.name}.")
+    if not local:
+        print(f"Serving every machine that can reach {args.host}: screens are open to all, changes need the token.")
+        print(f"Open {url}#token={token} to make changes (token: {token}).")
+    print("Press Ctrl+C to stop.", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        live.stop()
+    return EXIT_OK
+
+
+def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``tableref serve [--source SRC] [--table SPEC] [--camera camera.json] [--profile P] [--roster STATE.json]
+    [--host 127.0.0.1] [--port 8000] [--config SETTINGS.toml]``."""
+    p = sub.add_parser(
+        "serve",
+        help="the live dashboard in a web browser",
+        description="Serve the dashboard: the table with findings, unit assignment, judge measurements. With no "
+        "--source it shows the bundled sample game.",
+    )
+    p.add_argument(
+        "--source",
+        help="camera index (0), stream URL, video file, image, folder of images, or a table state .json "
+        "(default: the bundled sample game)",
+    )
+    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
+    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
+    p.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help=f"rule profile: {', '.join(rules.builtin_profiles())} or a .toml file (default: {DEFAULT_PROFILE})",
+    )
+    p.add_argument("--roster", help="table state JSON whose models and units give identities")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST}, this machine)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0: any free one)")
+    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml (its [webui] section too)")
+    p.set_defaults(func=_cmd_serve)

@@ -1,0 +1,710 @@
+"""The live loop: a reader thread owns the feed and publishes frames, an analysis thread measures settled frames,
+and both publish immutable :class:`Snapshot` objects through a :class:`Hub` that request handlers only read.
+
+- The reader takes frames at the feed's pace, handles at most ``max_process_fps`` of them (the rest are dropped),
+  makes each a viewer JPEG, watches for movement on small grey copies, and reopens a live camera that dropped
+  with a doubling back-off.
+- When the table has been still for ``settle_s`` and differs from the frame last measured, the reader hands the
+  frame to the analysis thread (only the newest one waits; an older one is replaced). Until the new result is
+  out, the last settled result stays, and the status says the table is not settled.
+- Changes from the screens (roster, profile, table spec) re-run the rules on the last measured frame in the
+  analysis thread; no request thread does heavy work.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+import calibration
+import rules
+import vision
+from calibration.spec import TableSpec
+from calibration.table import TableCalibration
+from tableref.config import Config
+from tableref.pipeline import detect_frame
+from tableref.sources import SourceError
+from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
+from webui.feeds import Feed, FeedFrame, Scene, outline_mm
+from webui.roster import empty_roster, follow
+from webui.settings import WebuiSettings
+from webui.settle import SettleWatch, thumbnail
+
+log = logging.getLogger(__name__)
+
+# Camera states shown in the status bar.
+STARTING = "starting"
+LIVE = "live"
+LOST = "lost"
+RECONNECTING = "reconnecting"
+ENDED = "ended"
+
+# A frame may come this fraction of a period early and still be taken: a feed pacing itself at exactly the cap
+# must not lose every other frame to timer jitter.
+_RATE_JITTER = 0.25
+# Frames per second are counted over this window (s).
+_FPS_WINDOW_S = 2.0
+# Base outlines sent to viewers have this many vertices (smooth at screen scale) and 0.1 px precision.
+OUTLINE_VERTICES = 48
+_PX_DECIMALS = 1
+# How long a change from a screen waits for its re-checked result (s); a check takes milliseconds.
+CHANGE_WAIT_S = 5.0
+# Analysis thread poll (s): how soon it notices a stop.
+_POLL_S = 0.2
+
+ToPixels = Callable[[NDArray[np.float64], float], NDArray[np.float64]]
+
+
+@dataclass(frozen=True)
+class FrameView:
+    """A frame as viewers get it: ``jpeg`` scaled down for the screen; ``width_px`` x ``height_px`` is the full
+    frame size (overlays are in full-frame pixels); ``wall_time`` in s since the epoch."""
+
+    seq: int
+    index: int
+    wall_time: float
+    jpeg: bytes
+    width_px: int
+    height_px: int
+    scene: str
+
+
+@dataclass(frozen=True)
+class Result:
+    """One settled frame measured and judged.
+
+    ``state`` is the table state the rules saw (roster identities applied), ``outlines_px`` (N, V, 2) and
+    ``centers_px`` (N, 2) its models' base outlines and centres in full-frame pixels of ``frame``, in state order;
+    ``calibration`` the calibration report; ``json`` the viewers' JSON, made once.
+    """
+
+    seq: int
+    frame: FrameView
+    state: rules.TableState
+    findings: tuple[rules.Finding, ...]
+    profile: rules.RuleProfile
+    outlines_px: NDArray[np.float64]
+    centers_px: NDArray[np.float64]
+    calibration: Mapping[str, Any]
+    analyzed_at: float
+    analysis_ms: float
+    json: str = field(repr=False)
+
+    def findings_document(self) -> dict[str, Any]:
+        """The findings document of ``tableref check --json``."""
+        return rules.findings_document(self.profile.name, list(self.findings))
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the status bar shows. Times are s since the epoch."""
+
+    camera: str
+    source: str
+    source_kind: str
+    settled: bool
+    fps: float
+    frame_seq: int
+    frame_scene: str | None
+    frame_size: tuple[int, int] | None
+    result_seq: int
+    result_scene: str | None
+    last_update: float | None
+    message: str | None
+    analysing: bool
+    frozen: bool
+    frozen_at: float | None
+    profile: str
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["fps"] = round(self.fps, 2)
+        out["frame_size"] = list(self.frame_size) if self.frame_size else None
+        return out
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What every reader sees at one moment: the frame to show (the frozen result's while frozen), the result,
+    the status, and the status as JSON (made once per snapshot, not once per viewer)."""
+
+    seq: int
+    frame: FrameView | None
+    result: Result | None
+    status: Status
+    status_json: str = field(repr=False)
+
+
+_KEEP: Any = object()
+
+
+class Hub:
+    """The latest snapshot, and a condition viewers wait on for the next one."""
+
+    def __init__(self, source: str, source_kind: str, profile: str) -> None:
+        self._cond = threading.Condition()
+        self._seq = 0
+        self._frame: FrameView | None = None
+        self._result: Result | None = None
+        self._frozen: Result | None = None
+        self._frozen_at: float | None = None
+        self._status = Status(
+            camera=STARTING,
+            source=source,
+            source_kind=source_kind,
+            settled=False,
+            fps=0.0,
+            frame_seq=0,
+            frame_scene=None,
+            frame_size=None,
+            result_seq=0,
+            result_scene=None,
+            last_update=None,
+            message=None,
+            analysing=False,
+            frozen=False,
+            frozen_at=None,
+            profile=profile,
+        )
+        self._snapshot = self._compose()
+
+    def _compose(self) -> Snapshot:
+        result = self._frozen or self._result
+        frame = self._frozen.frame if self._frozen else self._frame
+        status = replace(
+            self._status,
+            frame_seq=frame.seq if frame else 0,
+            frame_scene=frame.scene if frame else None,
+            frame_size=(frame.width_px, frame.height_px) if frame else None,
+            result_seq=result.seq if result else 0,
+            result_scene=result.frame.scene if result else None,
+            last_update=result.analyzed_at if result else None,
+            frozen=self._frozen is not None,
+            frozen_at=self._frozen_at,
+        )
+        return Snapshot(self._seq, frame, result, status, json.dumps(status.to_dict()))
+
+    def update(self, frame: FrameView | None = _KEEP, result: Result | None = _KEEP, **status: Any) -> None:
+        """Publish a new frame, result and/or status fields, and wake the viewers."""
+        with self._cond:
+            if frame is not _KEEP:
+                self._frame = frame
+            if result is not _KEEP:
+                self._result = result
+            if status:
+                self._status = replace(self._status, **status)
+            self._seq += 1
+            self._snapshot = self._compose()
+            self._cond.notify_all()
+
+    def snapshot(self) -> Snapshot:
+        with self._cond:
+            return self._snapshot
+
+    def wait(self, after_seq: int, timeout_s: float) -> Snapshot:
+        """The first snapshot newer than ``after_seq``, or the current one after ``timeout_s``."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._snapshot.seq > after_seq, timeout_s)
+            return self._snapshot
+
+    def wait_result(self, after_seq: int, timeout_s: float) -> Snapshot:
+        """The first snapshot whose live result is newer than ``after_seq`` (or the current one on time-out)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._result is not None and self._result.seq > after_seq, timeout_s)
+            return self._snapshot
+
+    def live_result_seq(self) -> int:
+        with self._cond:
+            return self._result.seq if self._result else 0
+
+    def freeze(self) -> Snapshot:
+        """Hold the current result and its frame for every reader until :meth:`unfreeze`. 409 with no result."""
+        with self._cond:
+            if self._result is None:
+                raise ApiError("nothing to freeze yet: no frame has been measured", HTTP_CONFLICT)
+            if self._frozen is None:
+                self._frozen = self._result
+                self._frozen_at = time.time()
+        self.update()
+        return self.snapshot()
+
+    def unfreeze(self) -> Snapshot:
+        with self._cond:
+            self._frozen = None
+            self._frozen_at = None
+        self.update()
+        return self.snapshot()
+
+
+def encode_jpeg(image_bgr: NDArray[np.uint8], max_side_px: int, quality: int) -> bytes:
+    """JPEG bytes of a frame scaled down (never up) to at most ``max_side_px`` on its long side."""
+    height, width = image_bgr.shape[:2]
+    scale = min(1.0, max_side_px / max(height, width))
+    if scale < 1.0:
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        image_bgr = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
+    ok, data = cv2.imencode(".jpg", image_bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    if not ok:
+        raise WebuiError("OpenCV could not encode the frame as JPEG")
+    return bytes(data.tobytes())
+
+
+def _readonly(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True)
+class _Detected:
+    """The last measurement of a scene, kept to re-run the rules when the roster or profile changes."""
+
+    state: rules.TableState
+    frame: FrameView
+    to_px: ToPixels
+    rim_height_mm: float
+    analysis_ms: float
+
+
+@dataclass(frozen=True)
+class _DetectJob:
+    frame: FeedFrame
+    view: FrameView
+
+
+class _Jobs:
+    """The analysis thread's in-tray: the newest frame to measure and a flag to re-run the rules."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._detect: _DetectJob | None = None
+        self._recheck = False
+
+    def put_detect(self, job: _DetectJob) -> None:
+        with self._cond:
+            self._detect = job
+            self._cond.notify()
+
+    def put_recheck(self) -> None:
+        with self._cond:
+            self._recheck = True
+            self._cond.notify()
+
+    def take(self, timeout_s: float) -> _DetectJob | bool | None:
+        """The newest detect job, else True for a recheck, else None after ``timeout_s``."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._detect is not None or self._recheck, timeout_s)
+            job, self._detect = self._detect, None
+            if job is not None:
+                # A fresh measurement runs the rules with the newest roster and profile anyway.
+                self._recheck = False
+                return job
+            if self._recheck:
+                self._recheck = False
+                return True
+            return None
+
+
+class _RateMeter:
+    def __init__(self) -> None:
+        self._times: collections.deque[float] = collections.deque()
+
+    def tick(self, now_s: float) -> float:
+        self._times.append(now_s)
+        while self._times[0] < now_s - _FPS_WINDOW_S:
+            self._times.popleft()
+        if len(self._times) < 2:
+            return 0.0
+        return (len(self._times) - 1) / max(self._times[-1] - self._times[0], 1e-9)
+
+
+# Errors of measuring a frame that say what is wrong with the input (shown in the status bar, never raised).
+_MEASURE_ERRORS: tuple[type[BaseException], ...] = (
+    calibration.CalibrationError,
+    vision.VisionError,
+    rules.RulesError,
+    SourceError,
+    WebuiError,
+)
+
+
+class LiveTable:
+    """Owns the feed and the two threads; the screens read :attr:`hub` and ask for changes through methods."""
+
+    def __init__(
+        self,
+        feed: Feed,
+        spec: TableSpec,
+        config: Config,
+        settings: WebuiSettings,
+        profile: rules.RuleProfile,
+    ) -> None:
+        self.settings = settings
+        self.config = config
+        self.hub = Hub(feed.name, feed.kind, profile.name)
+        self._lock = threading.Lock()
+        self._feed = feed
+        self._feed_gen = 0
+        self._spec = spec
+        self._profile = profile
+        self._rosters: dict[str, rules.TableState] = {}
+        self._calibrations: dict[str, TableCalibration] = {}
+        self._detected: dict[str, _Detected] = {}
+        self._scene_of_result: str | None = None
+        self._force = False
+        self._jobs = _Jobs()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._frame_seq = 0
+        self._result_seq = 0
+        self._got_frames = False
+
+    # ----------------------------------------------------------------------------------------------------------
+    # Life
+
+    def start(self) -> None:
+        """Start the reader and analysis threads (daemons: they never keep the process alive)."""
+        self._threads = [
+            threading.Thread(target=self._read_loop, name="tableref-reader", daemon=True),
+            threading.Thread(target=self._analysis_loop, name="tableref-analysis", daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout_s)
+
+    # ----------------------------------------------------------------------------------------------------------
+    # Reads
+
+    @property
+    def profile(self) -> rules.RuleProfile:
+        with self._lock:
+            return self._profile
+
+    @property
+    def spec(self) -> TableSpec:
+        with self._lock:
+            return self._spec
+
+    def _current_scene(self) -> str | None:
+        snap = self.hub.snapshot()
+        if snap.result is not None:
+            return snap.result.frame.scene
+        return snap.status.frame_scene
+
+    def roster(self) -> rules.TableState:
+        """The roster of the scene on screen (an empty one before anything was seen)."""
+        key = self._current_scene()
+        with self._lock:
+            if key is not None and key in self._rosters:
+                return self._rosters[key]
+            return empty_roster(rules.Table(self._spec.width_mm, self._spec.depth_mm))
+
+    # ----------------------------------------------------------------------------------------------------------
+    # Changes from the screens
+
+    def _recheck(self) -> bool:
+        """Queue a re-run of the rules on the last measurement; False when nothing was measured yet."""
+        key = self._current_scene()
+        with self._lock:
+            known = key is not None and key in self._detected
+        if known:
+            self._jobs.put_recheck()
+        return known
+
+    def set_roster(self, roster: rules.TableState) -> bool:
+        """Replace the roster of the scene on screen; True when a re-checked result will follow."""
+        key = self._current_scene()
+        if key is None:
+            raise ApiError("no frame yet: the roster belongs to the table the camera sees", HTTP_CONFLICT)
+        with self._lock:
+            self._rosters[key] = roster
+        return self._recheck()
+
+    def set_profile(self, profile: rules.RuleProfile) -> bool:
+        with self._lock:
+            self._profile = profile
+        self.hub.update(profile=profile.name)
+        return self._recheck()
+
+    def set_spec(self, spec: TableSpec) -> None:
+        """Use another table spec: every calibration is redone on the next settled frame."""
+        with self._lock:
+            self._spec = spec
+            self._calibrations.clear()
+            self._force = True
+
+    def recalibrate(self) -> None:
+        """Calibrate again on the next settled frame (the camera was moved)."""
+        with self._lock:
+            self._calibrations.clear()
+            self._force = True
+
+    def use_feed(self, feed: Feed) -> None:
+        """Watch another feed from now on (an uploaded photo)."""
+        with self._lock:
+            self._feed = feed
+            self._feed_gen += 1
+            self._force = True
+        self.hub.update(source=feed.name, source_kind=feed.kind, camera=STARTING, message=None)
+        self._wake.set()
+
+    # ----------------------------------------------------------------------------------------------------------
+    # Reader thread
+
+    def _read_loop(self) -> None:
+        s = self.settings
+        backoff = s.reconnect_initial_s
+        failed = False
+        watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction)
+        while not self._stop.is_set():
+            with self._lock:
+                feed, gen = self._feed, self._feed_gen
+            self._wake.clear()
+            watch.reset()
+            self.hub.update(camera=RECONNECTING if failed else STARTING)
+            try:
+                outcome = self._read_feed(feed, gen, watch)
+                if outcome == "switched" or self._stop.is_set():
+                    failed = False
+                    backoff = s.reconnect_initial_s
+                    continue
+                if not feed.live:
+                    self.hub.update(camera=ENDED, settled=True)
+                    self._wake.wait()
+                    failed = False
+                    continue
+                raise SourceError(f"{feed.name}: the {feed.kind} stopped sending frames")
+            except SourceError as exc:
+                message = str(exc)
+            except Exception as exc:  # a broken driver must not end the dashboard: report it and retry
+                log.exception("frame source failed")
+                message = f"{feed.name}: the frame source failed ({type(exc).__name__})"
+            failed = True
+            if self._got_frames:
+                # It worked until now: a fresh drop starts the back-off again.
+                backoff = s.reconnect_initial_s
+            self.hub.update(camera=LOST, message=message, settled=False)
+            self._wake.wait(backoff)
+            backoff = min(backoff * 2.0, s.reconnect_max_s)
+
+    def _read_feed(self, feed: Feed, gen: int, watch: SettleWatch) -> str:
+        """Read ``feed`` until it ends ("ended"), the feed is switched or the loop stops ("switched")."""
+        s = self.settings
+        period = 1.0 / s.max_process_fps
+        due = time.monotonic()
+        meter = _RateMeter()
+        cached: tuple[NDArray[np.uint8] | None, bytes, NDArray[np.uint8] | None] = (None, b"", None)
+        attempted: tuple[str, NDArray[np.uint8]] | None = None
+        scene_key: str | None = None
+        self._got_frames = False
+        frames = feed.frames()
+        try:
+            for ff in frames:
+                if self._stop.is_set() or self._feed_gen != gen:
+                    return "switched"
+                now = time.monotonic()
+                if now < due - period * _RATE_JITTER:
+                    continue
+                due = max(due, now - period) + period
+                if not self._got_frames:
+                    self._got_frames = True
+                    self.hub.update(camera=LIVE, message=None)
+                image = ff.image_bgr
+                if image is cached[0]:
+                    jpeg, thumb = cached[1], cached[2]
+                else:
+                    jpeg = encode_jpeg(image, s.display_max_side_px, s.jpeg_quality)
+                    thumb = thumbnail(image, s.motion_thumb_px)
+                    cached = (image, jpeg, thumb)
+                assert thumb is not None
+                if ff.scene.key != scene_key:
+                    # Another camera position or table: nothing seen before counts as still.
+                    watch.reset()
+                    scene_key = ff.scene.key
+                watch.update(thumb, now)
+                settled = watch.settled(now)
+                self._frame_seq += 1
+                view = FrameView(
+                    self._frame_seq, ff.index, time.time(), jpeg, image.shape[1], image.shape[0], ff.scene.key
+                )
+                force = False
+                if settled:
+                    with self._lock:
+                        force, self._force = self._force, False
+                if settled and (
+                    force or attempted is None or attempted[0] != ff.scene.key or watch.differs(thumb, attempted[1])
+                ):
+                    attempted = (ff.scene.key, thumb)
+                    self._jobs.put_detect(_DetectJob(ff, view))
+                self.hub.update(frame=view, settled=settled, fps=meter.tick(now), camera=LIVE)
+        finally:
+            close = getattr(frames, "close", None)
+            if close is not None:
+                close()
+        return "switched" if self._stop.is_set() or self._feed_gen != gen else "ended"
+
+    # ----------------------------------------------------------------------------------------------------------
+    # Analysis thread
+
+    def _analysis_loop(self) -> None:
+        while not self._stop.is_set():
+            job = self._jobs.take(_POLL_S)
+            if job is None:
+                continue
+            try:
+                if isinstance(job, _DetectJob):
+                    self.hub.update(analysing=True)
+                    self._measure(job)
+                else:
+                    key = self._current_scene()
+                    if key is not None:
+                        self._judge(key)
+            except _MEASURE_ERRORS as exc:
+                self.hub.update(analysing=False, message=str(exc))
+            except Exception as exc:  # keep serving the last result; the log has the details
+                log.exception("measuring a frame failed")
+                self.hub.update(analysing=False, message=f"measuring the frame failed ({type(exc).__name__})")
+
+    def _measure(self, job: _DetectJob) -> None:
+        scene: Scene = job.frame.scene
+        start = time.perf_counter()
+        if scene.state is not None:
+            detected = _as_detections(scene.state, scene.px_per_mm)
+            scale = scene.px_per_mm
+
+            def to_px(points_mm: NDArray[np.float64], height_mm: float) -> NDArray[np.float64]:
+                return np.asarray(points_mm, dtype=np.float64) * scale - 0.5
+
+            rim = 0.0
+        else:
+            with self._lock:
+                cal = self._calibrations.get(scene.key)
+                spec = self._spec
+            analysis = detect_frame(job.frame.image_bgr, spec, self.config, scene.camera, cal)
+            with self._lock:
+                if self._spec is spec:
+                    self._calibrations[scene.key] = analysis.calibration
+            detected = analysis.state
+            to_px = analysis.calibration.table_to_image
+            rim = analysis.rim_height_mm
+        ms = (time.perf_counter() - start) * 1e3
+        with self._lock:
+            self._detected[scene.key] = _Detected(detected, job.view, to_px, rim, ms)
+            if scene.key not in self._rosters:
+                roster = scene.roster if scene.roster is not None else empty_roster(detected.table)
+                self._rosters[scene.key] = roster
+        self._judge(scene.key)
+
+    def _judge(self, key: str) -> None:
+        """Identities from the roster, the rules, and a new result for the viewers."""
+        with self._lock:
+            detected = self._detected.get(key)
+            if detected is None:
+                return
+            state, roster = follow(self._rosters[key], detected.state, self.config.pipeline.roster_gate_mm)
+            self._rosters[key] = roster
+            profile = self._profile
+        findings = tuple(rules.check(state, profile))
+        outlines, centers = _pixels(state, detected.to_px, detected.rim_height_mm)
+        report = dict(state.extras.get("calibration") or {})
+        self._result_seq += 1
+        now = time.time()
+        doc = result_document(self._result_seq, detected.frame, state, findings, profile, outlines, centers, now)
+        doc["analysis_ms"] = round(detected.analysis_ms, 1)
+        result = Result(
+            seq=self._result_seq,
+            frame=detected.frame,
+            state=state,
+            findings=findings,
+            profile=profile,
+            outlines_px=outlines,
+            centers_px=centers,
+            calibration=MappingProxyType(report),
+            analyzed_at=now,
+            analysis_ms=detected.analysis_ms,
+            json=json.dumps(doc),
+        )
+        self.hub.update(result=result, analysing=False, message=None)
+
+
+# Calibration report of a table state served without a camera.
+_STATE_REPORT = {
+    "markers_used": [],
+    "markers_seen": [],
+    "markers_expected": [],
+    "reprojection_error_mm": 0.0,
+    "lens_corrected": False,
+    "notes": ["no camera: a table state file drawn from above, exact positions"],
+}
+
+
+def _as_detections(state: rules.TableState, px_per_mm: float) -> rules.TableState:
+    """A table state as if detected: its models with no unit (the roster gives units), exact positions."""
+    models = tuple(replace(m, unit=None) for m in state.models)
+    report = {**_STATE_REPORT, "px_per_mm": px_per_mm}
+    return rules.TableState(state.table, models=models, extras=MappingProxyType({"calibration": report}))
+
+
+def _pixels(
+    state: rules.TableState, to_px: ToPixels, rim_height_mm: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(N, V, 2) base outlines and (N, 2) centres of the state's models in frame pixels, rims at their height."""
+    n = len(state.models)
+    if n == 0:
+        return _readonly(np.empty((0, OUTLINE_VERTICES, 2))), _readonly(np.empty((0, 2)))
+    rings = np.concatenate([outline_mm(m.base, m.x_mm, m.y_mm, OUTLINE_VERTICES) for m in state.models])
+    centers_mm = np.array([[m.x_mm, m.y_mm] for m in state.models])
+    outlines = to_px(rings, rim_height_mm).reshape(n, OUTLINE_VERTICES, 2)
+    centers = to_px(centers_mm, rim_height_mm)
+    return _readonly(np.asarray(outlines, dtype=np.float64)), _readonly(np.asarray(centers, dtype=np.float64))
+
+
+def result_document(
+    seq: int,
+    frame: FrameView,
+    state: rules.TableState,
+    findings: tuple[rules.Finding, ...],
+    profile: rules.RuleProfile,
+    outlines_px: NDArray[np.float64],
+    centers_px: NDArray[np.float64],
+    analyzed_at: float,
+) -> dict[str, Any]:
+    """What the screens draw: the state (rules format) with each model's outline and centre in frame pixels, the
+    findings, the profile's lines and the frame it belongs to."""
+    doc = rules.state_to_dict(state)
+    for m, outline, center in zip(doc["models"], outlines_px, centers_px, strict=True):
+        m["outline_px"] = np.round(outline, _PX_DECIMALS).tolist()
+        m["center_px"] = np.round(center, _PX_DECIMALS).tolist()
+    players = list(dict.fromkeys(u.player for u in state.units if u.player))
+    doc.update(
+        {
+            "seq": seq,
+            "analyzed_at": analyzed_at,
+            "frame": {"seq": frame.seq, "scene": frame.scene, "width_px": frame.width_px, "height_px": frame.height_px},
+            "profile": {
+                "name": profile.name,
+                "title": profile.title,
+                "limits_mm": profile.limits(),
+                "close_sigmas": profile.calls.close_sigmas,
+            },
+            "players": players,
+            "findings": [f.to_dict() for f in findings],
+        }
+    )
+    return doc

@@ -1,0 +1,157 @@
+"""The judge report: one self-contained HTML page (the frame as a data URL with the overlays drawn over it in SVG,
+the measurements, the findings, the time and the calibration quality) that can be mailed, archived or printed."""
+
+from __future__ import annotations
+
+import base64
+import time
+from typing import Any
+
+import rules
+from tableref.report import format_length
+from webui.live import Result, Status
+
+# Players' colours (the screens use the same ones, in the same order); models of no unit are grey.
+PLAYER_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
+NO_PLAYER_COLOUR = "#9e9e9e"
+
+TITLES = {
+    "engaged": "Engaged",
+    "cohesion": "Out of cohesion",
+    "overlap": "Overlapping bases",
+    "multi_contact": "In base contact with two enemy units",
+    "off_table": "Off the table",
+    "in_terrain": "In solid terrain",
+    "illegal_move": "Illegal move",
+}
+LINE_TITLES = {"engagement": "engagement range", "base_contact": "base contact", "cohesion": "cohesion range"}
+
+
+# A player named after a colour is drawn in it (the screens do the same).
+COLOUR_WORDS = {
+    "red": "#d62728",
+    "blue": "#1f77b4",
+    "green": "#2ca02c",
+    "purple": "#9467bd",
+    "orange": "#ff7f0e",
+    "yellow": "#e6c229",
+    "black": "#333333",
+    "white": "#f5f5f5",
+}
+
+
+def _player_colour(players: list[str], player: str | None) -> str:
+    if not player:
+        return NO_PLAYER_COLOUR
+    return COLOUR_WORDS.get(player.strip().lower()) or PLAYER_COLOURS[players.index(player) % len(PLAYER_COLOURS)]
+
+
+def player_colours(state: rules.TableState) -> dict[str, str]:
+    """Colour of each model id: its unit's player's colour, grey without a player."""
+    players = list(dict.fromkeys(u.player for u in state.units if u.player))
+    by_unit = {u.id: _player_colour(players, u.player) for u in state.units}
+    return {m.id: by_unit.get(m.unit, NO_PLAYER_COLOUR) if m.unit else NO_PLAYER_COLOUR for m in state.models}
+
+
+def _finding_text(state: rules.TableState, f: rules.Finding) -> str:
+    def unit(uid: str) -> str:
+        try:
+            u = state.unit(uid)
+        except KeyError:
+            return uid
+        return f"{u.name} ({u.id})" if u.name else u.id
+
+    models = ", ".join(f.models)
+    if f.kind == "engaged" and len(f.units) == 2:
+        return f"{unit(f.units[0])} and {unit(f.units[1])}: closest {models}"
+    if f.kind == "cohesion" and f.unit:
+        return f"{unit(f.unit)}: {models}"
+    if f.kind == "multi_contact":
+        return f"{models} touches " + " and ".join(unit(u) for u in f.units)
+    if f.kind == "in_terrain":
+        return f"{models} in {f.terrain}"
+    return models
+
+
+def _finding_measure(f: rules.Finding) -> str:
+    if f.gap_mm is None or f.limit_mm is None:
+        return ""
+    if f.kind == "overlap":
+        return f"{format_length(-f.gap_mm, f.sigma_mm)} deep (allowed {format_length(-f.limit_mm)})"
+    if f.kind == "off_table":
+        return f"{format_length(-f.gap_mm, f.sigma_mm)} over the edge"
+    return f"gap {format_length(f.gap_mm, f.sigma_mm)}, limit {format_length(f.limit_mm)}"
+
+
+def _stamp(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "-"
+
+
+def report_context(res: Result, measurements: list[rules.Measurement], status: Status) -> dict[str, Any]:
+    """Values for ``templates/report.html``."""
+    state = res.state
+    colours = player_colours(state)
+    index = {m.id: k for k, m in enumerate(state.models)}
+    outlines = [
+        {
+            "id": m.id,
+            "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in res.outlines_px[k]),
+            "colour": colours[m.id],
+            "label_x": float(res.centers_px[k][0]),
+            "label_y": float(res.outlines_px[k][:, 1].min()) - 4.0,
+        }
+        for k, m in enumerate(state.models)
+    ]
+    rows = []
+    for n, m in enumerate(measurements, start=1):
+        a, b = res.centers_px[index[m.a]], res.centers_px[index[m.b]]
+        rows.append(
+            {
+                "n": n,
+                "a": m.a,
+                "b": m.b,
+                "gap": format_length(m.gap_mm, m.sigma_mm),
+                "verdicts": [
+                    {
+                        "line": LINE_TITLES.get(v.line, v.line),
+                        "limit": format_length(v.limit_mm),
+                        "within": v.within,
+                        "call": v.call,
+                    }
+                    for v in m.verdicts
+                ],
+                "x1": float(a[0]),
+                "y1": float(a[1]),
+                "x2": float(b[0]),
+                "y2": float(b[1]),
+            }
+        )
+    findings = [
+        {
+            "title": TITLES.get(f.kind, f.kind),
+            "text": _finding_text(state, f),
+            "measure": _finding_measure(f),
+            "call": f.call or "",
+        }
+        for f in res.findings
+    ]
+    cal = dict(res.calibration)
+    return {
+        "frame_src": "data:image/jpeg;base64," + base64.b64encode(res.frame.jpeg).decode("ascii"),
+        "width": res.frame.width_px,
+        "height": res.frame.height_px,
+        "outlines": outlines,
+        "measurements": rows,
+        "findings": findings,
+        "profile": res.profile,
+        "analyzed_at": _stamp(res.analyzed_at),
+        "frame_time": _stamp(res.frame.wall_time),
+        "made_at": _stamp(time.time()),
+        "frozen": status.frozen,
+        "source": status.source,
+        "models": len(state.models),
+        "units": len(state.units),
+        "calibration": cal,
+        "markers_used": len(cal.get("markers_used", [])),
+        "markers_expected": len(cal.get("markers_expected", [])),
+    }

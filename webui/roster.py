@@ -1,0 +1,179 @@
+"""The roster: which detected model belongs to which unit and player, kept across frames.
+
+A roster is a table state (the rules' JSON format) whose models are the models seen so far, at their last seen
+places, with their units. Each new detection takes the identities of the roster's models near it
+(:func:`tableref.pipeline.carry_identities`), and the roster then moves its models to where they were seen, so that
+identities follow models that move a little between settled frames.
+
+A base size the detector got wrong can be overridden: the roster's top-level ``base_overrides`` section maps a
+model id to a base (``{"m3": {"diameter_mm": 32}}``), and that base replaces the detected one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+import rules
+from tableref.pipeline import carry_identities
+from webui.errors import UploadError
+
+OVERRIDES = "base_overrides"
+# Sections of a detected state that describe one frame, not the roster (a truth file's render details, say).
+_FRAME_SECTIONS = ("calibration", "camera", "visibility", "render", "status")
+
+
+def _base_from(value: Any, where: str) -> rules.RoundBase | rules.OvalBase:
+    def number(key: str, default: float | None = None) -> float:
+        v = value.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise UploadError(f"{where}: {key!r} must be a finite number, got {v!r}")
+        return float(v)
+
+    if not isinstance(value, Mapping):
+        raise UploadError(f"{where}: expected a base object such as {{'diameter_mm': 32}}, got {value!r}")
+    if "diameter_mm" in value:
+        base: rules.RoundBase | rules.OvalBase = rules.RoundBase(number("diameter_mm"))
+    elif "width_mm" in value and "depth_mm" in value:
+        base = rules.OvalBase(number("width_mm"), number("depth_mm"), number("rotation_deg", 0.0))
+    else:
+        raise UploadError(f"{where}: expected diameter_mm (round) or width_mm and depth_mm (oval)")
+    if min(base.semi_axes_mm) <= 0:
+        raise UploadError(f"{where}: base sizes must be positive, got {base.to_dict()}")
+    return base
+
+
+def base_overrides(roster: rules.TableState) -> dict[str, rules.RoundBase | rules.OvalBase]:
+    """The roster's base overrides by model id (empty when it has none)."""
+    raw = roster.extras.get(OVERRIDES) or {}
+    if not isinstance(raw, Mapping):
+        raise UploadError(f"{OVERRIDES}: expected an object mapping model ids to bases, got {type(raw).__name__}")
+    return {str(k): _base_from(v, f"{OVERRIDES}[{k!r}]") for k, v in raw.items()}
+
+
+def roster_from_json(data: Any) -> rules.TableState:
+    """A roster from parsed JSON (the table state format). Raises :class:`UploadError` saying what is wrong."""
+    try:
+        state = rules.state_from_dict(data)
+    except rules.StateError as exc:
+        raise UploadError(f"not a roster: {exc}") from None
+    base_overrides(state)
+    extras = {k: v for k, v in state.extras.items() if k not in _FRAME_SECTIONS}
+    return replace(state, extras=MappingProxyType(extras))
+
+
+def roster_from_bytes(payload: bytes) -> rules.TableState:
+    """A roster from an uploaded JSON file. Raises :class:`UploadError`."""
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UploadError("the roster is not UTF-8 text; expected a table state JSON file") from None
+    except json.JSONDecodeError as exc:
+        raise UploadError(f"the roster is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    return roster_from_json(data)
+
+
+def empty_roster(table: rules.Table) -> rules.TableState:
+    """A roster of nothing on a table."""
+    return rules.TableState(table)
+
+
+def follow(
+    roster: rules.TableState, detected: rules.TableState, gate_mm: float
+) -> tuple[rules.TableState, rules.TableState]:
+    """Identities for a detected state, and the roster moved along.
+
+    Returns (state, roster): ``state`` is ``detected`` with the ids and units of the roster models each detection
+    matched (within ``gate_mm``), the roster's units and terrain, and base overrides applied; the new roster has
+    the matched models at their new places, the unmatched roster models where they were last seen, and every new
+    detection as a model of no unit.
+    """
+    carried = carry_identities(detected, roster, gate_mm)
+    overrides = base_overrides(roster)
+    models = tuple(replace(m, base=overrides[m.id]) if m.id in overrides else m for m in carried.models)
+    state = replace(carried, models=models)
+    seen = {m.id: m for m in state.models}
+    kept = [
+        replace(m, x_mm=seen[m.id].x_mm, y_mm=seen[m.id].y_mm, base=seen[m.id].base, sigma_mm=seen[m.id].sigma_mm)
+        if m.id in seen
+        else m
+        for m in roster.models
+    ]
+    known = {m.id for m in roster.models}
+    kept += [m for m in state.models if m.id not in known]
+    units = tuple(
+        u if u.leader is None or any(m.id == u.leader and m.unit == u.id for m in kept) else replace(u, leader=None)
+        for u in roster.units
+    )
+    new_roster = rules.TableState(detected.table, units, tuple(kept), roster.terrain, roster.extras)
+    return state, new_roster
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Unassigned models that look like one unit: same base, close together, on the same half of the table."""
+
+    models: tuple[str, ...]
+    base: dict[str, float]
+    side: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"models": list(self.models), "base": self.base, "side": self.side}
+
+
+def _side(state: rules.TableState, x_mm: float, y_mm: float) -> str:
+    # Armies deploy along the long edges: the halves split the short dimension.
+    t = state.table
+    if t.width_mm >= t.depth_mm:
+        return "top" if y_mm < t.depth_mm / 2.0 else "bottom"
+    return "left" if x_mm < t.width_mm / 2.0 else "right"
+
+
+def suggest_units(state: rules.TableState, gap_mm: float) -> list[Suggestion]:
+    """Group the models of no unit: two models are linked when they stand on the same base size, on the same half
+    of the table, with at most ``gap_mm`` between their bases; each connected group is one suggestion, in order of
+    side, then from left to right."""
+    free = [k for k, m in enumerate(state.models) if m.unit is None]
+    if not free:
+        return []
+    bases = rules.BaseArrays.from_state(state)
+    idx = np.array(free, dtype=np.intp)
+    pi, pj = np.triu_indices(len(idx), k=1)
+    label = list(range(len(idx)))
+
+    def root(n: int) -> int:
+        while label[n] != n:
+            label[n] = label[label[n]]
+            n = label[n]
+        return n
+
+    if len(pi):
+        gaps = bases.gaps_mm(idx[pi], idx[pj])
+        for a, b, g in zip(pi.tolist(), pj.tolist(), gaps.tolist(), strict=True):
+            ma, mb = state.models[idx[a]], state.models[idx[b]]
+            same = ma.base.to_dict() == mb.base.to_dict() and _side(state, ma.x_mm, ma.y_mm) == _side(
+                state, mb.x_mm, mb.y_mm
+            )
+            if same and g <= gap_mm:
+                label[root(a)] = root(b)
+    groups: dict[int, list[int]] = {}
+    for n in range(len(idx)):
+        groups.setdefault(root(n), []).append(int(idx[n]))
+    out = []
+    for members in groups.values():
+        first = state.models[members[0]]
+        out.append(
+            Suggestion(
+                models=tuple(state.models[k].id for k in members),
+                base=first.base.to_dict(),
+                side=_side(state, first.x_mm, first.y_mm),
+            )
+        )
+    order = {"top": 0, "left": 0, "bottom": 1, "right": 1}
+    return sorted(out, key=lambda s: (order[s.side], min(state.model(i).x_mm for i in s.models)))

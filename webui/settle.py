@@ -1,0 +1,67 @@
+"""Cheap change detection: is the table settled, and is a settled frame different from the one last measured?
+
+Frames are compared as small blurred grey copies, so sensor noise and JPEG artefacts do not count as movement
+but a hand or a model moved by a few millimetres does.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+# A 3x3 blur on the small copy smooths sensor noise without hiding a moved model (a base spans several pixels).
+_BLUR_KERNEL = (3, 3)
+
+
+def thumbnail(image_bgr: NDArray[np.uint8], width_px: int) -> NDArray[np.uint8]:
+    """(h, width_px) blurred grey copy of a (H, W, 3) BGR frame, keeping its aspect ratio."""
+    height, width = image_bgr.shape[:2]
+    small_h = max(1, round(height * width_px / width))
+    small = cv2.resize(image_bgr, (width_px, small_h), interpolation=cv2.INTER_AREA)
+    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    return np.asarray(cv2.GaussianBlur(grey, _BLUR_KERNEL, 0), dtype=np.uint8)
+
+
+def changed_fraction(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: int) -> float:
+    """Share (0-1) of pixels whose grey level differs by more than ``pixel_delta``; 1 for copies of other sizes."""
+    if a.shape != b.shape:
+        return 1.0
+    diff = cv2.absdiff(a, b)
+    return float(np.count_nonzero(diff > pixel_delta)) / diff.size
+
+
+class SettleWatch:
+    """Tracks movement between frames: settled once nothing moved for ``settle_s`` seconds."""
+
+    def __init__(self, settle_s: float, pixel_delta: int, fraction: float) -> None:
+        self.settle_s = settle_s
+        self.pixel_delta = pixel_delta
+        self.fraction = fraction
+        self._anchor: NDArray[np.uint8] | None = None
+        self._moved_at: float | None = None
+
+    def update(self, thumb: NDArray[np.uint8], now_s: float) -> bool:
+        """Take the next frame's thumbnail at time ``now_s`` (s, monotonic); True when it moved.
+
+        Frames are compared with the first frame of the still spell, not the one before: a slow change (a model
+        pushed a little each frame) adds up until it counts, while noise does not.
+        """
+        moved = self._anchor is None or self.differs(thumb, self._anchor)
+        if moved:
+            self._moved_at = now_s
+            self._anchor = thumb
+        return moved
+
+    def differs(self, a: NDArray[np.uint8], b: NDArray[np.uint8]) -> bool:
+        """True when two thumbnails differ by more than noise."""
+        return changed_fraction(a, b, self.pixel_delta) > self.fraction
+
+    def settled(self, now_s: float) -> bool:
+        """True when nothing moved for ``settle_s`` before ``now_s``."""
+        return self._moved_at is not None and now_s - self._moved_at >= self.settle_s
+
+    def reset(self) -> None:
+        """Forget the frames seen (a new source): the next frame counts as movement."""
+        self._anchor = None
+        self._moved_at = None

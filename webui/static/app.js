@@ -1,0 +1,437 @@
+// Shared by every screen: the connection to the server (server-sent events, polling when they fail), the status
+// bar, and the drawing of bases and findings over the frame (frame pixels) and on the top-down map (mm).
+"use strict";
+
+const TR = (() => {
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  // The same colours as the judge report (webui/report.py), in the order players appear in the units.
+  const PLAYER_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
+  const NO_PLAYER = "#9e9e9e";
+  // A player named after a colour is drawn in it (also in webui/report.py).
+  const COLOUR_WORDS = { red: "#d62728", blue: "#1f77b4", green: "#2ca02c", purple: "#9467bd", orange: "#ff7f0e", yellow: "#e6c229", black: "#333333", white: "#f5f5f5" };
+  const MM_PER_INCH = 25.4;
+  // Grid lines of the map every 6 inches.
+  const GRID_MM = 6 * MM_PER_INCH;
+  // Event-stream errors in a row before falling back to polling.
+  const MAX_STREAM_ERRORS = 3;
+  const KIND_TITLES = {
+    engaged: "Engaged",
+    cohesion: "Out of cohesion",
+    overlap: "Overlapping bases",
+    multi_contact: "Touching two enemy units",
+    off_table: "Off the table",
+    in_terrain: "In solid terrain",
+    illegal_move: "Illegal move",
+  };
+  const LINE_TITLES = { engagement: "engagement range", base_contact: "base contact", cohesion: "cohesion range" };
+
+  const listeners = { status: [], result: [] };
+  const pollMs = Number(document.querySelector('meta[name="tableref-poll-ms"]').content) || 500;
+  let token = readToken();
+  let status = null;
+  let result = null;
+
+  // Counters a test or a benchmark can read.
+  window.tableref = { updates: 0, frames: 0, results: 0, link: "" };
+
+  function readToken() {
+    const embedded = document.querySelector('meta[name="tableref-token"]').content;
+    if (embedded) return embedded;
+    const m = /[#&?]token=([^&]+)/.exec(location.hash + location.search);
+    if (m) {
+      sessionStorage.setItem("tableref-token", decodeURIComponent(m[1]));
+      history.replaceState(null, "", location.pathname);
+    }
+    return sessionStorage.getItem("tableref-token") || "";
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // Requests
+
+  async function api(method, path, body, raw) {
+    const headers = { "X-Tableref-Token": token };
+    let payload;
+    if (raw !== undefined) {
+      payload = raw;
+      headers["Content-Type"] = "application/octet-stream";
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers["Content-Type"] = "application/json";
+    }
+    const res = await fetch(path, { method, headers, body: payload, cache: "no-store" });
+    const type = res.headers.get("Content-Type") || "";
+    const data = type.includes("json") ? await res.json() : await res.text();
+    if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
+    return data;
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // Updates
+
+  function onStatus(fn) { listeners.status.push(fn); if (status) fn(status); }
+  function onResult(fn) { listeners.result.push(fn); if (result) fn(result); }
+
+  function handleStatus(st) {
+    status = st;
+    window.tableref.updates += 1;
+    renderStatusBar();
+    for (const fn of listeners.status) fn(st);
+  }
+
+  function handleResult(r) {
+    result = r;
+    window.tableref.results += 1;
+    renderStatusBar();
+    for (const fn of listeners.result) fn(r);
+  }
+
+  function setLink(text) {
+    window.tableref.link = text;
+    document.getElementById("st-link").textContent = text;
+  }
+
+  function connect() {
+    if (!window.EventSource) { poll(); return; }
+    const es = new EventSource("/api/events");
+    let errors = 0;
+    es.addEventListener("status", (e) => { errors = 0; setLink("live updates"); handleStatus(JSON.parse(e.data)); });
+    es.addEventListener("result", (e) => handleResult(JSON.parse(e.data)));
+    es.onerror = () => {
+      errors += 1;
+      setLink("reconnecting…");
+      if (es.readyState === EventSource.CLOSED || errors >= MAX_STREAM_ERRORS) { es.close(); poll(); }
+    };
+  }
+
+  function poll() {
+    setLink("polling");
+    const tick = async () => {
+      try {
+        const st = await api("GET", "/api/status");
+        handleStatus(st);
+        if (st.result_seq && (!result || result.seq !== st.result_seq)) handleResult(await api("GET", "/api/result"));
+      } catch (err) {
+        setLink("no answer from the server");
+      }
+      setTimeout(tick, pollMs);
+    };
+    tick();
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // Status bar
+
+  function clock(t) { return t ? new Date(t * 1000).toLocaleTimeString() : "–"; }
+
+  function pill(id, text, cls) {
+    const e = document.getElementById(id);
+    e.textContent = text;
+    e.className = "pill " + cls;
+  }
+
+  function renderStatusBar() {
+    if (!status) return;
+    pill("st-camera", `camera: ${status.camera}`, status.camera);
+    if (status.frozen) pill("st-settled", `frozen at ${clock(status.frozen_at)}`, "frozen");
+    else if (status.settled) pill("st-settled", "table settled", "settled");
+    else pill("st-settled", "table moving", "moving");
+    document.getElementById("st-fps").textContent = `${status.fps.toFixed(1)} fps`;
+    document.getElementById("st-update").textContent = `last update ${clock(status.last_update)}`;
+    document.getElementById("st-profile").textContent = `profile: ${status.profile}`;
+    document.getElementById("st-message").textContent = status.message || "";
+    if (result) {
+      const c = result.calibration || {};
+      const used = (c.markers_used || []).length;
+      const expected = (c.markers_expected || []).length;
+      let text = expected
+        ? `calibration: ${used}/${expected} markers, reprojection ${Number(c.reprojection_error_mm).toFixed(2)} mm`
+        : "calibration: none needed (table state)";
+      if (c.lens_estimated) text += ", lens estimated";
+      else if (expected && !c.lens_corrected) text += ", lens uncorrected";
+      document.getElementById("st-calibration").textContent = text;
+    }
+    const hold = document.getElementById("hold");
+    if (status.frozen) {
+      hold.hidden = false;
+      hold.textContent = `Frozen at ${clock(status.frozen_at)}: measurements hold`;
+    } else if (!status.settled && result) {
+      hold.hidden = false;
+      hold.textContent = `Table moving: showing the last settled result (${clock(result.analyzed_at)})`;
+    } else {
+      hold.hidden = true;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // The frame: a new picture for every new frame, one download at a time.
+
+  function bindFrame(img, overlay, note) {
+    let shown = 0;
+    let wanted = 0;
+    let loading = false;
+    const load = () => {
+      if (loading || wanted === shown) return;
+      loading = true;
+      const seq = wanted;
+      img.onload = () => { loading = false; shown = seq; window.tableref.frames += 1; load(); };
+      img.onerror = () => { loading = false; shown = seq; };
+      img.src = `/api/frame.jpg?f=${seq}`;
+    };
+    const stale = () => {
+      if (!status) return;
+      const other = !result || (status.frame_scene && result.frame.scene !== status.frame_scene);
+      overlay.classList.toggle("stale", Boolean(result) && other);
+      note.hidden = !other;
+      note.textContent = result ? "A new view: waiting for the table to settle to measure it" : "Waiting for the table to settle…";
+    };
+    onStatus((st) => {
+      if (st.frame_seq) { wanted = st.frame_seq; load(); }
+      stale();
+    });
+    onResult(stale);
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // Drawing
+
+  function el(name, attrs, parent) {
+    const e = document.createElementNS(SVG_NS, name);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+
+  function clear(svg) { while (svg.firstChild) svg.removeChild(svg.firstChild); }
+
+  function models(r) {
+    const out = new Map();
+    for (const m of r.models) out.set(m.id, m);
+    return out;
+  }
+
+  function playerColour(players, player) {
+    if (!player) return NO_PLAYER;
+    const named = COLOUR_WORDS[player.trim().toLowerCase()];
+    return named || PLAYER_COLOURS[players.indexOf(player) % PLAYER_COLOURS.length];
+  }
+
+  function colourOf(r) {
+    const players = r.players || [];
+    const unitColour = new Map();
+    for (const u of r.units) unitColour.set(u.id, playerColour(players, u.player));
+    return (m) => (m.unit && unitColour.has(m.unit) ? unitColour.get(m.unit) : NO_PLAYER);
+  }
+
+  function unitName(r, id) {
+    const u = r.units.find((x) => x.id === id);
+    return u && u.name ? u.name : id;
+  }
+
+  function semiAxes(base) {
+    if (base.diameter_mm !== undefined) return [base.diameter_mm / 2, base.diameter_mm / 2, 0];
+    return [base.width_mm / 2, base.depth_mm / 2, base.rotation_deg || 0];
+  }
+
+  // Marks of the findings, given where each model is and how big it is in the drawing's units.
+  function drawMarks(g, r, pos, radius, font) {
+    r.findings.forEach((f, i) => {
+      const call = f.call || "clear";
+      const cls = (base) => `${base} ${call}`;
+      const mark = (e) => { e.dataset.finding = String(i); return e; };
+      const qmark = (x, y) => {
+        if (call !== "close") return;
+        const t = el("text", { x, y, "font-size": font * 1.3, class: "qmark", "text-anchor": "middle" }, g);
+        t.textContent = "?";
+        mark(t);
+      };
+      const ms = f.models.filter((id) => pos(id));
+      if (f.kind === "engaged" && ms.length === 2) {
+        const [a, b] = ms.map(pos);
+        mark(el("line", { x1: a[0], y1: a[1], x2: b[0], y2: b[1], class: cls("link") }, g));
+        qmark((a[0] + b[0]) / 2, (a[1] + b[1]) / 2 - font * 0.4);
+      } else if (f.kind === "overlap" && ms.length === 2) {
+        const [a, b] = ms.map(pos);
+        const cx = (a[0] + b[0]) / 2;
+        const cy = (a[1] + b[1]) / 2;
+        const s = Math.min(radius(ms[0]), radius(ms[1])) * 0.6;
+        mark(el("path", { d: `M${cx - s} ${cy - s} L${cx + s} ${cy + s} M${cx + s} ${cy - s} L${cx - s} ${cy + s}`, class: cls("cross") }, g));
+        qmark(cx, cy - s - font * 0.2);
+      } else {
+        const kind = f.kind === "cohesion" ? "cohesion" : "placement";
+        for (const id of ms) {
+          const [x, y] = pos(id);
+          const rr = radius(id) * 1.35;
+          mark(el("circle", { cx: x, cy: y, r: rr, class: cls(`ring ${kind}`) }, g));
+          qmark(x + rr, y - rr);
+        }
+      }
+    });
+  }
+
+  function unitLabels(g, r, top, font) {
+    const best = new Map();
+    for (const m of r.models) {
+      if (!m.unit) continue;
+      const p = top(m);
+      if (!p) continue;
+      const cur = best.get(m.unit);
+      if (!cur || p[1] < cur[1]) best.set(m.unit, p);
+    }
+    for (const [unit, p] of best) {
+      const t = el("text", { x: p[0], y: p[1] - font * 0.5, "font-size": font, class: "label", "text-anchor": "middle" }, g);
+      t.textContent = unitName(r, unit);
+    }
+  }
+
+  function idLabels(g, r, pos, font) {
+    for (const m of r.models) {
+      const p = pos(m.id);
+      if (!p) continue;
+      const t = el("text", { x: p[0], y: p[1] + font * 0.35, "font-size": font, class: "mid", "text-anchor": "middle" }, g);
+      t.textContent = m.id;
+    }
+  }
+
+  // Bases and findings over the frame, in full-frame pixels.
+  function drawOverlay(svg, r, opts = {}) {
+    const w = r.frame.width_px;
+    const h = r.frame.height_px;
+    svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+    clear(svg);
+    const colour = colourOf(r);
+    const byId = models(r);
+    const font = Math.max(12, w / 90);
+    const bases = el("g", {}, svg);
+    for (const m of r.models) {
+      const points = m.outline_px.map((p) => p.join(",")).join(" ");
+      const poly = el("polygon", { points, class: "base", stroke: colour(m) }, bases);
+      poly.dataset.model = m.id;
+    }
+    const pos = (id) => (byId.has(id) ? byId.get(id).center_px : null);
+    const radius = (id) => {
+      const m = byId.get(id);
+      const c = m.center_px;
+      return Math.max(...m.outline_px.map((p) => Math.hypot(p[0] - c[0], p[1] - c[1])));
+    };
+    drawMarks(el("g", {}, svg), r, pos, radius, font);
+    const labels = el("g", {}, svg);
+    unitLabels(labels, r, (m) => m.outline_px.reduce((a, p) => (p[1] < a[1] ? p : a), [0, Infinity]), font);
+    if (opts.ids) idLabels(labels, r, pos, font * 0.8);
+    svg.appendChild(el("g", { class: "picks" }));
+  }
+
+  // The table from above in millimetres: terrain, bases, and the same marks.
+  function drawMap(svg, r, opts = {}) {
+    const W = r.table.width_mm;
+    const D = r.table.depth_mm;
+    svg.setAttribute("viewBox", `0 0 ${W} ${D}`);
+    clear(svg);
+    el("rect", { x: 0, y: 0, width: W, height: D, class: "table-edge" }, svg);
+    const grid = el("g", {}, svg);
+    for (let x = GRID_MM; x < W; x += GRID_MM) el("line", { x1: x, y1: 0, x2: x, y2: D, class: "grid" }, grid);
+    for (let y = GRID_MM; y < D; y += GRID_MM) el("line", { x1: 0, y1: y, x2: W, y2: y, class: "grid" }, grid);
+    for (const t of r.terrain || []) {
+      el("polygon", { points: t.polygon.map((p) => p.join(",")).join(" "), class: `terrain ${t.kind}` }, svg);
+    }
+    const colour = colourOf(r);
+    const byId = models(r);
+    const bases = el("g", {}, svg);
+    for (const m of r.models) {
+      const [a, b, rot] = semiAxes(m.base);
+      const e = el("ellipse", {
+        cx: m.x_mm, cy: m.y_mm, rx: a, ry: b, class: "base", stroke: colour(m),
+        transform: rot ? `rotate(${rot} ${m.x_mm} ${m.y_mm})` : "",
+      }, bases);
+      e.dataset.model = m.id;
+    }
+    const font = Math.max(W, D) / 60;
+    const pos = (id) => (byId.has(id) ? [byId.get(id).x_mm, byId.get(id).y_mm] : null);
+    const radius = (id) => Math.max(...semiAxes(byId.get(id).base).slice(0, 2));
+    drawMarks(el("g", {}, svg), r, pos, radius, font);
+    const labels = el("g", {}, svg);
+    unitLabels(labels, r, (m) => [m.x_mm, m.y_mm - Math.max(...semiAxes(m.base).slice(0, 2))], font);
+    if (opts.ids) idLabels(labels, r, pos, font * 0.7);
+    svg.appendChild(el("g", { class: "picks" }));
+  }
+
+  // Mark the models ``ids`` (a Set) with class ``cls`` in every drawing.
+  function mark(ids, cls = "hl") {
+    for (const e of document.querySelectorAll(`[data-model].${cls}`)) e.classList.remove(cls);
+    for (const e of document.querySelectorAll("[data-model]")) if (ids.has(e.dataset.model)) e.classList.add(cls);
+  }
+
+  // ---------------------------------------------------------------------------------------------------------
+  // Text
+
+  function inches(mm) { return (mm / MM_PER_INCH).toFixed(2); }
+
+  function length(mm, sigma) {
+    if (sigma) return `${inches(mm)}" ± ${inches(sigma)}" (${mm.toFixed(2)} ± ${sigma.toFixed(2)} mm)`;
+    return `${inches(mm)}" (${mm.toFixed(2)} mm)`;
+  }
+
+  function describe(r, f) {
+    const models = f.models.join(", ");
+    if (f.kind === "engaged" && f.units) return `${unitName(r, f.units[0])} and ${unitName(r, f.units[1])}: closest ${models}`;
+    if (f.kind === "cohesion") return `${unitName(r, f.unit)}: ${models}`;
+    if (f.kind === "multi_contact") return `${models} touches ${f.units.map((u) => unitName(r, u)).join(" and ")}`;
+    if (f.kind === "in_terrain") return `${models} in ${f.terrain}`;
+    return models;
+  }
+
+  function measureText(f) {
+    if (f.gap_mm === undefined || f.limit_mm === undefined) return "";
+    if (f.kind === "overlap") return `${length(-f.gap_mm, f.sigma_mm)} deep, allowed ${length(-f.limit_mm)}`;
+    if (f.kind === "off_table") return `${length(-f.gap_mm, f.sigma_mm)} over the edge`;
+    return `gap ${length(f.gap_mm, f.sigma_mm)}, limit ${length(f.limit_mm)}`;
+  }
+
+  function renderFindings(ul, r, onPick) {
+    ul.replaceChildren();
+    if (!r.findings.length) {
+      const li = document.createElement("li");
+      li.className = "none";
+      li.textContent = "No findings: nothing engaged, every unit in cohesion, every base legally placed.";
+      ul.appendChild(li);
+      return;
+    }
+    r.findings.forEach((f, i) => {
+      const li = document.createElement("li");
+      const call = f.call || "clear";
+      li.className = `finding kind-${f.kind} call-${call}`;
+      li.dataset.index = String(i);
+      li.dataset.models = f.models.join(",");
+      const badge = document.createElement("span");
+      badge.className = `badge ${call}`;
+      badge.textContent = call === "close" ? "too close to call" : "clear";
+      const kind = document.createElement("span");
+      kind.className = "kind";
+      kind.textContent = KIND_TITLES[f.kind] || f.kind;
+      const what = document.createElement("div");
+      what.className = "what";
+      what.textContent = describe(r, f);
+      const measure = document.createElement("div");
+      measure.className = "measure";
+      measure.textContent = measureText(f);
+      li.append(badge, kind, what, measure);
+      li.addEventListener("click", () => onPick(i, f));
+      ul.appendChild(li);
+    });
+  }
+
+  let started = false;
+  function start() {
+    if (started) return;
+    started = true;
+    connect();
+  }
+  // Screens register their listeners first (their scripts run before this event), then the updates begin.
+  document.addEventListener("DOMContentLoaded", start);
+
+  return {
+    api, start, onStatus, onResult, bindFrame, drawOverlay, drawMap, mark, el, length, inches,
+    renderFindings, colourOf, unitName, semiAxes, LINE_TITLES, PLAYER_COLOURS,
+    get status() { return status; },
+    get result() { return result; },
+  };
+})();

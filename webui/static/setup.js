@@ -1,0 +1,100 @@
+// The setup screen: rule profile, calibration health, table spec upload, printable markers, a photo to check.
+"use strict";
+
+(() => {
+  const message = document.getElementById("setup-message");
+
+  function say(text, ok) {
+    message.textContent = text;
+    message.classList.toggle("ok", Boolean(ok));
+  }
+
+  function rows(table, pairs) {
+    table.replaceChildren();
+    for (const [k, v] of pairs) {
+      const tr = table.insertRow();
+      tr.insertCell().textContent = k;
+      tr.insertCell().textContent = v;
+    }
+  }
+
+  async function loadProfile() {
+    const p = await TR.api("GET", "/api/profile");
+    const pick = document.getElementById("profile-pick");
+    pick.replaceChildren(...p.available.map((n) => new Option(n, n)));
+    pick.value = p.profile;
+    const titles = TR.LINE_TITLES;
+    rows(document.getElementById("profile-limits"), [
+      ["profile", `${p.profile}: ${p.title}`],
+      ...Object.entries(p.limits_mm).map(([k, mm]) => [titles[k] || k, TR.length(mm)]),
+      ["too close to call", `within ${p.close_sigmas} sigma of a line`],
+    ]);
+  }
+
+  async function loadSpec() {
+    const s = await TR.api("GET", "/api/spec");
+    const m = s.markers.marker;
+    document.getElementById("spec-summary").textContent =
+      `Table ${s.table.width_mm} x ${s.table.depth_mm} mm, ${m.length} markers (${s.markers.dictionary}, ids ${m.map((x) => x.id).join(", ")}).`;
+  }
+
+  document.getElementById("profile-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await TR.api("PUT", "/api/profile", { profile: document.getElementById("profile-pick").value });
+      await loadProfile();
+      say(`Profile ${r.profile} in use.`, true);
+    } catch (err) {
+      say(err.message);
+    }
+  });
+
+  document.getElementById("recalibrate").addEventListener("click", async () => {
+    try {
+      await TR.api("POST", "/api/calibrate");
+      say("The table will be calibrated again on the next settled frame.", true);
+    } catch (err) {
+      say(err.message);
+    }
+  });
+
+  async function upload(input, method, path, done) {
+    const file = input.files[0];
+    input.value = "";
+    if (!file) return;
+    try {
+      await TR.api(method, path, undefined, await file.arrayBuffer());
+      say(done(file), true);
+    } catch (err) {
+      say(err.message);
+    }
+  }
+
+  const spec = document.getElementById("spec-file");
+  spec.addEventListener("change", async () => {
+    await upload(spec, "PUT", "/api/spec", (file) => `Table spec ${file.name} in use; calibrating on the next settled frame.`);
+    loadSpec();
+  });
+  const photo = document.getElementById("photo-file");
+  photo.addEventListener("change", () => upload(photo, "POST", "/api/photo", (file) => `Measuring ${file.name}.`));
+
+  TR.onResult((r) => {
+    const c = r.calibration || {};
+    const list = (a) => (a && a.length ? a.join(", ") : "none");
+    rows(document.getElementById("calibration"), [
+      ["markers used", `${list(c.markers_used)} of ${list(c.markers_expected)}`],
+      ["markers seen", list(c.markers_seen)],
+      ["reprojection error", c.reprojection_error_mm === undefined ? "–" : `${c.reprojection_error_mm} mm rms, ${c.reprojection_error_max_mm ?? "–"} mm max`],
+      ["corners rejected", c.corners_rejected ?? "–"],
+      ["scale", c.px_per_mm ? `${c.px_per_mm} px/mm` : "–"],
+      ["lens", c.lens_corrected ? "corrected (camera.json)" : c.lens_estimated ? "estimated from the markers" : "uncorrected"],
+      ["rim heights", c.heights_corrected ? "corrected for parallax" : "not corrected"],
+    ]);
+    const notes = document.getElementById("calibration-notes");
+    notes.replaceChildren(...(c.notes || []).map((n) => { const li = document.createElement("li"); li.textContent = n; return li; }));
+  });
+
+  loadProfile().catch((err) => say(err.message));
+  loadSpec().catch((err) => say(err.message));
+  TR.start();
+})();

@@ -34,9 +34,9 @@ _CONSENSUS_DOUBT = 0.7
 
 
 def _triple_spreads(n: int) -> tuple[int, ...]:
-    """Ray steps between the three points of a consensus circle: the triples span a sixth, a quarter and a third
-    of the rim, so some fit inside the longest clean arc and some span most of it."""
-    return tuple(sorted({max(1, n // 12), max(1, n // 8), max(1, n // 6)}))
+    """Ray steps between the three points of a consensus circle: the triples span a sixth and a third of the
+    rim, so some fit inside the longest clean arc and some span most of it."""
+    return tuple(sorted({max(1, n // 12), max(1, n // 6)}))
 
 
 # Damping added to the normal equations: keeps a step finite when the rim points span a short arc.
@@ -95,13 +95,13 @@ def algebraic_fit(points_px: FloatArray, weight: FloatArray, origin_px: FloatArr
 def _consensus_circles(
     pts: FloatArray, found: BoolArray, expected_radius: FloatArray
 ) -> tuple[FloatArray, FloatArray, NDArray[np.intp]]:
-    """For each row, of the circles through three rim points (consecutive rays' points a fixed spread apart,
-    every start ray, a few spreads), the one most points lie within ``_CONSENSUS_PX`` of: centres (K, 2), radii
+    """For each row, of the circles through three rim points (points a fixed spread of rays apart, every other
+    start ray, two spreads), the one most points lie within ``_CONSENSUS_PX`` of: centres (K, 2), radii
     (K,), and how many points agree (K,). Circles whose radius is far from ``expected_radius`` do not count."""
     k, n = found.shape
     if n < 6:
         return np.zeros((k, 2)), np.zeros(k), np.zeros(k, np.intp)
-    starts = np.arange(n)
+    starts = np.arange(0, n, 2)
     triples = np.concatenate(
         [np.stack([starts, (starts + s) % n, (starts + 2 * s) % n], axis=1) for s in _triple_spreads(n)]
     )
@@ -133,6 +133,7 @@ def fit_circles(
     init_radius_px: FloatArray,
     iterations: int,
     outlier_sigmas: float,
+    consensus: bool = True,
 ) -> CircleFit:
     """Fit a circle to each row of rim points, robust to up to about half of them being outliers.
 
@@ -171,7 +172,7 @@ def fit_circles(
     # circle through three rim points that most points agree with cannot be held there
     _, _, res = residuals(center, radius)
     votes = (found & (np.abs(res) <= _CONSENSUS_PX)).sum(axis=1)
-    doubtful = np.flatnonzero(votes < _CONSENSUS_DOUBT * found.sum(axis=1))
+    doubtful = np.flatnonzero(votes < _CONSENSUS_DOUBT * found.sum(axis=1)) if consensus else np.zeros(0, np.intp)
     if doubtful.size:
         tri_center, tri_radius, tri_votes = _consensus_circles(pts[doubtful], found[doubtful], init_radius_px[doubtful])
         better = tri_votes > votes[doubtful]

@@ -59,6 +59,8 @@ class VisionSettings:
             just outside it (a printed ring line has mat on both sides).
         min_disc_fill: smallest ratio of that median difference to the band's 90th percentile difference: a
             wall or a top fills the band (near 1), a thin printed line only a part of it (small).
+        min_wall_mm: a rim whose model (see rim_model_mm) shows a top of the mat's colour (within
+            min_disc_contrast) inside a wall narrower than this is a printed ring line, not a base.
         disc_inner_mm: (start, end) of the band inside the rim, in mm inward from the rim.
         disc_outer_mm: (start, end) of the band outside the rim, in mm outward from the rim.
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
@@ -94,6 +96,7 @@ class VisionSettings:
     min_edge_coverage: float
     min_disc_contrast: float
     min_disc_fill: float
+    min_wall_mm: float
     disc_inner_mm: tuple[float, ...]
     disc_outer_mm: tuple[float, ...]
     max_overlap_mm: float
@@ -117,6 +120,7 @@ class VisionSettings:
             "outlier_sigmas",
             "max_fit_rms_px",
             "edge_correlation_px",
+            "min_wall_mm",
         )
         for name in positive:
             if getattr(self, name) <= 0:

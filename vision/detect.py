@@ -2,28 +2,35 @@
 
 Steps:
 
-1. Seeds: ``cv2.HoughCircles`` on a reduced grey copy, one pass per band of similar sizes (:mod:`vision.seeds`).
-2. First rim search around each seed's radius (``seed_search_mm`` either side). A base can show two concentric
-   edges - the footprint against the mat, and inside it the line where its bevelled side wall meets the top -
-   of the same or of opposite polarity. On every ray the outermost strong edge of each polarity is taken and a
-   circle fitted per polarity; the larger well-supported circle is the footprint. Its diameter snaps to the
-   nearest standard size.
-3. Refinement: rays resampled around the snapped nominal radius (``refine_search_mm`` either side) and, with the
-   polarity found above, the strong edge nearest that radius taken on every ray, then a robust circle fit
-   (:mod:`vision.circlefit`): algebraic start, reweighted geometric steps, outliers dropped.
+1. Seeds: ``cv2.HoughCircles`` once per band of similar sizes, each on a grey copy reduced by a whole factor
+   (:mod:`vision.seeds`).
+2. Footprint (:func:`_footprints`): rays from each seed span its band's radius range plus ``seed_search_mm``. A
+   base shows concentric edges - the footprint against the mat and, inside it, where its bevelled side wall
+   meets the top - of the same or of opposite polarity. The best supported ring about the rough centre (wide
+   tolerance) gives a better centre, twice; then the outermost ring enough rays support (beyond chance) is the
+   footprint. Its diameter snaps, loosely, to the nearest standard size; seeds that found the same base are
+   merged, the outer circle kept.
+3. Refinement: rays resampled around the nominal radius (``refine_search_mm`` either side); on every ray the
+   strong edge of the footprint's polarity nearest that radius, located to a fraction of a sample by a parabola
+   through the gradient peak; then a robust circle fit (:mod:`vision.circlefit`): consensus or algebraic start,
+   reweighted geometric steps, outliers (weapons, cloaks, a neighbour) dropped. Twice, re-snapping in between.
 4. Is it a base? Cues, each cheap and each aimed at one kind of impostor:
 
-   - size: the fitted diameter lies within ``snap_tolerance_mm`` of a standard size (tokens, dice, pips and
-     most other round things are not standard sizes);
    - edge coverage: at least ``min_edge_coverage`` of the rays found a rim edge on the circle. A square (an
      ArUco marker, a die) meets a circle only near the middle of its sides: well under half of the rays;
    - circularity: inlier RMS residual at most ``max_fit_rms_px``;
    - a disc, not a ring: a base is a raised disc, so the band just inside its rim (the side wall, then the top)
      is mostly not the mat's colour, while a line printed on the mat has mat on both sides of a thin stroke.
-     Measured as the median absolute grey difference between the samples of the band ``disc_inner_mm`` inside
-     the rim and the mat level just outside it (``disc_outer_mm``) on the same ray. Limits, by construction: a
-     filled disc printed on the mat at a standard size passes; a base whose top matches the mat and whose
-     visible wall is narrower than about the middle of ``disc_inner_mm`` is taken for a printed ring.
+     Measured on every inlier ray against the mat just outside (``disc_outer_mm``) over the band
+     ``disc_inner_mm`` inside: the median absolute grey difference (``min_disc_contrast``) and its ratio to
+     the band's 90th percentile difference (``min_disc_fill``: a line fills only part of the band);
+   - size: the footprint radius, measured again with a model of the whole rim profile (:mod:`vision.profile`;
+     blur pushes the gradient peak outward by up to a millimetre at 1 px/mm), lies within
+     ``snap_tolerance_mm`` of a standard size (tokens, dice, pips and most round things are not standard).
+
+   Limits, by construction: a filled disc printed on the mat at a standard size passes; a base whose top
+   matches the mat and whose visible wall is narrower than about the middle of ``disc_inner_mm`` is taken for
+   a printed ring; at about 1 px/mm a printed line blurs into a wall and passes.
 
 5. Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
    dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower
@@ -38,7 +45,6 @@ structures that the fit cannot see.
 from __future__ import annotations
 
 import math
-import warnings
 
 import cv2
 import numpy as np
@@ -48,7 +54,7 @@ from vision.circlefit import CircleFit, fit_circles
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError
-from vision.profile import fit_rim_profiles
+from vision.profile import RimModel, fit_rim_profiles
 from vision.rim import (
     Peaks,
     find_peaks,
@@ -201,23 +207,24 @@ def _ring_support(
     width w catches one on a share 1 - exp(-d w) of the rays whatever the circle; support counts only the
     rays above that share, rescaled to [0, 1] (unless ``beyond_chance`` is false)."""
     k, n, _ = peaks.good.shape
-    reach = ray_radius[:, None, None] + peaks.offset_px
-    px = ray_center[:, None, None, 0] + reach * directions[None, :, None, 0] - center[:, None, None, 0]
-    py = ray_center[:, None, None, 1] + reach * directions[None, :, None, 1] - center[:, None, None, 1]
-    dist = np.hypot(px, py)
     spread = max(1, round(tolerance_px / _RING_BIN_PX))
     # rings are looked for where the rays looked: edges farther from the centre than that (a centre that
     # wandered off) would only stretch the grid
     reach_lo = float(np.min(ray_radius + peaks.offset_px.min(initial=0.0)))
     reach_hi = float(np.max(ray_radius + peaks.offset_px.max(initial=0.0)))
-    usable = peaks.good & (dist >= reach_lo) & (dist <= reach_hi)
+    kk, rr, pp = np.nonzero(peaks.good)
+    reach = ray_radius[kk] + peaks.offset_px[kk, rr, pp]
+    d = np.hypot(
+        ray_center[kk, 0] + reach * directions[rr, 0] - center[kk, 0],
+        ray_center[kk, 1] + reach * directions[rr, 1] - center[kk, 1],
+    )
+    usable = (d >= reach_lo) & (d <= reach_hi)
     if not usable.any():
         return np.zeros((k, 1)), np.zeros((k, 1)), np.zeros(1)
+    kk, rr, d = kk[usable], rr[usable], d[usable]
     lowest = np.floor(reach_lo / _RING_BIN_PX) - spread - 2
     highest = np.ceil(reach_hi / _RING_BIN_PX) + spread + 2
     bins = int(highest - lowest) + 1
-    kk, rr, pp = np.nonzero(usable)
-    d = dist[kk, rr, pp]
     index = np.round(d / _RING_BIN_PX - lowest).astype(np.intp)
     # every edge covers the bins within the tolerance: +1 where its cover starts, -1 after it ends, then a
     # running sum along the bins counts the edges covering each bin of each ray
@@ -302,6 +309,10 @@ def _outermost_of(
     return best_r, best_p, best_s
 
 
+def _take(peaks: Peaks, rows: NDArray[np.intp]) -> Peaks:
+    return Peaks(peaks.good[rows], peaks.offset_px[rows], peaks.strength[rows])
+
+
 def _footprints(
     grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
@@ -310,13 +321,15 @@ def _footprints(
     directions: FloatArray,
     settings: VisionSettings,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """The footprint circle near each seed: centre (K, 2), radius (K,), polarity (K,), support (K,) (fraction
-    of rays on it; 0 when there is none).
+    """The footprint circle near each seed: centre (K, 2), radius (K,), polarity (K,), support (K,) (share of
+    rays on it beyond chance; 0 when there is none).
 
-    The rays span the seed's whole size band. A base shows concentric edges (footprint, side wall, top): the
-    footprint is the outermost circle that enough rays support. It is looked for twice: about the seed centre,
-    with a tolerance as loose as the seed is rough, then about the centre of a circle fitted to the edges of
-    that ring, with a tight tolerance."""
+    The rays span the radius range the seed was searched over. A base shows concentric edges (footprint, side
+    wall, top). About a rough centre every ring is smeared by the centre's error: the best supported ring
+    (footprint or wall, they share the centre), with a tolerance as wide as that error, gives a better centre
+    by a circle fit to the edges nearest it; that is done twice, the tolerance narrowing. Then the footprint is
+    the outermost ring that enough rays support with a tight tolerance, and its fit gives the final centre.
+    Seeds with no such ring are dropped as soon as that shows."""
     k = len(seeds)
     center = seeds.center_px.copy()
     radius = np.zeros(k)
@@ -325,65 +338,58 @@ def _footprints(
     slack = settings.seed_search_mm * px_per_mm
     step = max(settings.sample_step_px, settings.search_step_mm * px_per_mm)
     need = _FIRST_PASS_COVERAGE_SHARE * settings.min_edge_coverage
+    stages = [
+        ("best", slack),
+        ("best", max(slack / _CENTRE_NARROWING, _RING_TOLERANCE_PX)),
+        ("outer", _RING_TOLERANCE_PX),
+    ]
     for band in np.unique(seeds.band_px, axis=0):
         sel = np.flatnonzero(np.all(seeds.band_px == band, axis=1))
-        ray_center = seeds.center_px[sel]
-        ray_radius = np.full(len(sel), (band[0] + band[1]) / 2)
+        ray_radius_all = np.full(len(sel), (band[0] + band[1]) / 2)
         half_width = (band[1] - band[0]) / 2 + slack
-        deriv = ray_derivative(grey, ray_center, ray_radius, half_width, directions, step, settings.profile_blur_px)
-        both = [
-            find_peaks(
-                deriv,
-                np.full(len(sel), sign),
-                step,
-                settings.min_edge_gradient,
-                settings.edge_peak_fraction,
-            )
+        deriv = ray_derivative(
+            grey, seeds.center_px[sel], ray_radius_all, half_width, directions, step, settings.profile_blur_px
+        )
+        both_all = [
+            find_peaks(deriv, np.full(len(sel), sign), step, settings.min_edge_gradient, settings.edge_peak_fraction)
             for sign in (1.0, -1.0)
         ]
         window = float(deriv.offset_px[-1] - deriv.offset_px[0])
-        c1 = ray_center
-        ok = np.zeros(len(sel), np.bool_)
-        # about a rough centre every ring is smeared by the centre's error: the best supported one (footprint or
-        # wall, they are concentric) with a tolerance as wide as that error gives a better centre, twice; then
-        # the footprint, the outermost well supported ring, is taken with the tight tolerance
-        stages = [("best", slack), ("best", max(slack / _CENTRE_NARROWING, _RING_TOLERANCE_PX)), ("outer", 0.0)]
+        live = np.arange(len(sel))
+        c1 = seeds.center_px[sel].copy()
         for rule, tolerance in stages:
+            ray_center, ray_radius = seeds.center_px[sel[live]], ray_radius_all[live]
+            both = [_take(pk, live) for pk in both_all]
+            rings = [
+                _ring_support(pk, ray_center, ray_radius, c1[live], directions, tolerance, window, rule == "outer")
+                for pk in both
+            ]
             if rule == "best":
-                ring_r, ring_p = _best_of(
-                    [_ring_support(pk, ray_center, ray_radius, c1, directions, tolerance, window, False) for pk in both]
-                )
+                ring_r, ring_p = _best_of(rings)
+                ring_s = np.max([r[0].max(axis=1) for r in rings], axis=0)
             else:
-                ring_r, ring_p, _ = _outermost_of(
-                    [
-                        _ring_support(pk, ray_center, ray_radius, c1, directions, _RING_TOLERANCE_PX, window)
-                        for pk in both
-                    ],
-                    need,
-                    settings.ring_support_fraction,
-                )
-            has = np.isfinite(ring_r)
-            # distances from c1 along the rays cast from ray_center: the target on each ray is where the ring is
-            target = _ray_distance_to_circle(ray_center, c1, np.where(has, ring_r, ray_radius), directions)
+                ring_r, ring_p, ring_s = _outermost_of(rings, need, settings.ring_support_fraction)
+            has = np.isfinite(ring_r) & (ring_s >= need)
+            # the edge on each ray nearest the ring (rays were cast from the seed, the ring is about c1)
+            target = _ray_distance_to_circle(ray_center, c1[live], np.where(has, ring_r, ray_radius), directions)
             edges = pick_edges(select_peaks(both[0], both[1], ring_p > 0), ray_radius, "nearest", target)
             points = edges.points(ray_center, directions)
             found = edges.found & has[:, None]
             if ignore is not None:
                 found = found & ~sample_mask(ignore, points)
             start = np.where(has, ring_r, ray_radius)
-            fit = fit_circles(points, found, c1, start, settings.fit_iterations, settings.outlier_sigmas)
-            ok = fit.ok & has
-            c1 = np.where(ok[:, None], fit.center_px, c1)
-        best_r, best_p, best_s = _outermost_of(
-            [_ring_support(pk, ray_center, ray_radius, c1, directions, _RING_TOLERANCE_PX, window) for pk in both],
-            need,
-            settings.ring_support_fraction,
-        )
-        ok = np.isfinite(best_r) & ok
+            fit = fit_circles(points, found, c1[live], start, settings.fit_iterations, settings.outlier_sigmas)
+            keep = fit.ok & has
+            c1[live[keep]] = fit.center_px[keep]
+            if rule == "outer":
+                rows = sel[live[keep]]
+                radius[rows] = ring_r[keep]
+                polarity[rows] = ring_p[keep]
+                support[rows] = ring_s[keep]
+            live = live[keep]
+            if live.size == 0:
+                break
         center[sel] = c1
-        radius[sel] = np.where(ok, best_r, 0.0)
-        polarity[sel] = best_p
-        support[sel] = np.where(ok, best_s, 0.0)
     return center, radius, polarity, support
 
 
@@ -391,14 +397,13 @@ def _unique(center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: F
     """Indices of candidates to keep when several describe the same base (same size, nearby centres), best
     ``rank`` first."""
     order = np.argsort(-rank, kind="stable")
-    kept: list[int] = []
+    dist = np.hypot(center[:, None, 0] - center[None, :, 0], center[:, None, 1] - center[None, :, 1])
+    same = (size_mm[:, None] == size_mm[None, :]) & (dist <= _SAME_BASE_CENTER_FRACTION * radius[None, :])
+    kept = np.zeros(len(rank), np.bool_)
     for i in order:
-        if all(
-            size_mm[j] != size_mm[i] or math.hypot(*(center[i] - center[j])) > _SAME_BASE_CENTER_FRACTION * radius[j]
-            for j in kept
-        ):
-            kept.append(int(i))
-    return np.array(sorted(kept), dtype=np.intp)
+        if not (same[i] & kept).any():
+            kept[i] = True
+    return np.flatnonzero(kept).astype(np.intp)
 
 
 def _disc_contrast(
@@ -425,16 +430,21 @@ def _disc_contrast(
     prof = sample_grey(grey, center, radius, np.concatenate([inner, outer]), directions).astype(np.float64)
     mat = np.median(prof[..., len(inner) :], axis=-1, keepdims=True)
     diff = np.abs(prof[..., : len(inner)] - mat)
-    diff = np.where(inlier[..., None], diff, np.nan).reshape(len(radius), -1)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        med = np.nanmedian(diff, axis=1)
-        high = np.nanpercentile(diff, _DISC_HIGH_PERCENTILE, axis=1)
-        fill = med / high
-    return np.where(np.isfinite(med), med, 0.0), np.where(np.isfinite(fill), fill, 0.0)
+    # medians and percentiles over the inlier rays' samples: sorted with the rest pushed to the end
+    diff = np.where(inlier[..., None], diff, np.inf).reshape(len(radius), -1)
+    ordered = np.sort(diff, axis=1)
+    count = inlier.sum(axis=1) * diff.shape[1] // max(inlier.shape[1], 1)
+    rows = np.arange(len(radius))
+    last = np.maximum(count - 1, 0)
+    med = ordered[rows, last // 2]
+    high = ordered[rows, np.round(last * _DISC_HIGH_PERCENTILE / 100).astype(np.intp)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fill = np.where(high > 0, med / high, 0.0)
+    has = count > 0
+    return np.where(has, med, 0.0), np.where(has, fill, 0.0)
 
 
-def _rim_correction(
+def _rim_model(
     grey: NDArray[np.uint8],
     center: FloatArray,
     radius: FloatArray,
@@ -442,11 +452,9 @@ def _rim_correction(
     px_per_mm: float,
     directions: FloatArray,
     settings: VisionSettings,
-) -> FloatArray:
-    """Radius correction (K,) in px from the wall-and-top model of each mean rim profile (see
-    :mod:`vision.profile`); 0 where the model does not fit."""
-    if len(radius) == 0:
-        return np.zeros(0)
+) -> RimModel:
+    """The wall-and-top model of each mean rim profile (see :mod:`vision.profile`): its ``rho_px`` is the
+    radius correction (valid where ``ok``)."""
     inner_mm, outer_mm = settings.rim_model_mm
     u = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + _PROFILE_STEP_PX / 2, _PROFILE_STEP_PX)
     prof = sample_grey(grey, center, radius, u, directions).astype(np.float64)
@@ -455,7 +463,7 @@ def _rim_correction(
     weight = np.repeat((rays > 0)[:, None].astype(np.float64), len(u), axis=1)
     prior = (settings.wall_width_mm[0] * px_per_mm, settings.wall_width_mm[1] * px_per_mm, settings.wall_prior_grey)
     model = fit_rim_profiles(u, mean, weight, prior, _BLUR_START_PX)
-    return np.where(model.ok & (rays > 0), model.rho_px, 0.0)
+    return RimModel(model.rho_px, model.width_px, model.sigma_px, model.levels, model.ok & (rays > 0))
 
 
 def _center_sigma(fit: CircleFit, directions: FloatArray, px_per_mm: float, settings: VisionSettings) -> FloatArray:
@@ -471,22 +479,27 @@ def _center_sigma(fit: CircleFit, directions: FloatArray, px_per_mm: float, sett
 def _resolve_overlaps(
     center: FloatArray, radius: FloatArray, nominal_mm: FloatArray, score: FloatArray, px_per_mm: float, max_mm: float
 ) -> NDArray[np.intp]:
-    """Indices kept after dropping nested circles and impossible overlaps (see the module docstring)."""
+    """Indices kept after dropping nested circles and impossible overlaps, best score first: a circle that
+    overlaps kept ones by more than ``max_mm`` is dropped, unless all of those are concentric circles inside it
+    (its top, its figure): then it is the footprint and replaces them."""
     n = len(radius)
     if n == 0:
         return np.zeros(0, np.intp)
     nominal_px = nominal_mm / 2 * px_per_mm
     dist = np.hypot(center[:, None, 0] - center[None, :, 0], center[:, None, 1] - center[None, :, 1])
-    smaller = nominal_px[:, None] < nominal_px[None, :]
-    nested = smaller & (dist < _CONCENTRIC_FRACTION * nominal_px[:, None])
-    alive = np.asarray(~nested.any(axis=1), dtype=np.bool_)
+    # inside[i, j]: circle j is smaller than circle i and centred on it
+    inside = (nominal_px[None, :] < nominal_px[:, None]) & (dist < _CONCENTRIC_FRACTION * nominal_px[None, :])
     overlap_mm = (nominal_px[:, None] + nominal_px[None, :] - dist) / px_per_mm
     np.fill_diagonal(overlap_mm, -np.inf)
-    kept: list[int] = []
+    kept = np.zeros(n, np.bool_)
     for i in np.argsort(-score, kind="stable"):
-        if alive[i] and all(overlap_mm[i, j] <= max_mm for j in kept):
-            kept.append(int(i))
-    return np.array(sorted(kept), dtype=np.intp)
+        clash = kept & (overlap_mm[i] > max_mm)
+        if not clash.any():
+            kept[i] = True
+        elif np.all(inside[i, clash]):
+            kept[clash] = False
+            kept[i] = True
+    return np.flatnonzero(kept).astype(np.intp)
 
 
 def detect_bases(
@@ -543,22 +556,27 @@ def detect_bases(
         radius = np.where(fit.ok, fit.radius_px, radius)
         nominal = np.where(fit.ok, snap_diameters(2 * radius / scale, sizes, np.inf)[0], nominal)
 
-    # the footprint radius, free of the blur-and-wall shift
-    radius = radius + _rim_correction(grey, center, radius, fit.inlier, scale, directions, settings)
-
-    # 4. is it a base?
-    final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
+    # 4. is it a base? Shape and contrast first; the rim model (the costliest cue) only for what passes them
     coverage = _coverage(fit)
     contrast, fill = _disc_contrast(grey, center, radius, fit.inlier, scale, directions, settings)
     rms = fit.rms_px
     accept = (
         fit.ok
-        & size_ok
         & (coverage >= settings.min_edge_coverage)
         & (rms <= settings.max_fit_rms_px)
         & (contrast >= settings.min_disc_contrast)
         & (fill >= settings.min_disc_fill)
     )
+    # the footprint radius, free of the blur-and-wall shift, decides the size
+    live = np.flatnonzero(accept)
+    rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings)
+    radius[live] += np.where(rim.ok, rim.rho_px, 0.0)
+    final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
+    accept &= size_ok
+    # a printed ring: a thin stroke with the mat's colour inside it too (the model sees through the blur)
+    mat, top = rim.levels[:, 0], rim.levels[:, 2]
+    line = rim.ok & (np.abs(top - mat) < settings.min_disc_contrast) & (rim.width_px < settings.min_wall_mm * scale)
+    accept[live[line]] = False
     score = (
         coverage
         * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)

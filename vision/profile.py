@@ -46,12 +46,11 @@ def _phi(x: FloatArray) -> FloatArray:
     return np.asarray(0.5 * (1.0 + np.sign(x) * erf), dtype=np.float64)
 
 
-def _residuals(
-    theta: FloatArray, u: FloatArray, profile: FloatArray, weight: FloatArray, prior: tuple[float, float, float]
-) -> FloatArray:
-    """Weighted residuals (K, M + 1) of the best levels for shape parameters ``theta`` (K, 3) = (rho, width,
-    sigma); the last column is the wall-width prior ``(mean_px, sd_px, grey_levels)``: a width one sd off the mean
-    costs as much as one sample ``grey_levels`` off."""
+def _levels(
+    theta: FloatArray, u: FloatArray, profile: FloatArray, weight: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Best (mat, wall, top) levels (K, 3) for shape parameters ``theta`` (K, 3) = (rho, width, sigma), with the
+    weighted basis (K, M, 3) and weighted target (K, M) they were solved from."""
     rho, width, sigma = theta[:, 0:1], theta[:, 1:2], theta[:, 2:3]
     a = _phi((rho - u[None, :]) / sigma)
     b = _phi((rho - width - u[None, :]) / sigma)
@@ -60,7 +59,16 @@ def _residuals(
     target = profile * weight
     normal = np.einsum("kmi,kmj->kij", basis, basis) + 1e-9 * np.eye(3)
     rhs = np.einsum("kmi,km->ki", basis, target)
-    levels = np.linalg.solve(normal, rhs[..., None])[..., 0]
+    return np.linalg.solve(normal, rhs[..., None])[..., 0], basis, target
+
+
+def _residuals(
+    theta: FloatArray, u: FloatArray, profile: FloatArray, weight: FloatArray, prior: tuple[float, float, float]
+) -> FloatArray:
+    """Weighted residuals (K, M + 1) of the best levels for shape parameters ``theta`` (K, 3) = (rho, width,
+    sigma); the last column is the wall-width prior ``(mean_px, sd_px, grey_levels)``: a width one sd off the mean
+    costs as much as one sample ``grey_levels`` off."""
+    levels, basis, target = _levels(theta, u, profile, weight)
     res = target - np.einsum("kmi,ki->km", basis, levels)
     mean_px, sd_px, grey = prior
     penalty = grey * (theta[:, 1:2] - mean_px) / sd_px
@@ -70,11 +78,13 @@ def _residuals(
 @dataclass(frozen=True)
 class RimModel:
     """Fitted rim profiles: ``rho_px`` (K,) correction to add to the radius, ``width_px`` (K,) wall width,
-    ``sigma_px`` (K,) blur, ``ok`` (K,) whether the fit is usable."""
+    ``sigma_px`` (K,) blur, ``levels`` (K, 3) grey of mat, wall and top, ``ok`` (K,) whether the fit is
+    usable."""
 
     rho_px: FloatArray
     width_px: FloatArray
     sigma_px: FloatArray
+    levels: FloatArray
     ok: BoolArray
 
 
@@ -94,7 +104,7 @@ def fit_rim_profiles(
     k = profile.shape[0]
     theta = np.tile(np.array([0.0, wall_prior[0], sigma0_px]), (k, 1))
     if k == 0:
-        return RimModel(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, np.bool_))
+        return RimModel(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros(0, np.bool_))
     lam = np.full(k, 1e-2)
     res = _residuals(theta, u_px, profile, weight, wall_prior)
     cost = (res * res).sum(axis=1)
@@ -121,4 +131,5 @@ def fit_rim_profiles(
         cost = np.where(better, trial_cost, cost)
         lam = np.where(better, lam * 0.3, lam * 10.0)
     ok = np.all(np.isfinite(theta), axis=1) & (np.abs(theta[:, 0]) < _RHO_LIMIT_PX)
-    return RimModel(theta[:, 0], theta[:, 1], theta[:, 2], ok)
+    levels = _levels(theta, u_px, profile, weight)[0]
+    return RimModel(theta[:, 0], theta[:, 1], theta[:, 2], levels, ok)

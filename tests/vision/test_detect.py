@@ -167,6 +167,9 @@ def distractor_scene(px_per_mm: float, kinds: tuple[str, ...], seed: int) -> tup
         d.dice += [(at(40, 40), 16.0), (at(90, 40), 12.0), (at(140, 45), 20.0)]
     if "rings" in kinds:
         d.printed_rings += [(at(215, 45), 32.0), (at(300, 60), 50.0), (at(60, 250), 25.0)]
+    if "rings at sizes" in kinds:
+        # lines 0.8 mm wide whose outer edge is a standard size: the size alone cannot tell them
+        d.printed_rings += [(at(215, 45), 31.2), (at(300, 60), 49.2), (at(60, 250), 24.2)]
     if "markers" in kinds:
         d.markers += [(at(385, 70), 70.0)]
     if "tokens" in kinds:
@@ -185,6 +188,8 @@ def distractor_scene(px_per_mm: float, kinds: tuple[str, ...], seed: int) -> tup
         (2.0, ("dice", "tokens", "markers", "rings"), 51),
         (4.0, ("dice", "tokens", "markers", "rings"), 52),
         (2.0, ("rings",), 53),
+        (2.0, ("rings at sizes",), 55),
+        (4.0, ("rings at sizes",), 56),
         (4.0, ("dice",), 54),
     ],
 )

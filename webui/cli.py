@@ -7,6 +7,7 @@ import argparse
 import ipaddress
 import logging
 import secrets
+import socket
 from pathlib import Path
 
 from werkzeug.serving import make_server
@@ -95,12 +96,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     app = create_app(live, settings, token=token, embed_token=local, local_only=local)
     # One line per request (ten frames a second per viewer) would drown everything else.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    # The socket is opened here rather than by werkzeug, which would print its own error and exit.
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     try:
-        server = make_server(args.host, args.port, app, threaded=True)
+        listener = socket.create_server((args.host, args.port), family=family)
     except OSError as exc:
         raise ServeError(
-            f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); expected a free port (try --port)"
+            f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); expected a free port and an address "
+            "of this machine (try --port)"
         ) from None
+    server = make_server(args.host, args.port, app, threaded=True, fd=listener.fileno())
     live.start()
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{shown}:{server.port}/"
@@ -116,6 +121,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.server_close()
+        listener.close()
         live.stop()
     return EXIT_OK
 

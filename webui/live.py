@@ -60,8 +60,8 @@ OUTLINE_VERTICES = 48
 _PX_DECIMALS = 1
 # How long a change from a screen waits for its re-checked result (s); a check takes milliseconds.
 CHANGE_WAIT_S = 5.0
-# Analysis thread poll (s): how soon it notices a stop.
-_POLL_S = 0.2
+# The analysis thread looks at the stop flag at least this often (s).
+_POLL_S = 1.0
 
 ToPixels = Callable[[NDArray[np.float64], float], NDArray[np.float64]]
 
@@ -289,6 +289,7 @@ class _Jobs:
         self._cond = threading.Condition()
         self._detect: _DetectJob | None = None
         self._recheck = False
+        self._closed = False
 
     def put_detect(self, job: _DetectJob) -> None:
         with self._cond:
@@ -300,10 +301,16 @@ class _Jobs:
             self._recheck = True
             self._cond.notify()
 
-    def take(self, timeout_s: float) -> _DetectJob | bool | None:
-        """The newest detect job, else True for a recheck, else None after ``timeout_s``."""
+    def close(self) -> None:
+        """Wake the taker for good (the loop stops)."""
         with self._cond:
-            self._cond.wait_for(lambda: self._detect is not None or self._recheck, timeout_s)
+            self._closed = True
+            self._cond.notify_all()
+
+    def take(self, timeout_s: float) -> _DetectJob | bool | None:
+        """The newest detect job, else True for a recheck, else None after ``timeout_s`` or once closed."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._detect is not None or self._recheck or self._closed, timeout_s)
             job, self._detect = self._detect, None
             if job is not None:
                 # A fresh measurement runs the rules with the newest roster and profile anyway.
@@ -385,6 +392,7 @@ class LiveTable:
     def stop(self, timeout_s: float = 5.0) -> None:
         self._stop.set()
         self._wake.set()
+        self._jobs.close()
         for t in self._threads:
             t.join(timeout_s)
 
@@ -470,24 +478,24 @@ class LiveTable:
     def _read_loop(self) -> None:
         s = self.settings
         backoff = s.reconnect_initial_s
-        failed = False
+        failures = 0  # failed reads in a row: the first says the camera is lost, later ones that it is retried
         watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction)
         while not self._stop.is_set():
             with self._lock:
                 feed, gen = self._feed, self._feed_gen
             self._wake.clear()
             watch.reset()
-            self.hub.update(camera=RECONNECTING if failed else STARTING)
+            self.hub.update(camera=RECONNECTING if failures else STARTING)
             try:
                 outcome = self._read_feed(feed, gen, watch)
                 if outcome == "switched" or self._stop.is_set():
-                    failed = False
+                    failures = 0
                     backoff = s.reconnect_initial_s
                     continue
                 if not feed.live:
                     self.hub.update(camera=ENDED, settled=True)
                     self._wake.wait()
-                    failed = False
+                    failures = 0
                     continue
                 raise SourceError(f"{feed.name}: the {feed.kind} stopped sending frames")
             except SourceError as exc:
@@ -495,11 +503,16 @@ class LiveTable:
             except Exception as exc:  # a broken driver must not end the dashboard: report it and retry
                 log.exception("frame source failed")
                 message = f"{feed.name}: the frame source failed ({type(exc).__name__})"
-            failed = True
             if self._got_frames:
                 # It worked until now: a fresh drop starts the back-off again.
+                failures = 0
                 backoff = s.reconnect_initial_s
-            self.hub.update(camera=LOST, message=message, settled=False)
+            failures += 1
+            self.hub.update(
+                camera=LOST if failures == 1 else RECONNECTING,
+                message=f"{message}; trying again in {backoff:.1f} s",
+                settled=False,
+            )
             self._wake.wait(backoff)
             backoff = min(backoff * 2.0, s.reconnect_max_s)
 

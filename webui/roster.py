@@ -51,7 +51,9 @@ def _base_from(value: Any, where: str) -> rules.RoundBase | rules.OvalBase:
 
 def base_overrides(roster: rules.TableState) -> dict[str, rules.RoundBase | rules.OvalBase]:
     """The roster's base overrides by model id (empty when it has none)."""
-    raw = roster.extras.get(OVERRIDES) or {}
+    raw = roster.extras.get(OVERRIDES)
+    if raw is None:
+        return {}
     if not isinstance(raw, Mapping):
         raise UploadError(f"{OVERRIDES}: expected an object mapping model ids to bases, got {type(raw).__name__}")
     return {str(k): _base_from(v, f"{OVERRIDES}[{k!r}]") for k, v in raw.items()}

@@ -277,9 +277,22 @@ const TR = (() => {
       const cur = best.get(m.unit);
       if (!cur || p[1] < cur[1]) best.set(m.unit, p);
     }
-    for (const [unit, p] of best) {
-      const t = el("text", { x: p[0], y: p[1] - font * 0.5, "font-size": font, class: "label", "text-anchor": "middle" }, g);
-      t.textContent = unitName(r, unit);
+    // Labels from the top down; one that would overlap a label already placed moves up above it.
+    const placed = [];
+    const order = [...best].sort((a, b) => a[1][1] - b[1][1]);
+    for (const [unit, p] of order) {
+      const text = unitName(r, unit);
+      const half = text.length * font * 0.3;
+      let y = p[1] - font * 0.5;
+      for (let moved = true; moved;) {
+        moved = false;
+        for (const q of placed) {
+          if (Math.abs(q.x - p[0]) < q.half + half && Math.abs(q.y - y) < font) { y = q.y - font * 1.1; moved = true; }
+        }
+      }
+      placed.push({ x: p[0], y, half });
+      const t = el("text", { x: p[0], y, "font-size": font, class: "label", "text-anchor": "middle" }, g);
+      t.textContent = text;
     }
   }
 
@@ -300,7 +313,7 @@ const TR = (() => {
     clear(svg);
     const colour = colourOf(r);
     const byId = models(r);
-    const font = Math.max(12, w / 90);
+    const font = Math.max(12, w / 75);
     const bases = el("g", {}, svg);
     for (const m of r.models) {
       const points = m.outline_px.map((p) => p.join(",")).join(" ");
@@ -411,7 +424,7 @@ const TR = (() => {
       what.className = "what";
       what.textContent = describe(r, f);
       const measure = document.createElement("div");
-      measure.className = "measure";
+      measure.className = "fmeasure";
       measure.textContent = measureText(f);
       li.append(badge, kind, what, measure);
       li.addEventListener("click", () => onPick(i, f));

@@ -1,0 +1,251 @@
+"""The dashboard in a real browser (Playwright driving Debian's Chromium): it loads on the bundled sample, shows
+the findings the API gives, measures two clicked bases as the API does, changes findings when a unit is assigned,
+and downloads the judge report. Screenshots of every screen go to tests/artifacts/."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.webui.conftest import TOKEN, fast_settings, sample_state_dict, start_live, state_live, two_sides, wait_for
+from webui import create_app
+from webui.feeds import SampleFeed, load_sample_scenes, sample_available
+from webui.live import LiveTable
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1500, "height": 950}
+# Browser waits (ms).
+WAIT_MS = 15000
+
+
+class Served:
+    """A live table behind a real HTTP server on a free port of 127.0.0.1."""
+
+    def __init__(self, live: LiveTable) -> None:
+        from werkzeug.serving import make_server
+
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        self.live = live
+        self.server = make_server("127.0.0.1", 0, create_app(live, live.settings, token=TOKEN), threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url + path, timeout=10) as response:
+            return json.loads(response.read())
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(
+            self.url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.live.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    # Playwright evaluates its wait conditions as strings, which the dashboard's policy (no eval) would refuse.
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True, bypass_csp=True)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert errors == [], errors
+
+
+@pytest.fixture
+def sample_state() -> Iterator[Served]:
+    served = Served(state_live(sample_state_dict(), name="sample_state.json"))
+    yield served
+    served.close()
+
+
+def shot(pg: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    # The viewport, as a person sees it (the status bar stays at its bottom).
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def _wait_results(pg: Any, frames: int = 2) -> None:
+    pg.wait_for_function(
+        f"window.tableref && window.tableref.results >= 1 && window.tableref.frames >= {frames}", timeout=WAIT_MS
+    )
+
+
+def _page_findings(pg: Any) -> list[dict[str, str]]:
+    return pg.eval_on_selector_all(
+        "#findings .finding", "els => els.map(e => ({models: e.dataset.models, cls: e.className}))"
+    )
+
+
+@pytest.mark.skipif(not sample_available(), reason="the sample frames are not in this checkout")
+def test_dashboard_loads_on_the_bundled_sample(page: Any):
+    settings = fast_settings(replay_fps=10.0, max_process_fps=10.0)
+    feed = SampleFeed(load_sample_scenes(), settings.sample_hold_s, settings.sample_move_s, settings.replay_fps)
+    served = Served(start_live(feed, settings))
+    try:
+        page.goto(served.url + "/")
+        _wait_results(page, frames=3)
+        api = served.get("/api/findings")
+        shown = _page_findings(page)
+        assert [f["models"] for f in shown] == [",".join(f["models"]) for f in api["findings"]]
+        if not api["findings"]:
+            assert "No findings" in page.inner_text("#findings")
+        models = served.get("/api/state")["models"]
+        assert page.locator("#overlay [data-model]").count() == len(models)
+        assert page.locator("#map [data-model]").count() == len(models)
+        assert "camera: live" in page.inner_text("#st-camera")
+        assert "8/8 markers" in page.inner_text("#st-calibration") or "markers" in page.inner_text("#st-calibration")
+        assert page.evaluate("window.tableref.link") == "live updates"
+        shot(page, "table-sample")
+    finally:
+        served.close()
+
+
+@pytest.fixture
+def uncertain_state() -> Iterator[Served]:
+    """The sample state measured with 0.5 mm sigmas: the touching bases become close calls of overlap."""
+    data = sample_state_dict()
+    for m in data["models"]:
+        m["sigma_mm"] = 0.5
+    served = Served(state_live(data, name="uncertain.json"))
+    yield served
+    served.close()
+
+
+def test_findings_appear_and_match_the_api(page: Any, uncertain_state: Served):
+    page.goto(uncertain_state.url + "/")
+    _wait_results(page)
+    api = uncertain_state.get("/api/findings")["findings"]
+    assert {f["call"] for f in api} == {"clear", "close"}
+    shown = _page_findings(page)
+    assert [f["models"] for f in shown] == [",".join(f["models"]) for f in api]
+    assert [f"call-{f['call']}" in s["cls"] for f, s in zip(api, shown, strict=True)] == [True] * len(api)
+    assert [f"kind-{f['kind']}" in s["cls"] for f, s in zip(api, shown, strict=True)] == [True] * len(api)
+    # Clicking a finding highlights its models in the frame and on the map.
+    overlap = next(f for f in api if f["kind"] == "overlap")
+    page.click(f'#findings .finding[data-models="{",".join(overlap["models"])}"]')
+    lit = page.eval_on_selector_all("#overlay .hl, #map .hl", "els => els.map(e => e.dataset.model)")
+    assert sorted(lit) == sorted(overlap["models"] * 2)
+    assert page.locator("#overlay .cross").count() == sum(f["kind"] == "overlap" for f in api)
+    # Close calls are drawn apart from clear ones: their own class (dashed, amber) and a question mark each.
+    close = sum(f["call"] == "close" for f in api)
+    assert page.locator("#overlay .cross.close").count() == close
+    assert page.locator("#overlay .qmark").count() == close
+    assert page.locator("#findings .badge.close").count() == close
+    shot(page, "table")
+
+
+def test_clicking_two_bases_measures_like_the_api(page: Any, sample_state: Served):
+    page.goto(sample_state.url + "/judge")
+    _wait_results(page)
+    # One base on the map, the other on the frame.
+    page.click('#map [data-model="c1"]')
+    page.click('#overlay [data-model="d1"]')
+    page.wait_for_selector("#gap", timeout=WAIT_MS)
+    api = sample_state.post("/api/measure", {"a": "c1", "b": "d1"})
+    assert float(page.get_attribute("#gap", "data-gap-mm")) == pytest.approx(api["gap_mm"], abs=1e-3)
+    text = page.inner_text("#gap")
+    assert f'{api["gap_in"]:.2f}"' in text and f"{api['gap_mm']:.2f} mm" in text
+    lines = page.eval_on_selector_all(".verdicts li", "els => els.map(e => [e.dataset.line, e.className])")
+    assert lines == [[v["line"], f"call-{v['call']}"] for v in api["verdicts"]]
+    # Freeze, then the report of the measurement downloads.
+    page.click("#freeze")
+    page.wait_for_function("document.getElementById('st-settled').textContent.startsWith('frozen')", timeout=WAIT_MS)
+    assert sample_state.get("/api/status")["frozen"] is True
+    shot(page, "judge")
+    with page.expect_download(timeout=WAIT_MS) as download:
+        page.click("#report")
+    html = Path(download.value.path()).read_text("utf-8")
+    assert "Judge report" in html and "c1 – d1" in html and f"({api['gap_mm']:.2f} mm)" in html
+    assert "frozen for judging" in html
+
+
+def test_assigning_a_unit_changes_the_findings(page: Any):
+    served = Served(state_live(two_sides(), name="two_sides.json"))
+    try:
+        page.goto(served.url + "/units")
+        _wait_results(page, frames=0)
+        assert served.get("/api/findings")["findings"] == []
+        page.click('#umap [data-model="x1"]')
+        assert page.inner_text("#sel-list") == "x1"
+        page.select_option("#unit-pick", "b")
+        page.click("#assign")
+        page.wait_for_function("document.getElementById('units-message').textContent.includes('assigned')")
+        wait_for(lambda: served.get("/api/findings")["findings"] != [], what="findings after the assignment")
+        kinds = {f["kind"] for f in served.get("/api/findings")["findings"]}
+        assert kinds == {"engaged", "cohesion"}
+        page.wait_for_function("document.querySelectorAll('#umap .link').length === 1", timeout=WAIT_MS)
+        # Drag a box around red's two models: both selected.
+        box = page.locator("#umap").bounding_box()
+        sx, sy = box["width"] / 1200.0, box["height"] / 800.0
+        page.mouse.move(box["x"] + 270 * sx, box["y"] + 270 * sy)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 345 * sx, box["y"] + 330 * sy, steps=5)
+        page.mouse.up()
+        assert page.inner_text("#sel-list") == "r1, r2"
+        shot(page, "units")
+        page.goto(served.url + "/")
+        _wait_results(page, frames=1)
+        assert len(_page_findings(page)) == 2
+    finally:
+        served.close()
+
+
+def test_setup_changes_the_profile(page: Any, sample_state: Served):
+    page.goto(sample_state.url + "/setup")
+    _wait_results(page, frames=0)
+    page.wait_for_selector("#profile-pick option[value=legion]", state="attached", timeout=WAIT_MS)
+    page.select_option("#profile-pick", "legion")
+    page.click("#profile-form button")
+    page.wait_for_function("document.getElementById('setup-message').textContent.includes('legion')")
+    assert sample_state.get("/api/findings")["profile"] == "legion"
+    assert '3.00"' in page.inner_text("#profile-limits")
+    shot(page, "setup")
+    page.goto(sample_state.url + "/review")
+    shot(page, "review")
+
+
+def test_polling_takes_over_without_server_sent_events(page: Any, sample_state: Served):
+    page.add_init_script("delete window.EventSource")
+    page.goto(sample_state.url + "/")
+    _wait_results(page)
+    assert page.evaluate("window.tableref.link") == "polling"
+    assert len(_page_findings(page)) == len(sample_state.get("/api/findings")["findings"])

@@ -1,0 +1,113 @@
+"""`tableref serve`: registered through the entry point, one-line errors, and a real server end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tableref.cli import build_parser, main
+from webui.cli import is_loopback
+from webui.feeds import SampleFeed, StateFeed, sample_available, sample_state_path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_serve_is_a_tableref_command(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "--source" in out and "--roster" in out and "127.0.0.1" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--camera", "x.json"], "--camera describe a --source"),
+        (["--roster", "r.json"], "--roster describe a --source"),
+        (["--source", "STATE", "--camera", "c.json"], "--camera has no use with a table state"),
+        (["--source", "no/such/video.mp4"], "no such file or folder"),
+        (["--source", "STATE", "--profile", "chess"], "unknown profile 'chess'"),
+        (["--source", "missing.json"], "no such file"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], message: str):
+    args = [str(sample_state_path()) if a == "STATE" else a for a in args]
+    assert main(["serve", *args, "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("tableref serve: error:") and err.count("\n") == 1
+
+
+def test_a_taken_port_is_a_one_line_error(capsys: pytest.CaptureFixture[str]):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["serve", "--source", str(sample_state_path()), "--port", str(port)])
+    assert code == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+def test_feeds_from_arguments():
+    from webui.cli import build_feed
+    from webui.settings import load_webui_settings
+
+    settings = load_webui_settings()
+    parse = build_parser().parse_args
+    feed, what = build_feed(parse(["serve"]), settings)
+    assert isinstance(feed, SampleFeed if sample_available() else StateFeed), what
+    feed, what = build_feed(parse(["serve", "--source", str(sample_state_path())]), settings)
+    assert isinstance(feed, StateFeed) and "sample_state.json" in what
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("192.168.1.20", False),
+        ("table.local", False),
+    ],
+)
+def test_loopback_hosts(host: str, loopback: bool):
+    assert is_loopback(host) is loopback
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+def test_serve_end_to_end():
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "tableref.cli", "serve", "--source", str(sample_state_path()), "--port", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("tableref dashboard: http://127.0.0.1:"), first
+        url = first.split(": ", 1)[1].strip()
+        end = time.monotonic() + 20
+        status = _get(url + "api/status")
+        while status["result_seq"] == 0 and time.monotonic() < end:
+            time.sleep(0.1)
+            status = _get(url + "api/status")
+        assert status["result_seq"] >= 1 and status["source_kind"] == "table state"
+        assert _get(url + "api/findings")["findings"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err

@@ -1,0 +1,293 @@
+"""The live loop: settling, holding the last settled result, rate cap, reconnecting, identities across frames, and
+the camera pipeline on a sample frame."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import rules
+from calibration.spec import load_table_spec
+from tableref.config import load_config
+from tableref.sources import SourceError
+from tests.webui.conftest import fast_settings, start_live, two_sides, wait_for
+from webui.feeds import Feed, FeedFrame, ImageFeed, Scene, draw_state, load_sample_scenes
+from webui.live import ENDED, LIVE, LOST, RECONNECTING, STARTING, Hub, LiveTable, encode_jpeg
+from webui.settle import SettleWatch, changed_fraction, thumbnail
+
+REPO = Path(__file__).resolve().parents[2]
+PX_PER_MM = 0.5
+
+
+def _state(moves: dict[str, tuple[float, float]] | None = None, data: dict[str, Any] | None = None) -> rules.TableState:
+    data = data or two_sides()
+    for m in data["models"]:
+        if moves and m["id"] in moves:
+            m["x_mm"], m["y_mm"] = moves[m["id"]]
+    return rules.state_from_dict(data)
+
+
+def _scene(state: rules.TableState, key: str = "s") -> Scene:
+    return Scene(key=key, roster=state, state=state, px_per_mm=PX_PER_MM)
+
+
+class ScriptFeed(Feed):
+    """Frames from a script of (state or None for a noise frame, seconds to show it) at ``fps``; ``fail_opens``
+    opens fail first. Every open is timed."""
+
+    kind = "camera"
+
+    def __init__(
+        self,
+        script: list[tuple[rules.TableState | None, float]],
+        fps: float,
+        live: bool = False,
+        fail_opens: int = 0,
+        roster: rules.TableState | None = None,
+    ) -> None:
+        self.name = "script"
+        self.live = live
+        self.script = script
+        self.fps = fps
+        self.fail_opens = fail_opens
+        self.opens: list[float] = []
+        self.roster = roster
+        self.rng = np.random.default_rng(1)
+        self.images = {id(s): draw_state(s, PX_PER_MM) for s, _ in script if s is not None}
+
+    def frames(self) -> Iterator[FeedFrame]:
+        self.opens.append(time.monotonic())
+        if len(self.opens) <= self.fail_opens:
+            raise SourceError("script: camera unplugged")
+        k = 0
+        first = next(s for s, _ in self.script if s is not None)
+        for state, seconds in self.script:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                if state is None:
+                    # A hand sweeping over the table: every frame differs.
+                    image = self.rng.integers(0, 255, self.images[id(first)].shape, dtype=np.uint8)
+                    scene = Scene(key="s", roster=self.roster or first, state=first, px_per_mm=PX_PER_MM)
+                else:
+                    image = self.images[id(state)]
+                    scene = Scene(key="s", roster=self.roster or first, state=state, px_per_mm=PX_PER_MM)
+                yield FeedFrame(k, image, scene)
+                k += 1
+                time.sleep(1.0 / self.fps)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Change detection
+
+
+def _picture(seed: int, shift_px: int = 0, noise: float = 0.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    image = np.full((360, 640, 3), 90, dtype=np.uint8)
+    x = 300 + shift_px
+    image[150:190, x : x + 40] = 220
+    if noise:
+        image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
+    return image
+
+
+@pytest.mark.parametrize(
+    ("other", "moved"),
+    [
+        (lambda: _picture(1), False),
+        (lambda: _picture(2, noise=4.0), False),
+        (lambda: _picture(3, shift_px=12), True),
+        (lambda: _picture(4, shift_px=12, noise=4.0), True),
+        (lambda: np.zeros((180, 320, 3), np.uint8), True),
+    ],
+)
+def test_change_detection_sees_moves_not_noise(other: Any, moved: bool):
+    s = fast_settings()
+    watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction)
+    a = thumbnail(_picture(0), s.motion_thumb_px)
+    b = thumbnail(other(), s.motion_thumb_px)
+    assert watch.differs(a, b) is moved
+    assert changed_fraction(a, a, s.motion_pixel_delta) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("times_moves", "now", "settled"),
+    [
+        ([(0.0, True)], 0.05, False),
+        ([(0.0, True)], 0.1, True),
+        ([(0.0, True), (0.08, True)], 0.15, False),
+        ([(0.0, True), (0.08, False)], 0.15, True),
+    ],
+)
+def test_settled_after_a_still_spell(times_moves: list[tuple[float, bool]], now: float, settled: bool):
+    watch = SettleWatch(0.1, 12, 0.002)
+    still = thumbnail(_picture(0), 160)
+    moved = thumbnail(_picture(0, shift_px=30), 160)
+    frames = [still, moved]
+    for k, (t, move) in enumerate(times_moves):
+        watch.update(frames[k % 2] if move else frames[(k - 1) % 2], t)
+    assert watch.settled(now) is settled
+
+
+def test_slow_creep_adds_up_to_a_move():
+    watch = SettleWatch(0.1, 12, 0.002)
+    moved = [watch.update(thumbnail(_picture(0, shift_px=step), 160), 0.01 * step) for step in range(12)]
+    # One pixel a frame is below the noise line between neighbours, but not against where the spell began.
+    assert moved[0] and any(moved[2:])
+
+
+def test_jpeg_is_scaled_down_not_up():
+    import cv2
+
+    big = encode_jpeg(np.zeros((1080, 1920, 3), np.uint8), 1280, 80)
+    small = encode_jpeg(np.zeros((100, 200, 3), np.uint8), 1280, 80)
+    assert cv2.imdecode(np.frombuffer(big, np.uint8), cv2.IMREAD_COLOR).shape == (720, 1280, 3)
+    assert cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR).shape == (100, 200, 3)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The loop
+
+
+def test_only_settled_frames_are_measured_and_the_last_result_holds():
+    before = _state()
+    # Within the identity gate (40 mm), so x1 keeps its id.
+    after = _state({"x1": (390.0, 310.0)})
+    feed = ScriptFeed([(before, 0.5), (None, 0.6), (after, 1.0)], fps=40)
+    live = start_live(feed, fast_settings())
+    seen: list[tuple[bool, int, int]] = []
+    try:
+        end = time.monotonic() + 2.5
+        while time.monotonic() < end:
+            snap = live.hub.snapshot()
+            models = len(snap.result.state.models) if snap.result else 0
+            x = snap.result.state.model("x1").x_mm if snap.result else 0.0
+            seen.append((snap.status.settled, snap.status.result_seq, int(x)))
+            time.sleep(0.01)
+    finally:
+        live.stop()
+    assert models == 5
+    # While the hand sweeps, the first result stays (x1 where it was), and the status says unsettled.
+    moving = [s for s in seen if not s[0] and s[1] > 0]
+    assert moving and all(x == 365 for _, _, x in moving)
+    # Once still again, x1 is measured in its new place; the noise frames were never measured.
+    assert seen[-1][0] and seen[-1][2] == 390
+    assert {x for _, seq, x in seen if seq} == {365, 390}
+
+
+def test_processing_is_capped():
+    state = _state()
+    feed = ScriptFeed([(state, 1.2)], fps=200)
+    live = start_live(feed, fast_settings(max_process_fps=10.0))
+    try:
+        time.sleep(1.0)
+        fps = live.hub.snapshot().status.fps
+        seq = live.hub.snapshot().status.frame_seq
+    finally:
+        live.stop()
+    assert 8.0 <= fps <= 11.0
+    assert 8 <= seq <= 12
+
+
+def test_a_recorded_source_ends_and_keeps_its_result():
+    feed = ScriptFeed([(_state(), 0.4)], fps=40)
+    live = start_live(feed, fast_settings())
+    try:
+        wait_for(lambda: live.hub.snapshot().status.camera == ENDED, what="the end of the recording")
+        snap = live.hub.snapshot()
+    finally:
+        live.stop()
+    assert snap.result is not None and len(snap.result.state.models) == 5
+
+
+def test_a_dropped_camera_is_reopened_with_backoff():
+    feed = ScriptFeed([(_state(), 0.3)], fps=40, live=True, fail_opens=3)
+    settings = fast_settings(reconnect_initial_s=0.05, reconnect_max_s=0.15)
+    cameras: list[str] = []
+    messages: list[str | None] = []
+    live = LiveTable(feed, load_table_spec(), load_config(), settings, rules.load_profile("skirmish"))
+    publish = live.hub.update
+
+    def record(*args: Any, **kwargs: Any) -> None:
+        publish(*args, **kwargs)
+        status = live.hub.snapshot().status
+        if not cameras or cameras[-1] != status.camera:
+            cameras.append(status.camera)
+            messages.append(status.message)
+
+    live.hub.update = record  # type: ignore[method-assign]
+    live.start()
+    try:
+        wait_for(lambda: len(feed.opens) >= 5, what="five opens")
+    finally:
+        live.stop()
+    waits = np.diff(feed.opens[:4])
+    # Waits double from the first (0.05, 0.1), then stop at the longest (0.15).
+    assert waits == pytest.approx([0.05, 0.1, 0.15], abs=0.04)
+    assert cameras[:5] == [STARTING, LOST, RECONNECTING, LIVE, LOST]
+    # After a spell of frames the live camera "stopped sending frames" and is reopened at the first wait again.
+    assert len(feed.opens) >= 5 and feed.opens[4] - feed.opens[3] > 0.25
+    assert messages[1] == "script: camera unplugged; trying again in 0.1 s"
+    assert messages[4] == "script: the camera stopped sending frames; trying again in 0.1 s"
+
+
+def test_identities_follow_models_that_move_a_little():
+    first = _state()
+    roster = rules.state_from_dict(
+        {**two_sides(), "units": [*two_sides()["units"], {"id": "x", "player": "green", "name": "X"}]}
+    )
+    roster = dataclasses.replace(
+        roster, models=tuple(dataclasses.replace(m, unit="x") if m.id == "x1" else m for m in roster.models)
+    )
+    moved = _state({"x1": (380.0, 310.0), "r2": (335.0, 295.0)})
+    feed = ScriptFeed([(first, 0.4), (None, 0.2), (moved, 0.6)], fps=40, roster=roster)
+    live = start_live(feed, fast_settings())
+    try:
+        wait_for(
+            lambda: (r := live.hub.snapshot().result) is not None and r.state.model("x1").x_mm == 380.0,
+            what="the moved state",
+        )
+        result = live.hub.snapshot().result
+        roster_now = live.roster()
+    finally:
+        live.stop()
+    assert result is not None
+    assert result.state.model("x1").unit == "x" and result.state.model("r2").unit == "r"
+    assert roster_now.model("x1").x_mm == 380.0
+
+
+def test_hub_wakes_waiting_viewers():
+    hub = Hub("src", "camera", "skirmish")
+    seq = hub.snapshot().seq
+    got: list[int] = []
+    t = threading.Thread(target=lambda: got.append(hub.wait(seq, 5.0).seq))
+    t.start()
+    time.sleep(0.05)
+    hub.update(fps=3.0)
+    t.join(2.0)
+    assert got == [seq + 1]
+    assert hub.wait(seq + 1, 0.01).seq == seq + 1
+
+
+def test_camera_frames_go_through_the_pipeline():
+    scene = load_sample_scenes(REPO / "sample_images", ("skirmish_1080p",))[0]
+    feed = ImageFeed(scene.image_bgr, "skirmish_1080p.jpg", scene.scene, 20.0)
+    live = start_live(feed, fast_settings())
+    try:
+        wait_for(lambda: live.hub.snapshot().result is not None, what="the measured frame", timeout_s=30)
+        result = live.hub.snapshot().result
+    finally:
+        live.stop()
+    assert result is not None
+    assert result.calibration["lens_corrected"] is True and len(result.calibration["markers_used"]) >= 6
+    assert result.frame.width_px == 1920 and result.outlines_px.shape[0] == len(result.state.models)
+    # The sample's truth file is the roster: the units come from it.
+    assert {u.id for u in result.state.units} == {u.id for u in scene.scene.roster.units}
+    for m, center in zip(result.state.models, result.centers_px, strict=True):
+        assert 0 <= center[0] < 1920 and 0 <= center[1] < 1080, m.id

@@ -1,0 +1,111 @@
+"""Rosters: identities carried to new detections, base overrides, suggested units."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import rules
+from tests.webui.conftest import two_sides
+from webui.errors import UploadError
+from webui.roster import follow, roster_from_bytes, roster_from_json, suggest_units
+
+GATE_MM = 40.0
+
+
+def _detected(points: list[tuple[float, float]], diameter: float = 25.0) -> rules.TableState:
+    models = tuple(
+        rules.Model(f"m{k + 1}", None, x, y, rules.RoundBase(diameter), 0.2) for k, (x, y) in enumerate(points)
+    )
+    return rules.TableState(rules.Table(1200.0, 800.0), models=models)
+
+
+def test_follow_carries_ids_and_units_and_moves_the_roster():
+    roster = roster_from_json(two_sides())
+    seen = _detected([(302.0, 301.0), (333.0, 298.0), (900.0, 505.0), (700.0, 700.0)])
+    state, new_roster = follow(roster, seen, GATE_MM)
+    by_id = {m.id: m for m in state.models}
+    assert by_id["r1"].unit == "r" and by_id["r2"].unit == "r" and by_id["b1"].unit == "b"
+    fresh = [m for m in state.models if m.id not in {"r1", "r2", "x1", "b1", "b2"}]
+    assert len(fresh) == 1 and fresh[0].unit is None
+    # Matched models moved, unseen ones (x1, b2) stay where they were last seen, the new one joins.
+    assert new_roster.model("r1").x_mm == 302.0 and new_roster.model("x1").x_mm == 365.0
+    assert {m.id for m in new_roster.models} == {"r1", "r2", "x1", "b1", "b2", fresh[0].id}
+    # Following the moved roster again keeps every id.
+    again, _ = follow(new_roster, _detected([(310.0, 305.0), (340.0, 300.0)]), GATE_MM)
+    assert [m.id for m in again.models] == ["r1", "r2"]
+
+
+def test_follow_applies_base_overrides():
+    data = two_sides()
+    data["base_overrides"] = {"r1": {"diameter_mm": 32}, "r2": {"width_mm": 60, "depth_mm": 35, "rotation_deg": 30}}
+    state, _ = follow(roster_from_json(data), _detected([(300.0, 300.0), (330.0, 300.0), (365.0, 300.0)]), GATE_MM)
+    assert state.model("r1").base == rules.RoundBase(32.0)
+    assert state.model("r2").base == rules.OvalBase(60.0, 35.0, 30.0)
+    assert state.model("x1").base == rules.RoundBase(25.0)
+
+
+def test_roster_drops_frame_sections():
+    data = {**two_sides(), "calibration": {"markers_used": [1]}, "render": {}, "notes": "kept"}
+    roster = roster_from_json(data)
+    assert dict(roster.extras) == {"notes": "kept"}
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (b"[1, 2]", "expected a JSON object"),
+        (b'{"table": {"width_mm": 10}}', "missing 'depth_mm'"),
+        (b"{", "not valid JSON"),
+        (b'{"table": {"width_mm": 10, "depth_mm": 10}, "base_overrides": []}', "expected an object"),
+        (b'{"table": {"width_mm": 10, "depth_mm": 10}, "base_overrides": {"a": {"width_mm": 3}}}', "diameter_mm"),
+    ],
+)
+def test_bad_rosters(payload: bytes, message: str):
+    with pytest.raises(UploadError, match=message):
+        roster_from_bytes(payload)
+
+
+def _free(points: list[tuple[float, float, float]]) -> rules.TableState:
+    models = tuple(rules.Model(f"m{k}", None, x, y, rules.RoundBase(d)) for k, (x, y, d) in enumerate(points))
+    return rules.TableState(rules.Table(1829.0, 1219.0), models=models)
+
+
+@pytest.mark.parametrize(
+    ("points", "groups"),
+    [
+        # A chain of three 32 mm bases 20 mm apart, and a lone 50 mm base nearby: two units.
+        ([(100, 100, 32), (152, 100, 32), (204, 100, 32), (260, 100, 50)], [["m0", "m1", "m2"], ["m3"]]),
+        # Same size and close, but on opposite halves of the table: two units.
+        ([(500, 590, 25), (500, 630, 25)], [["m0"], ["m1"]]),
+        # Too far apart (45 mm edge to edge > 40 mm): two units, left first.
+        ([(300, 100, 25), (370, 100, 25)], [["m0"], ["m1"]]),
+        ([], []),
+    ],
+)
+def test_suggested_units(points: list[tuple[float, float, float]], groups: list[list[str]]):
+    suggestions = suggest_units(_free(points), GATE_MM)
+    assert [list(s.models) for s in suggestions] == groups
+
+
+def test_suggestions_skip_assigned_models():
+    state = rules.state_from_dict(two_sides())
+    assert [s.to_dict() for s in suggest_units(state, GATE_MM)] == [
+        {"models": ["x1"], "base": {"diameter_mm": 25.0}, "side": "top"}
+    ]
+
+
+def _sides(data: dict[str, Any]) -> list[str]:
+    return [s.side for s in suggest_units(rules.state_from_dict(data), GATE_MM)]
+
+
+def test_sides_split_the_short_dimension():
+    tall = {
+        "table": {"width_mm": 600, "depth_mm": 1200},
+        "models": [
+            {"id": "a", "x_mm": 100, "y_mm": 100, "base": {"diameter_mm": 25}},
+            {"id": "b", "x_mm": 500, "y_mm": 100, "base": {"diameter_mm": 25}},
+        ],
+    }
+    assert _sides(tall) == ["left", "right"]

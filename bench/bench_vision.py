@@ -14,11 +14,12 @@ Compared on the same images in the same run:
   Canny 100, accumulator 30, minDist the smallest base radius, radii over all standard sizes), its circles taken
   as they are: no refinement, no snapping, no rejection.
 
-Reported per scale: recall and precision (a detection matches a base whose centre is within a quarter of the
-base's radius, one to one), centre error of the matched bases (median, 95th percentile, max; px and mm), base size
-right (ours: the snapped size is the true one; baseline: within 0.75 mm, half the closest gap between standard
-sizes), the share of per-axis centre errors within 1 and 2 reported sigmas (ours only), and the time per frame
-(median over ``--runs`` timed runs after one warm-up).
+Reported per scale: recall, recall of the bases in contact with another (gap <= 1.5 mm) and precision (a
+detection matches a base whose centre is within a quarter of the base's radius, one to one), centre error of the
+matched bases (median, 95th percentile, max; px and mm), base size right (ours: the snapped size is the true
+one; baseline: within 0.75 mm, half the closest gap between standard sizes), the share of per-axis centre
+errors within 1 and 2 reported sigmas (ours only), and the time per frame (median over ``--runs`` timed runs
+after one warm-up; wall clock, so run it on a quiet machine).
 
 Run by hand: ``.venv/bin/python bench/bench_vision.py [--seed N] [--runs N] [--bases N] [--scales 2.0,0.9]``.
 """
@@ -57,6 +58,8 @@ MARKERS_MM = [(65, 65), (914.5, 65), (1764, 65), (1764, 609.5), (1764, 1154), (9
 MARKER_SIZE_MM = 100.0
 # A detection is the base whose centre is within this fraction of the base's radius.
 MATCH_FRACTION = 0.25
+# Bases this close to another count as "in contact" for the contact recall.
+CONTACT_GAP_MM = 1.5
 # Baseline size "right": within half the closest gap between two standard sizes (27 and 28.5 mm).
 BASELINE_SIZE_TOLERANCE_MM = 0.75
 
@@ -117,6 +120,8 @@ def tutorial_baseline(image_bgr: NDArray[np.uint8], px_per_mm: float, sizes_mm: 
 class Tally:
     truths: int = 0
     found: int = 0
+    contact_truths: int = 0
+    contact_found: int = 0
     reported: int = 0
     size_right: int = 0
     errors_px: list[float] | None = None
@@ -160,6 +165,13 @@ def score(
     tally.truths += len(truth)
     tally.reported += len(centers)
     tally.found += len(pairs)
+    # bases in contact or within a millimetre and a half of another: the cases the rules turn on
+    gap_mm = (np.hypot(truth[:, None, 0] - truth[None, :, 0], truth[:, None, 1] - truth[None, :, 1]) - radius[:, None]
+              - radius[None, :]) / scene.px_per_mm  # fmt: skip
+    np.fill_diagonal(gap_mm, np.inf)
+    contact = gap_mm.min(axis=1) <= CONTACT_GAP_MM
+    tally.contact_truths += int(contact.sum())
+    tally.contact_found += sum(int(contact[t]) for t, _ in pairs)
     assert tally.errors_px is not None and tally.z is not None
     for t, f in pairs:
         err = centers[f] - truth[t]
@@ -176,14 +188,17 @@ def report(name: str, tally: Tally, px_per_mm: float) -> str:
     assert tally.errors_px is not None and tally.z is not None and tally.times_ms is not None
     err = np.array(tally.errors_px) if tally.errors_px else np.array([np.nan])
     recall = tally.found / max(tally.truths, 1)
+    contact = tally.contact_found / max(tally.contact_truths, 1)
     precision = tally.found / max(tally.reported, 1)
     sizes = tally.size_right / max(tally.found, 1)
     z = np.array(tally.z)
     within = f"{np.mean(z <= 1):6.1%} {np.mean(z <= 2):6.1%}" if len(z) else f"{'-':>6} {'-':>6}"
+    px = f"{np.median(err):6.3f} {np.percentile(err, 95):6.3f} {err.max():6.3f}"
+    mm = err / px_per_mm
+    in_mm = f"{np.median(mm):6.3f} {np.percentile(mm, 95):6.3f} {mm.max():6.3f}"
     return (
-        f"| {name:9s} | {recall:7.2%} | {precision:7.2%} | {np.median(err):6.3f} {np.percentile(err, 95):6.3f} "
-        f"{err.max():6.3f} | {np.median(err) / px_per_mm:6.3f} {np.percentile(err, 95) / px_per_mm:6.3f} "
-        f"{err.max() / px_per_mm:6.3f} | {sizes:7.2%} | {within} | {statistics.median(tally.times_ms):7.1f} |"
+        f"| {name:9s} | {recall:7.2%} | {contact:7.2%} | {precision:7.2%} | {px:27s} | {in_mm:20s} | {sizes:7.2%} "
+        f"| {within} | {statistics.median(tally.times_ms):8.1f} |"
     )
 
 
@@ -201,7 +216,7 @@ def main() -> int:
     print(f"# seed {args.seed}, {args.frames} frames per scale, {args.bases} bases per frame, {args.runs} timed runs\n")
     rng = np.random.default_rng(args.seed)
     header = (
-        "| method    | recall  | precis. | centre err px (med p95 max) | mm (med p95 max)     | size ok | "
+        "| method    | recall  | contact | precis. | centre err px (med p95 max) | mm (med p95 max)     | size ok | "
         "<=1sd  <=2sd | ms/frame |"
     )
     for px_per_mm in (float(s) for s in args.scales.split(",")):

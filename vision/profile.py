@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-# Iterations of Levenberg-Marquardt: the start is within a pixel, a dozen steps settle it.
-_ITERATIONS = 12
+# Iterations of Levenberg-Marquardt: the start is within a pixel, a few steps settle it.
+_ITERATIONS = 8
 # Finite-difference step (px) of the numeric Jacobian.
 _DELTA_PX = 1e-3
 # Bounds of the blur and wall width (px) and of the correction (px): beyond them the model is not what is seen.

@@ -62,16 +62,17 @@ def sample_grey(
     rad = radius_px[:, None, None] + offsets_px[None, None, :]
     xs = (center_px[:, 0, None, None] + rad * directions[None, :, 0, None]).astype(np.float32)
     ys = (center_px[:, 1, None, None] + rad * directions[None, :, 1, None]).astype(np.float32)
-    # one map row per candidate keeps each remap row spatially coherent
+    # one map row per candidate keeps each remap row spatially coherent; a candidate with more samples than a
+    # remap row may hold is spread over several rows, padded at the end
     cols = n * m
-    rows_per = 1 if cols <= _MAX_REMAP_COLS else math.ceil(cols / _MAX_REMAP_COLS)
-    if rows_per > 1:
-        xs_map = xs.reshape(k * rows_per, -1)
-        ys_map = ys.reshape(k * rows_per, -1)
-    else:
-        xs_map, ys_map = xs.reshape(k, cols), ys.reshape(k, cols)
+    rows_per = max(1, math.ceil(cols / _MAX_REMAP_COLS))
+    width = math.ceil(cols / rows_per)
+    pad = rows_per * width - cols
+    xs_map = np.pad(xs.reshape(k, cols), ((0, 0), (0, pad)), mode="edge").reshape(k * rows_per, width)
+    ys_map = np.pad(ys.reshape(k, cols), ((0, 0), (0, pad)), mode="edge").reshape(k * rows_per, width)
     out = cv2.remap(grey, xs_map, ys_map, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return np.asarray(out, dtype=np.float32).reshape(k, n, m)
+    flat = np.asarray(out, dtype=np.float32).reshape(k, rows_per * width)[:, :cols]
+    return flat.reshape(k, n, m)
 
 
 def sample_mask(ignore: NDArray[np.uint8], points_px: FloatArray) -> BoolArray:

@@ -13,7 +13,7 @@ from pathlib import Path
 import calibration
 import rules
 import vision
-from tableref import cli_calibration, cli_pipeline
+from tableref import cli_calibration, cli_pipeline, cli_review
 from tableref.config import ConfigError
 from tableref.errors import UsageError
 from tableref.report import format_findings
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_calibration.add_board(sub)
     cli_calibration.add_calibrate_camera(sub)
     cli_pipeline.add_commands(sub)
+    cli_review.add_review(sub)
     # Packages above this one (the dashboard) add their sub-commands through entry points: tableref never imports
     # them.
     for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from calibration.settings import CalibrationSettings
-from tableref.settings import EvaluateSettings, PipelineSettings
+from tableref.settings import EvaluateSettings, PipelineSettings, ReviewSettings
 from vision.config import VisionSettings
 
 T = TypeVar("T")
@@ -102,6 +102,7 @@ class Config:
     vision: VisionSettings
     pipeline: PipelineSettings
     evaluate: EvaluateSettings
+    review: ReviewSettings
 
 
 def _settings_data(path: str | Path | None) -> dict[str, Any]:

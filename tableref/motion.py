@@ -1,4 +1,5 @@
 """Cheap change detection: is the table settled, and is a settled frame different from the one last measured?
+(Shared by the live dashboard and the review of recorded games.)
 
 Frames are compared as small blurred grey copies, so sensor noise and JPEG artefacts do not count as movement
 but a hand or a model moved by a few millimetres does.
@@ -60,6 +61,16 @@ class SettleWatch:
     def settled(self, now_s: float) -> bool:
         """True when nothing moved for ``settle_s`` before ``now_s``."""
         return self._moved_at is not None and now_s - self._moved_at >= self.settle_s
+
+    @property
+    def anchor(self) -> NDArray[np.uint8] | None:
+        """The thumbnail of the first frame of the current still spell (None before any frame)."""
+        return self._anchor
+
+    @property
+    def moved_at(self) -> float | None:
+        """When the current still spell began (s), None before any frame."""
+        return self._moved_at
 
     def reset(self) -> None:
         """Forget the frames seen (a new source): the next frame counts as movement."""

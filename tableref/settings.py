@@ -33,3 +33,31 @@ class EvaluateSettings:
     match_gate_mm: float
     # Recall is taken over the bases with at least this fraction of their rim visible.
     min_visibility: float
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    """Settings of the review of a recorded game ([review] in defaults.toml)."""
+
+    # Change detection runs on one frame every sample_interval_s of video; the others are only decoded.
+    sample_interval_s: float
+    # Frames are compared as grey copies this wide: a pixel changed by more than motion_pixel_delta grey levels
+    # counts, and more than motion_fraction of the pixels changed is movement.
+    motion_thumb_px: int
+    motion_pixel_delta: int
+    motion_fraction: float
+    # The table is settled when nothing moved for this long (s); a folder of still photos counts each photo as
+    # settled.
+    settle_s: float
+    # Still photos of a folder are this far apart in time (s).
+    photo_period_s: float
+    # A model of one settled state is the same model in the next when its centre moved at most this far (mm)
+    # and its base size changed by at most size_tolerance_mm.
+    track_gate_mm: float
+    size_tolerance_mm: float
+    # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
+    # suggested as one unit.
+    group_gap_mm: float
+    # Each settled frame is kept for the dashboard as a JPEG at most this long, at this quality (1-100).
+    stored_frame_max_side_px: int
+    stored_frame_jpeg_quality: int

@@ -1,0 +1,102 @@
+"""``tableref review``: recorded games to reviewed timelines (settled states, moves, findings, events) in SQLite."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tableref.errors import UsageError
+from tableref.progress import Progress
+from tableref.review_run import Recording, ReviewJob, review_many
+from tableref.review_store import ReviewStore
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+DEFAULT_PROFILE = "skirmish"
+REVIEW_SUFFIX = ".sqlite"
+
+
+def _outputs(sources: list[str], out: str | None) -> list[str]:
+    """One database per recording: ``--out`` itself for one recording, a folder of ``NAME.sqlite`` for several
+    (by default ``NAME.sqlite`` in the working folder)."""
+    stems = [Path(s.rstrip("/")).stem or "review" for s in sources]
+    if len(set(stems)) != len(stems):
+        raise UsageError(f"recordings {', '.join(sources)} share a name; expected distinct names for their reviews")
+    if len(sources) == 1:
+        return [out or f"{stems[0]}{REVIEW_SUFFIX}"]
+    folder = Path(out or ".")
+    if folder.suffix == REVIEW_SUFFIX:
+        raise UsageError(f"--out {out} is one file, but {len(sources)} recordings need a folder for their reviews")
+    folder.mkdir(parents=True, exist_ok=True)
+    return [str(folder / f"{stem}{REVIEW_SUFFIX}") for stem in stems]
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    outs = _outputs(args.videos, args.out)
+    jobs = [
+        ReviewJob(src, out, args.table, args.camera, args.roster, args.profile, args.actions, args.config)
+        for src, out in zip(args.videos, outs, strict=True)
+    ]
+    from tableref.config import load_config
+
+    photo_period = load_config(args.config).review.photo_period_s
+    total = sum(Recording(j.source, photo_period).count for j in jobs)
+    with Progress(total, "frames", enabled=not args.quiet) as bar:
+        summaries = review_many(jobs, args.workers, bar.advance)
+    failed = [s for s in summaries if "error" in s]
+    if len(jobs) == 1 and failed:
+        # One recording: its error is the command's error (one line, exit code 2 for bad input).
+        raise UsageError(failed[0]["error"])
+    if args.json:
+        docs: list[dict[str, Any]] = []
+        for s in summaries:
+            if "error" in s:
+                docs.append({"source": s["source"], "error": s["error"]})
+                continue
+            with ReviewStore(s["out"], readonly=True) as store:
+                docs.append(store.timeline())
+        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
+    else:
+        for s in summaries:
+            if "error" in s:
+                print(f"{s['source']}: failed: {s['error']}")
+                continue
+            again = " (resumed)" if s["resumed"] else ""
+            print(f"{s['source']}: {s['states']} settled states in {s['out']}{again}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``tableref review VIDEO... [--table SPEC] [--camera camera.json] [--roster STATE.json] [--profile P]
+    [--out GAME.sqlite] [--json] [--actions FILE] [--workers N] [--config SETTINGS.toml]``."""
+    p = sub.add_parser(
+        "review",
+        help="review recorded games: settled states, moves, findings, events",
+        description="Find the settled states of a recorded game (a video or a folder of photos), track every model "
+        "from one to the next, check the moves and the table, and store it all in SQLite. Running the same command "
+        "again resumes an interrupted review.",
+    )
+    p.add_argument("videos", nargs="+", metavar="VIDEO", help="video file or folder of photos (several: in parallel)")
+    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
+    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
+    p.add_argument("--roster", help="table state JSON giving ids and units of the models of the first settled state")
+    p.add_argument("--profile", default=DEFAULT_PROFILE, help=f"rule profile (default: {DEFAULT_PROFILE})")
+    p.add_argument(
+        "--out", help="review database (default: NAME.sqlite here); a folder when several recordings are given"
+    )
+    p.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    p.add_argument("--actions", help='JSON {"unit": "move|charge|advance|advance+charge"} of declared actions')
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="recordings reviewed at once, each in its own process (default: 2 or the number of cores if fewer)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
+    p.set_defaults(func=_cmd_review)

@@ -1,0 +1,459 @@
+"""Review of a recorded game, on table states: identities from one settled state to the next, the moves between
+them, each state's findings, the movement checks and the events of the game.
+
+Everything here is pure (table states in, value types out), so the tracking and the timeline can be tested
+exactly without images; :mod:`tableref.review_run` feeds it the settled states a recording shows.
+
+A camera sees where models stood, not how they travelled: a displacement is a lower bound of the distance a
+model really moved, and a move is called too long only when even its shortest legal path exceeds the allowance
+by more than the measurement uncertainty (see :mod:`rules.movement`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+import rules
+from tableref.assign import gated_assignment
+from tableref.pipeline import carry_identities
+from tableref.settings import ReviewSettings
+
+MM_PER_INCH = 25.4
+# Fresh model ids and suggested unit ids: a prefix and a counter that never reuses an id of the game.
+MODEL_PREFIX = "m"
+UNIT_PREFIX = "u"
+# Reports round millimetres to a micrometre: finer digits are float noise, not measurement.
+_DECIMALS = 3
+
+EVENT_KINDS = ("engaged", "disengaged", "cohesion_broken", "cohesion_restored", "overlap", "illegal_move")
+LOWER_BOUND_NOTE = (
+    "A displacement is where a model stood before and after, so it is a lower bound of the distance it really "
+    "travelled; path_mm is the shortest legal path around other models and terrain."
+)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A model removed (where it was last seen) or added (where it was first seen) at settled state ``state``.
+    ``returned``: an added model that had been missing and came back (kept its id)."""
+
+    model: str
+    unit: str | None
+    state: int
+    at_mm: tuple[float, float]
+    returned: bool = False
+
+
+@dataclass(frozen=True)
+class Move:
+    """A model that moved between two consecutive settled states: straight ``distance_mm`` and the shortest
+    legal ``path_mm`` (both lower bounds of what it travelled), 1-sigma ``sigma_mm``."""
+
+    model: str
+    unit: str | None
+    from_state: int
+    to_state: int
+    from_mm: tuple[float, float]
+    to_mm: tuple[float, float]
+    distance_mm: float
+    path_mm: float
+    sigma_mm: float
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that changed at settled state ``state``: one of :data:`EVENT_KINDS`."""
+
+    state: int
+    kind: str
+    units: tuple[str, ...]
+    models: tuple[str, ...]
+    detail: str
+
+
+@dataclass(frozen=True)
+class Track:
+    """What identity tracking remembers after a settled state: the last identified state, the models that went
+    missing (last seen), every id ever used, and every unit with its leader (a leader missing from a state is
+    cleared there, and comes back with its model)."""
+
+    state: rules.TableState | None
+    gone: Mapping[str, rules.Model]
+    used_ids: frozenset[str]
+    units: tuple[rules.Unit, ...]
+
+
+EMPTY_TRACK = Track(None, MappingProxyType({}), frozenset(), ())
+
+
+@dataclass(frozen=True)
+class ReviewedState:
+    """One settled state of the game, identified and judged, with what changed since the state before."""
+
+    index: int
+    frame: int
+    time_s: float
+    state: rules.TableState
+    findings: tuple[rules.Finding, ...]
+    moves: tuple[Move, ...]
+    verdicts: tuple[rules.UnitMove, ...]
+    removed: tuple[Placement, ...]
+    added: tuple[Placement, ...]
+    events: tuple[Event, ...]
+    track: Track
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Identities
+
+
+def _xy(models: Sequence[rules.Model]) -> np.ndarray:
+    return np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
+
+
+def _size_mm(m: rules.Model) -> float:
+    a, b = m.base.semi_axes_mm
+    return 2.0 * max(a, b)
+
+
+def _match(detected: Sequence[rules.Model], known: Sequence[rules.Model], settings: ReviewSettings) -> dict[int, int]:
+    """detected index -> known index: minimum sum of squared displacements, none beyond the gate or across base
+    sizes.
+
+    Squared, because models in a line that all move along it have the same total displacement whichever way
+    they are paired; the sum of squares is least for the pairing in which they moved alike, as units do.
+    """
+    if not detected or not known:
+        return {}
+    a, b = _xy(detected), _xy(known)
+    cost = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
+    sizes_a = np.array([_size_mm(m) for m in detected])
+    sizes_b = np.array([_size_mm(m) for m in known])
+    gate = settings.track_gate_mm**2
+    cost[np.abs(sizes_a[:, None] - sizes_b[None, :]) > settings.size_tolerance_mm] = gate * 2.0 + 1.0
+    rows, cols = gated_assignment(cost, gate)
+    return dict(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
+def _fresh(prefix: str, used: set[str]) -> str:
+    n = 1 + max((int(x[len(prefix) :]) for x in used if re.fullmatch(rf"{prefix}\d+", x)), default=0)
+    new = f"{prefix}{n}"
+    used.add(new)
+    return new
+
+
+def suggest_units(models: Sequence[rules.Model], gap_mm: float) -> list[list[int]]:
+    """Groups (lists of indices into ``models``) of models of one base size whose bases are at most ``gap_mm``
+    apart edge to edge, chained: a suggestion the user fixes in the dashboard."""
+    n = len(models)
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    xy = _xy(models)
+    sizes = np.array([_size_mm(m) for m in models])
+    for i in range(n):
+        for j in range(i + 1, n):
+            gap = math.hypot(*(xy[i] - xy[j])) - (sizes[i] + sizes[j]) / 2.0
+            if sizes[i] == sizes[j] and gap <= gap_mm:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: (min(xy[k, 1] for k in g), min(xy[k, 0] for k in g)))
+
+
+def _state_of(
+    detected: rules.TableState, models: list[rules.Model], units: tuple[rules.Unit, ...], terrain: Any
+) -> rules.TableState:
+    present = {m.id for m in models}
+    shown = tuple(u if u.leader is None or u.leader in present else replace(u, leader=None) for u in units)
+    return rules.TableState(detected.table, shown, tuple(models), terrain, detected.extras)
+
+
+def identify(
+    detected: rules.TableState,
+    track: Track,
+    index: int,
+    settings: ReviewSettings,
+    roster: rules.TableState | None = None,
+) -> tuple[rules.TableState, list[Placement], list[Placement], Track]:
+    """Give the models of a detected settled state (fresh ids, no units) the identities of the game so far.
+
+    The first state takes them from ``roster`` (roster models not seen wait, as if missing, for a later state),
+    or suggests units. Later states match the models of the previous state (a gated minimum-cost assignment on
+    centre displacement, same base size), then the missing ones; what is left is added, with fresh ids and
+    suggested units. Returns (identified state, removed, added, track after it).
+    """
+    used = set(track.used_ids)
+    units = list(track.units)
+    gone = dict(track.gone)
+    terrain: Any = track.state.terrain if track.state is not None else ()
+    removed: list[Placement] = []
+    added: list[Placement] = []
+    if track.state is None and roster is not None:
+        carried = carry_identities(detected, roster, settings.track_gate_mm)
+        used |= {m.id for m in roster.models} | {m.id for m in carried.models}
+        units = list(roster.units)
+        terrain = roster.terrain
+        seen = {m.id for m in carried.models}
+        gone = {m.id: m for m in roster.models if m.id not in seen}
+        models = list(carried.models)
+        new = [k for k, m in enumerate(models) if m.unit is None]
+    else:
+        previous = list(track.state.models) if track.state is not None else []
+        to_prev = _match(detected.models, previous, settings)
+        rest = [k for k in range(len(detected.models)) if k not in to_prev]
+        missing = list(gone.values())
+        to_gone = _match([detected.models[k] for k in rest], missing, settings)
+        models = []
+        new = []
+        for k, m in enumerate(detected.models):
+            if k in to_prev:
+                known = previous[to_prev[k]]
+                models.append(replace(m, id=known.id, unit=known.unit))
+            elif k in rest and rest.index(k) in to_gone:
+                known = missing[to_gone[rest.index(k)]]
+                del gone[known.id]
+                models.append(replace(m, id=known.id, unit=known.unit))
+                added.append(Placement(known.id, known.unit, index, (m.x_mm, m.y_mm), returned=True))
+            else:
+                models.append(replace(m, id=_fresh(MODEL_PREFIX, used), unit=None))
+                new.append(len(models) - 1)
+        matched = {previous[j].id for j in to_prev.values()}
+        for p in previous:
+            if p.id not in matched:
+                gone[p.id] = p
+                removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
+    if new:
+        unit_ids = {u.id for u in units}
+        for group in suggest_units([models[k] for k in new], settings.group_gap_mm):
+            unit_id = _fresh(UNIT_PREFIX, unit_ids)
+            units.append(rules.Unit(id=unit_id))
+            for g in group:
+                k = new[g]
+                models[k] = replace(models[k], unit=unit_id)
+        if track.state is not None:
+            added += [Placement(models[k].id, models[k].unit, index, (models[k].x_mm, models[k].y_mm)) for k in new]
+    used |= {m.id for m in models}
+    models.sort(key=lambda m: m.id)
+    state = _state_of(detected, models, tuple(units), terrain)
+    return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Moves, findings, events
+
+
+def moves_between(
+    before: rules.TableState,
+    after: rules.TableState,
+    profile: rules.RuleProfile,
+    actions: Mapping[str, str] | None,
+    index: int,
+) -> tuple[list[Move], list[rules.UnitMove]]:
+    """The models that moved from settled state ``index - 1`` to ``index`` (removed and added models are not
+    moves) and the verdict on each unit that moved (empty for profiles without movement rules)."""
+    verdicts = rules.check_moves(before, after, profile, actions)
+    paths = {m.model: m.path_mm for v in verdicts for m in v.models}
+    moved = rules.movement.moved_models(before, after, profile)
+    moves = [
+        Move(
+            m.model,
+            m.unit,
+            index - 1,
+            index,
+            m.from_mm,
+            m.to_mm,
+            m.distance_mm,
+            paths.get(m.model, m.path_mm),
+            m.sigma_mm,
+        )
+        for m in moved
+    ]
+    return moves, verdicts
+
+
+def _keyed(findings: Sequence[rules.Finding], kind: str) -> dict[tuple[str, ...], rules.Finding]:
+    out = {}
+    for f in findings:
+        if f.kind != kind:
+            continue
+        if kind == "engaged":
+            key = tuple(sorted(f.units))
+        elif kind == "cohesion":
+            key = (f.unit or "",)
+        else:
+            key = tuple(sorted(f.models))
+        out[key] = f
+    return out
+
+
+def events_between(
+    before: Sequence[rules.Finding] | None,
+    after: Sequence[rules.Finding],
+    verdicts: Sequence[rules.UnitMove],
+    index: int,
+) -> list[Event]:
+    """Events at settled state ``index``: units engaged or disengaged, cohesion broken or restored, new overlaps
+    (against the findings of the state before; the first state reports what it starts with), illegal moves."""
+    old = before or ()
+    out: list[Event] = []
+    was, now = _keyed(old, "engaged"), _keyed(after, "engaged")
+    for key in sorted(now.keys() - was.keys()):
+        out.append(Event(index, "engaged", key, now[key].models, f"{' and '.join(key)} engaged"))
+    for key in sorted(was.keys() - now.keys()):
+        out.append(Event(index, "disengaged", key, (), f"{' and '.join(key)} no longer engaged"))
+    was, now = _keyed(old, "cohesion"), _keyed(after, "cohesion")
+    for key in sorted(now.keys() - was.keys()):
+        out.append(Event(index, "cohesion_broken", key, now[key].models, f"{key[0]} out of cohesion"))
+    for key in sorted(was.keys() - now.keys()):
+        out.append(Event(index, "cohesion_restored", key, (), f"{key[0]} back in cohesion"))
+    was, now = _keyed(old, "overlap"), _keyed(after, "overlap")
+    for key in sorted(now.keys() - was.keys()):
+        out.append(Event(index, "overlap", now[key].units, key, f"{' and '.join(key)} overlap"))
+    for v in verdicts:
+        if not v.legal:
+            problems = "; ".join(v.problems) or "no plan makes the move legal"
+            out.append(Event(index, "illegal_move", (v.unit,), tuple(m.model for m in v.models), problems))
+    return out
+
+
+def review_state(
+    detected: rules.TableState,
+    frame: int,
+    time_s: float,
+    previous: ReviewedState | None,
+    profile: rules.RuleProfile,
+    settings: ReviewSettings,
+    roster: rules.TableState | None = None,
+    actions: Mapping[str, str] | None = None,
+) -> ReviewedState:
+    """Identify, judge and compare one detected settled state with the one before (None for the first)."""
+    index = 0 if previous is None else previous.index + 1
+    track = EMPTY_TRACK if previous is None else previous.track
+    state, removed, added, track = identify(detected, track, index, settings, roster)
+    findings = rules.check(state, profile)
+    moves: list[Move] = []
+    verdicts: list[rules.UnitMove] = []
+    if previous is not None:
+        moves, verdicts = moves_between(previous.state, state, profile, actions, index)
+        findings = [*findings, *rules.move_findings(verdicts)]
+    events = events_between(previous.findings if previous else None, findings, verdicts, index)
+    return ReviewedState(
+        index,
+        frame,
+        time_s,
+        state,
+        tuple(findings),
+        tuple(moves),
+        tuple(verdicts),
+        tuple(removed),
+        tuple(added),
+        tuple(events),
+        track,
+    )
+
+
+def review_states(
+    detected: Sequence[tuple[int, float, rules.TableState]],
+    profile: rules.RuleProfile,
+    settings: ReviewSettings,
+    roster: rules.TableState | None = None,
+    actions: Mapping[str, str] | None = None,
+) -> list[ReviewedState]:
+    """:func:`review_state` over a sequence of (frame, time_s, detected state)."""
+    out: list[ReviewedState] = []
+    for frame, time_s, state in detected:
+        out.append(review_state(state, frame, time_s, out[-1] if out else None, profile, settings, roster, actions))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# JSON
+
+
+def _r(value: float) -> float:
+    return round(float(value), _DECIMALS)
+
+
+def _pt(p: tuple[float, float]) -> list[float]:
+    return [_r(p[0]), _r(p[1])]
+
+
+def move_to_dict(m: Move) -> dict[str, Any]:
+    return {
+        "model": m.model,
+        "unit": m.unit,
+        "from_state": m.from_state,
+        "to_state": m.to_state,
+        "from_mm": _pt(m.from_mm),
+        "to_mm": _pt(m.to_mm),
+        "distance_mm": _r(m.distance_mm),
+        "path_mm": _r(m.path_mm),
+        "distance_in": round(m.distance_mm / MM_PER_INCH, 2),
+        "path_in": round(m.path_mm / MM_PER_INCH, 2),
+        "sigma_mm": _r(m.sigma_mm),
+    }
+
+
+def placement_to_dict(p: Placement) -> dict[str, Any]:
+    out: dict[str, Any] = {"model": p.model, "unit": p.unit, "state": p.state, "at_mm": _pt(p.at_mm)}
+    if p.returned:
+        out["returned"] = True
+    return out
+
+
+def event_to_dict(e: Event) -> dict[str, Any]:
+    return {"state": e.state, "kind": e.kind, "units": list(e.units), "models": list(e.models), "detail": e.detail}
+
+
+def verdict_to_dict(v: rules.UnitMove, to_state: int) -> dict[str, Any]:
+    return {
+        "unit": v.unit,
+        "from_state": to_state - 1,
+        "to_state": to_state,
+        "action": v.action,
+        "declared": v.declared,
+        "legal": v.legal,
+        "call": v.call,
+        "allowance_mm": None if v.allowance_mm is None else _r(v.allowance_mm),
+        "problems": list(v.problems),
+    }
+
+
+def state_entry(s: ReviewedState) -> dict[str, Any]:
+    """The timeline entry of one settled state."""
+    return {
+        "index": s.index,
+        "frame": s.frame,
+        "time_s": round(s.time_s, 3),
+        "models": rules.state_to_dict(s.state)["models"],
+        "units": rules.state_to_dict(s.state)["units"],
+        "findings": [f.to_dict() for f in s.findings],
+    }
+
+
+def timeline(states: Sequence[ReviewedState], profile_name: str) -> dict[str, Any]:
+    """The timeline document ``tableref review --json`` prints."""
+    return {
+        "profile": profile_name,
+        "note": LOWER_BOUND_NOTE,
+        "states": [state_entry(s) for s in states],
+        "moves": [move_to_dict(m) for s in states for m in s.moves],
+        "unit_moves": [verdict_to_dict(v, s.index) for s in states for v in s.verdicts],
+        "removed": [placement_to_dict(p) for s in states for p in s.removed],
+        "added": [placement_to_dict(p) for s in states for p in s.added],
+        "events": [event_to_dict(e) for s in states for e in s.events],
+    }

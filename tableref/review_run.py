@@ -1,0 +1,328 @@
+"""Reviewing a recording: find the settled states of a video (or a folder of photos), measure only those, and
+store the reviewed game as it goes, so that a killed run resumes where it stopped.
+
+Change detection on small grey copies decides which frames are measured: a frame is sampled every
+``sample_interval_s``, the table is settled when no sample moved for ``settle_s``, and a settled spell is measured
+once, and only when it differs from the state measured last. Every other frame is only decoded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+import calibration
+import rules
+import vision
+from calibration.camera import CameraModel, load_camera
+from calibration.spec import TableSpec, load_table_spec
+from calibration.table import TableCalibration, calibrate_table
+from tableref.config import Config
+from tableref.motion import SettleWatch, thumbnail
+from tableref.pipeline import detect_frame
+from tableref.review import ReviewedState, review_state
+from tableref.review_store import Resume, ReviewStore
+from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
+
+# Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
+_PROGRESS_EVERY = 30
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A frame the scan looked at: ``index`` in the source, ``time_s`` from its start, and the image."""
+
+    index: int
+    time_s: float
+    image_bgr: NDArray[np.uint8]
+
+
+class Recording:
+    """A video file or a folder of photos, read from a given frame on; only every ``step``-th frame is decoded
+    into an image (the others are grabbed, which a video needs to keep its place)."""
+
+    def __init__(self, path: str | Path, photo_period_s: float) -> None:
+        self.path = Path(path)
+        self.photos: list[Path] = []
+        if self.path.is_dir():
+            self.photos = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            if not self.photos:
+                raise SourceError(f"{self.path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+            self.fps = 1.0 / photo_period_s
+            self.count = len(self.photos)
+            return
+        if not self.path.is_file():
+            raise SourceError(f"{self.path}: no such video file or folder of photos")
+        if self.path.suffix.lower() not in VIDEO_SUFFIXES:
+            raise SourceError(f"{self.path}: not a video ({', '.join(VIDEO_SUFFIXES)}) or a folder of photos")
+        cap = cv2.VideoCapture(str(self.path))
+        if not cap.isOpened():
+            raise SourceError(f"{self.path}: cannot open the video; expected a file OpenCV can decode")
+        self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+        self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        cap.release()
+        if self.fps <= 0:
+            raise SourceError(f"{self.path}: the video states no frame rate; expected a recording with one")
+
+    @property
+    def is_photos(self) -> bool:
+        return bool(self.photos)
+
+    def samples(self, start: int, step: int, progress: Callable[[int], None]) -> Iterator[Sample]:
+        """From frame ``start`` on, every frame whose index is a multiple of ``step`` (so that a resumed scan
+        looks at the same frames); ``progress(n)`` counts every frame passed, decoded or not."""
+        if self.photos:
+            for k in range(start, len(self.photos)):
+                progress(1)
+                yield Sample(k, k / self.fps, read_image(self.photos[k]))
+            return
+        cap = cv2.VideoCapture(str(self.path))
+        try:
+            if start:
+                cap.set(cv2.CAP_PROP_POS_FRAMES, start)
+            k = start
+            pending = 0
+            while cap.grab():
+                pending += 1
+                if k % step == 0:
+                    ok, image = cap.retrieve()
+                    if not ok or image is None:
+                        return
+                    yield Sample(k, k / self.fps, np.asarray(image, dtype=np.uint8))
+                if pending >= _PROGRESS_EVERY:
+                    progress(pending)
+                    pending = 0
+                k += 1
+            progress(pending)
+        finally:
+            cap.release()
+
+    def image(self, index: int) -> NDArray[np.uint8]:
+        """One frame by index."""
+        if self.photos:
+            return read_image(self.photos[index])
+        cap = cv2.VideoCapture(str(self.path))
+        try:
+            cap.set(cv2.CAP_PROP_POS_FRAMES, index)
+            ok, image = cap.read()
+        finally:
+            cap.release()
+        if not ok or image is None:
+            raise SourceError(f"{self.path}: cannot read frame {index}")
+        return np.asarray(image, dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class ReviewJob:
+    """One recording to review (paths as given on the command line; everything a worker process needs)."""
+
+    source: str
+    out: str
+    table: str | None
+    camera: str | None
+    roster: str | None
+    profile: str
+    actions: str | None
+    config: str | None
+
+
+def _digest(path: str | None) -> str:
+    if path is None:
+        return "-"
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def job_identity(job: ReviewJob, config: Config) -> dict[str, str]:
+    """What a review database must agree on before it is resumed."""
+    return {
+        "source": str(Path(job.source).resolve()),
+        "table": _digest(job.table),
+        "camera": _digest(job.camera),
+        "roster": _digest(job.roster),
+        "actions": _digest(job.actions),
+        "profile": job.profile,
+        "settings": hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode()).hexdigest()[:16],
+    }
+
+
+def load_actions(path: str | None) -> dict[str, str] | None:
+    """An actions file: JSON ``{"unit id": "move" | "charge" | "advance" | "advance+charge", ...}``."""
+    if path is None:
+        return None
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text("utf-8"))
+    except FileNotFoundError:
+        raise SourceError(f"{p}: no such actions file") from None
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{p}: not valid JSON ({exc})") from None
+    plans = rules.movement.PLAN_NAMES
+    if not isinstance(data, dict) or not all(isinstance(v, str) and v in plans for v in data.values()):
+        raise SourceError(f"{p}: expected an object mapping unit ids to one of {', '.join(plans)}")
+    return {str(k): v for k, v in data.items()}
+
+
+def _jpeg(image: NDArray[np.uint8], max_side_px: int, quality: int) -> bytes:
+    h, w = image.shape[:2]
+    scale = min(1.0, max_side_px / max(h, w))
+    if scale < 1.0:
+        image = np.asarray(
+            cv2.resize(image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA), dtype=np.uint8
+        )
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    return data.tobytes() if ok else b""
+
+
+# Errors of one frame that mean "this settled frame cannot be measured" (markers covered, no bases): the scan
+# goes on with the next settled frame.
+_FRAME_ERRORS = (calibration.CalibrationError, vision.VisionError)
+
+
+class Reviewer:
+    """Reviews one recording into a :class:`ReviewStore`, resuming after whatever the store holds."""
+
+    def __init__(
+        self,
+        recording: Recording,
+        store: ReviewStore,
+        spec: TableSpec,
+        config: Config,
+        profile: rules.RuleProfile,
+        camera: CameraModel | None = None,
+        roster: rules.TableState | None = None,
+        actions: Mapping[str, str] | None = None,
+    ) -> None:
+        self.recording = recording
+        self.store = store
+        self.spec = spec
+        self.config = config
+        self.settings = config.review
+        self.profile = profile
+        self.camera = camera
+        self.roster = roster
+        self.actions = actions
+        self.calibration: TableCalibration | None = None
+        self.skipped = 0
+
+    def _calibrate(self, image: NDArray[np.uint8]) -> TableCalibration:
+        if self.calibration is None:
+            self.calibration = calibrate_table(image, self.spec, self.camera, settings=self.config.calibration)
+        return self.calibration
+
+    def run(self, progress: Callable[[int], None] = lambda n: None) -> int:
+        """Scan the rest of the recording; returns the number of settled states stored in all."""
+        s = self.settings
+        rec = self.recording
+        settle_s = 0.0 if rec.is_photos else s.settle_s
+        watch = SettleWatch(settle_s, s.motion_pixel_delta, s.motion_fraction)
+        previous: ReviewedState | None = None
+        measured: NDArray[np.uint8] | None = None
+        spell_done = False
+        start = 0
+        last = self.store.last()
+        if last is not None:
+            previous, resume = last
+            # Calibrate on the frame the stored states were measured with: the same numbers as before the stop.
+            first_frame = int(self.store.meta().get("calibration_frame", previous.frame))
+            self._calibrate(rec.image(first_frame))
+            watch.update(resume.anchor, resume.spell_time_s)
+            measured = resume.anchor
+            spell_done = True
+            start = resume.frame + 1
+            progress(start)
+        step = 1 if rec.is_photos else max(1, round(s.sample_interval_s * rec.fps))
+        for sample in rec.samples(start, step, progress):
+            thumb = thumbnail(sample.image_bgr, s.motion_thumb_px)
+            if watch.update(thumb, sample.time_s):
+                spell_done = False
+            if spell_done or not watch.settled(sample.time_s):
+                continue
+            spell_done = True
+            if measured is not None and not watch.differs(thumb, measured):
+                continue
+            try:
+                cal = self._calibrate(sample.image_bgr)
+                analysis = detect_frame(sample.image_bgr, self.spec, self.config, self.camera, cal)
+            except _FRAME_ERRORS:
+                self.skipped += 1
+                continue
+            if previous is None:
+                self.store.set_meta(calibration_frame=str(sample.index))
+            reviewed = review_state(
+                analysis.state,
+                sample.index,
+                sample.time_s,
+                previous,
+                self.profile,
+                s,
+                self.roster,
+                self.actions,
+            )
+            # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
+            anchor = watch.anchor if watch.anchor is not None else thumb
+            moved_at = watch.moved_at if watch.moved_at is not None else sample.time_s
+            image = _jpeg(sample.image_bgr, s.stored_frame_max_side_px, s.stored_frame_jpeg_quality)
+            self.store.add_state(reviewed, Resume(sample.index, moved_at, anchor), image)
+            previous = reviewed
+            measured = thumb
+        self.store.set_meta(complete="1", frames=str(rec.count), fps=str(rec.fps))
+        return self.store.count()
+
+
+def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """Review one recording into ``job.out``; returns a summary. Raises the stages' errors on bad input."""
+    from tableref.config import load_config
+
+    config = load_config(job.config)
+    spec = load_table_spec(job.table)
+    profile = rules.load_profile(job.profile)
+    camera = load_camera(job.camera) if job.camera else None
+    roster = rules.load_state(job.roster) if job.roster else None
+    actions = load_actions(job.actions)
+    recording = Recording(job.source, config.review.photo_period_s)
+    with ReviewStore(job.out) as store:
+        store.claim(job_identity(job, config))
+        if store.meta().get("complete") == "1":
+            progress(recording.count)
+            return {"source": job.source, "out": job.out, "states": store.count(), "resumed": True, "skipped": 0}
+        resumed = store.count() > 0
+        reviewer = Reviewer(recording, store, spec, config, profile, camera, roster, actions)
+        states = reviewer.run(progress)
+        return {"source": job.source, "out": job.out, "states": states, "resumed": resumed, "skipped": reviewer.skipped}
+
+
+def _worker(job: ReviewJob, queue: Any) -> dict[str, Any]:
+    try:
+        return review_job(job, queue.put)
+    except Exception as exc:  # reported by the parent in one line, with the recording's name
+        return {"source": job.source, "out": job.out, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def review_many(
+    jobs: list[ReviewJob], workers: int, progress: Callable[[int], None] = lambda n: None
+) -> list[dict[str, Any]]:
+    """Review several recordings, ``workers`` at a time in separate processes; summaries in the jobs' order
+    (a failed job's summary has an ``error``)."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [review_job(j, progress) for j in jobs]
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager:
+        queue = manager.Queue()
+        with ctx.Pool(min(workers, len(jobs))) as pool:
+            pending = pool.starmap_async(_worker, [(j, queue) for j in jobs])
+            while not pending.ready():
+                pending.wait(0.2)
+                while not queue.empty():
+                    progress(queue.get())
+            while not queue.empty():
+                progress(queue.get())
+            return list(pending.get())

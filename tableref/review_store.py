@@ -1,0 +1,263 @@
+"""A reviewed game in SQLite (WAL): every settled state with its findings, the moves, removals, additions, verdicts
+and events, the settled frames as JPEGs, and what the scan of the recording needs to resume.
+
+Each settled state is written in one transaction with everything that belongs to it, so a process killed at any
+moment leaves either the whole state or none of it; the scan then resumes after the last state stored.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+import rules
+from tableref.errors import UsageError
+from tableref.review import (
+    Event,
+    Move,
+    Placement,
+    ReviewedState,
+    Track,
+    event_to_dict,
+    move_to_dict,
+    placement_to_dict,
+    timeline,
+    verdict_to_dict,
+)
+
+SCHEMA_VERSION = "1"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS states (
+    idx INTEGER PRIMARY KEY, frame INTEGER NOT NULL, time_s REAL NOT NULL,
+    state TEXT NOT NULL, findings TEXT NOT NULL, verdicts TEXT NOT NULL, track TEXT NOT NULL,
+    spell_time_s REAL NOT NULL, anchor BLOB NOT NULL, anchor_shape TEXT NOT NULL, image BLOB
+);
+CREATE TABLE IF NOT EXISTS moves (
+    state INTEGER NOT NULL, model TEXT NOT NULL, unit TEXT, from_state INTEGER NOT NULL,
+    from_x_mm REAL, from_y_mm REAL, to_x_mm REAL, to_y_mm REAL, distance_mm REAL, path_mm REAL, sigma_mm REAL,
+    PRIMARY KEY (state, model)
+);
+CREATE TABLE IF NOT EXISTS placements (
+    state INTEGER NOT NULL, kind TEXT NOT NULL, model TEXT NOT NULL, unit TEXT, x_mm REAL, y_mm REAL,
+    returned INTEGER NOT NULL, PRIMARY KEY (state, kind, model)
+);
+CREATE TABLE IF NOT EXISTS events (
+    state INTEGER NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, units TEXT NOT NULL, models TEXT NOT NULL,
+    detail TEXT NOT NULL, PRIMARY KEY (state, seq)
+);
+"""
+# Waiting this long (s) for a lock held by a reader (the dashboard) beats failing at once.
+_BUSY_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where the scan of a recording stood after the last stored state: its frame, when its still spell began
+    (s) and the change-detection copy it was compared with."""
+
+    frame: int
+    spell_time_s: float
+    anchor: NDArray[np.uint8]
+
+
+def _track_to_json(track: Track, table: rules.Table) -> str:
+    bare = tuple(replace(u, leader=None) for u in track.units)
+    gone = rules.TableState(table, bare, tuple(track.gone.values()))
+    return json.dumps(
+        {
+            "units": rules.state_to_dict(gone)["units"],
+            "leaders": {u.id: u.leader for u in track.units if u.leader is not None},
+            "gone": rules.state_to_dict(gone)["models"],
+            "used_ids": sorted(track.used_ids),
+        }
+    )
+
+
+def _track_from_json(text: str, state: rules.TableState) -> Track:
+    data = json.loads(text)
+    table = {"width_mm": state.table.width_mm, "depth_mm": state.table.depth_mm}
+    gone = rules.state_from_dict({"table": table, "units": data["units"], "models": data["gone"]})
+    units = tuple(replace(u, leader=data["leaders"].get(u.id)) for u in gone.units)
+    return Track(state, MappingProxyType({m.id: m for m in gone.models}), frozenset(data["used_ids"]), units)
+
+
+class ReviewStore:
+    """One game's review database. ``ReviewStore(path)`` opens (creating) it; use as a context manager."""
+
+    def __init__(self, path: str | Path, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly and not self.path.is_file():
+            raise UsageError(f"{self.path}: no such review database; expected a file made by `tableref review`")
+        try:
+            uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
+            self.db = sqlite3.connect(uri, uri=readonly, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
+            if not readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.executescript(_SCHEMA)
+            self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"{self.path}: not a review database ({exc}); expected a SQLite file") from None
+
+    def __enter__(self) -> ReviewStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta --------------------------------------------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        try:
+            return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"{self.path}: not a review database ({exc})") from None
+
+    def set_meta(self, **values: str) -> None:
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+    def claim(self, job: dict[str, str]) -> None:
+        """Record what this database reviews, or check that it reviews the same job: resuming a different one
+        would mix two games."""
+        meta = self.meta()
+        if not meta:
+            self.set_meta(schema=SCHEMA_VERSION, **job)
+            return
+        for key, value in job.items():
+            if meta.get(key) != value:
+                raise UsageError(
+                    f"{self.path} holds a review with another {key} ({meta.get(key)!r}, not {value!r}); "
+                    "expected the same recording, table, profile, roster, actions and settings (or another --out)"
+                )
+
+    # -- states ------------------------------------------------------------------------------------------------
+
+    def add_state(self, s: ReviewedState, resume: Resume, image_jpeg: bytes | None) -> None:
+        """Store one settled state with all that belongs to it, atomically."""
+        anchor = np.ascontiguousarray(resume.anchor, dtype=np.uint8)
+        state_doc = rules.state_to_dict(s.state)
+        with self.db:
+            self.db.execute(
+                "INSERT INTO states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    s.index,
+                    s.frame,
+                    s.time_s,
+                    json.dumps(state_doc),
+                    json.dumps([f.to_dict() for f in s.findings]),
+                    json.dumps([verdict_to_dict(v, s.index) for v in s.verdicts]),
+                    _track_to_json(s.track, s.state.table),
+                    resume.spell_time_s,
+                    anchor.tobytes(),
+                    json.dumps(list(anchor.shape)),
+                    image_jpeg,
+                ),
+            )
+            self.db.executemany(
+                "INSERT INTO moves VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (s.index, m.model, m.unit, m.from_state, *m.from_mm, *m.to_mm, m.distance_mm, m.path_mm, m.sigma_mm)
+                    for m in s.moves
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO placements VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (s.index, kind, p.model, p.unit, *p.at_mm, int(p.returned))
+                    for kind, ps in (("removed", s.removed), ("added", s.added))
+                    for p in ps
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (s.index, k, e.kind, json.dumps(e.units), json.dumps(e.models), e.detail)
+                    for k, e in enumerate(s.events)
+                ],
+            )
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM states").fetchone()[0])
+
+    def states(self) -> list[ReviewedState]:
+        """Every stored state, in order, rebuilt as the review made them."""
+        rows = self.db.execute(
+            "SELECT idx, frame, time_s, state, findings, verdicts, track FROM states ORDER BY idx"
+        ).fetchall()
+        moves: dict[int, list[Move]] = {}
+        for r in self.db.execute("SELECT * FROM moves ORDER BY state, model"):
+            moves.setdefault(r[0], []).append(
+                Move(r[1], r[2], r[3], r[0], (r[4], r[5]), (r[6], r[7]), r[8], r[9], r[10])
+            )
+        placed: dict[tuple[int, str], list[Placement]] = {}
+        for r in self.db.execute("SELECT * FROM placements ORDER BY state, kind, model"):
+            placed.setdefault((r[0], r[1]), []).append(Placement(r[2], r[3], r[0], (r[4], r[5]), bool(r[6])))
+        events: dict[int, list[Event]] = {}
+        for r in self.db.execute("SELECT * FROM events ORDER BY state, seq"):
+            events.setdefault(r[0], []).append(
+                Event(r[0], r[2], tuple(json.loads(r[3])), tuple(json.loads(r[4])), r[5])
+            )
+        out = []
+        for idx, frame, time_s, state_text, findings, verdicts, track in rows:
+            state = rules.state_from_dict(json.loads(state_text))
+            out.append(
+                ReviewedState(
+                    idx,
+                    frame,
+                    time_s,
+                    state,
+                    tuple(rules.Finding.from_dict(f) for f in json.loads(findings)),
+                    tuple(moves.get(idx, ())),
+                    tuple(_verdict_from_dict(v) for v in json.loads(verdicts)),
+                    tuple(placed.get((idx, "removed"), ())),
+                    tuple(placed.get((idx, "added"), ())),
+                    tuple(events.get(idx, ())),
+                    _track_from_json(track, state),
+                )
+            )
+        return out
+
+    def last(self) -> tuple[ReviewedState, Resume] | None:
+        """The last stored state and where the scan stood after it (None when nothing is stored yet)."""
+        row = self.db.execute(
+            "SELECT idx, spell_time_s, anchor, anchor_shape FROM states ORDER BY idx DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        last = self.states()[-1]
+        anchor = np.frombuffer(row[2], dtype=np.uint8).reshape(json.loads(row[3]))
+        anchor.flags.writeable = False
+        return last, Resume(last.frame, float(row[1]), anchor)
+
+    def image(self, index: int) -> bytes | None:
+        """The JPEG of settled state ``index`` (None when not stored)."""
+        row = self.db.execute("SELECT image FROM states WHERE idx = ?", (index,)).fetchone()
+        return None if row is None else row[0]
+
+    def timeline(self) -> dict[str, Any]:
+        """The timeline document (see :func:`tableref.review.timeline`), with what was reviewed."""
+        meta = self.meta()
+        doc = timeline(self.states(), meta.get("profile", ""))
+        doc = {"source": meta.get("source"), "complete": meta.get("complete") == "1", **doc}
+        return doc
+
+
+def _verdict_from_dict(d: dict[str, Any]) -> rules.UnitMove:
+    return rules.UnitMove(
+        d["unit"], d["action"], d["declared"], d["legal"], d["call"], d["allowance_mm"], (), tuple(d["problems"])
+    )
+
+
+__all__ = ["Resume", "ReviewStore", "event_to_dict", "move_to_dict", "placement_to_dict"]

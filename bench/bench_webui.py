@@ -5,7 +5,8 @@ real HTTP server on 127.0.0.1, then for each case measures, over --seconds of wa
 
 - loop rate: frames the live loop handled per second (new snapshots with a new frame);
 - event rate: `status` events per second that one measuring client receives over server-sent events;
-- page rate: frames a real browser page (Playwright, Debian's Chromium) downloaded and showed per second.
+- page rate: frames a real browser page (Playwright, Debian's Chromium) downloaded and showed per second;
+- still->result: from the last frame of a move (the table still from then on) to the new result being out.
 
 Cases: the default frame rate (what `tableref serve` does), and an uncapped one (--fast-fps) that shows the
 loop's headroom; each with 0 and with --viewers idle viewers (connected event streams that only read).
@@ -40,6 +41,24 @@ BROWSER_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+class TimedSample(SampleFeed):
+    """The sample game, noting when each still spell begins (the last frame of a move: the table settles)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        self.still_since: list[float] = []
+        self._pure = {id(s.image_bgr) for s in self.scenes}
+
+    def frames(self):  # type: ignore[no-untyped-def]
+        moving = True
+        for frame in super().frames():
+            pure = id(frame.image_bgr) in self._pure
+            if pure and moving:
+                self.still_since.append(time.monotonic())
+            moving = not pure
+            yield frame
 
 
 class Viewer(threading.Thread):
@@ -79,13 +98,14 @@ class Measured:
     event_rate: float
     page_rate: float | None
     results: int
+    latencies_s: list[float]
 
 
 def run_case(case: Case, settings: WebuiSettings, seconds: float, browser: object | None) -> Measured:
     from werkzeug.serving import make_server
 
     s = dataclasses.replace(settings, max_process_fps=case.fps, replay_fps=case.fps, max_viewers=case.viewers + 8)
-    feed = SampleFeed(load_sample_scenes(), s.sample_hold_s, s.sample_move_s, s.replay_fps)
+    feed = TimedSample(load_sample_scenes(), s.sample_hold_s, s.sample_move_s, s.replay_fps)
     live = LiveTable(feed, load_table_spec(), load_config(), s, rules.load_profile("skirmish"))
     live.start()
     server = make_server("127.0.0.1", 0, create_app(live, s), threaded=True)
@@ -114,8 +134,21 @@ def run_case(case: Case, settings: WebuiSettings, seconds: float, browser: objec
         start_events = probe.status_events
         start_frames = page.evaluate("window.tableref.frames") if page else 0
         t0 = time.monotonic()
-        time.sleep(seconds)
+        # The time each new result is out, to match with the moment the table became still before it.
+        published: list[float] = []
+        seq = start_snap.status.result_seq
+        while time.monotonic() - t0 < seconds:
+            now_seq = live.hub.snapshot().status.result_seq
+            if now_seq != seq:
+                published.append(time.monotonic())
+                seq = now_seq
+            time.sleep(0.005)
         elapsed = time.monotonic() - t0
+        latencies = []
+        for t in published:
+            still = [x for x in feed.still_since if x < t]
+            if still and still[-1] >= t0 - 10:
+                latencies.append(t - still[-1])
         end_snap = live.hub.snapshot()
         frames = end_snap.status.frame_seq - start_snap.status.frame_seq
         page_rate = (page.evaluate("window.tableref.frames") - start_frames) / elapsed if page else None
@@ -126,6 +159,7 @@ def run_case(case: Case, settings: WebuiSettings, seconds: float, browser: objec
             event_rate=(probe.status_events - start_events) / elapsed,
             page_rate=page_rate,
             results=end_snap.status.result_seq - start_snap.status.result_seq,
+            latencies_s=latencies,
         )
     finally:
         stop.set()
@@ -158,12 +192,18 @@ def main() -> int:
         playwright = sync_playwright().start()
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=BROWSER_ARGS)
     print(f"{args.seconds:g} s per case; the sample holds each frame {settings.sample_hold_s:g} s, then moves.")
-    print(f"{'case':44} {'cap fps':>8} {'loop fps':>9} {'events/s':>9} {'page fps':>9} {'results':>8}")
+    print(
+        f"{'case':44} {'cap fps':>8} {'loop fps':>9} {'events/s':>9} {'page fps':>9} {'results':>8} "
+        f"{'still->result s':>16}"
+    )
     try:
         for case in cases:
             m = run_case(case, settings, args.seconds, browser)
             page = f"{m.page_rate:9.1f}" if m.page_rate is not None else f"{'-':>9}"
-            print(f"{case.name:44} {case.fps:8.0f} {m.loop_fps:9.1f} {m.event_rate:9.1f} {page} {m.results:8d}")
+            lat = ", ".join(f"{x:.2f}" for x in m.latencies_s) or "-"
+            print(
+                f"{case.name:44} {case.fps:8.0f} {m.loop_fps:9.1f} {m.event_rate:9.1f} {page} {m.results:8d} {lat:>16}"
+            )
     finally:
         if browser is not None:
             browser.close()  # type: ignore[attr-defined]

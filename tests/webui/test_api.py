@@ -478,9 +478,8 @@ def test_reads_before_any_result_are_409(live: LiveTable):
 
     lt = LiveTable(Silent(), live.spec, live.config, fast_settings(), rules.load_profile("skirmish"))
     client = create_app(lt, lt.settings, token=TOKEN).test_client()
-    for path in ("/api/state", "/api/findings"):
+    for path in ("/api/state", "/api/findings", "/api/result", "/api/roster/suggestions", "/api/report"):
         assert "no frame" in _error(client.get(path), 409)
-    _error(client.get("/api/result"), 404)
     _error(client.get("/api/frame.jpg"), 404)
     assert "no frame" in _error(client.post("/api/measure", json={"a": "r1", "b": "r2"}), 409)
     assert "nothing to freeze" in _error(client.post("/api/freeze", json={"frozen": True}, headers=AUTH), 409)

@@ -67,10 +67,7 @@ def status() -> Response:
 @bp.get("/result")
 def result() -> Response:
     """What the screens draw: state with outlines in frame pixels, findings, profile lines."""
-    res = snapshot().result
-    if res is None:
-        raise ApiError("no frame has been measured yet", HTTP_NOT_FOUND)
-    return _no_store(Response(res.json, mimetype="application/json"))
+    return _no_store(Response(current_result().json, mimetype="application/json"))
 
 
 @bp.get("/state")

@@ -58,7 +58,7 @@ def write_game(
     rng = np.random.default_rng(seed)
     path = Path(path)
     size = (states[0].camera.image_width, states[0].camera.image_height)
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*FOURCC), fps, size)
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*FOURCC), fps, size)
     if not writer.isOpened():
         raise SceneError(f"{path}: cannot write a {FOURCC} video")
     holds = []

@@ -1,0 +1,192 @@
+"""Review logic on table states (no images): identities, removed and added models, moves, verdicts, events."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import rules
+from tableref.config import load_config
+from tableref.review import EMPTY_TRACK, identify, review_states, suggest_units, timeline
+
+INCH = 25.4
+SETTINGS = load_config().review
+SKIRMISH = rules.load_profile("skirmish")
+TABLE = rules.Table(1829.0, 1219.0)
+UNITS = (
+    rules.Unit("red", player="A", move_in=6),
+    rules.Unit("blue", player="B", move_in=6),
+)
+
+
+def roster(models: dict[str, tuple[str, float, float]], size_mm: float = 32.0) -> rules.TableState:
+    return rules.TableState(
+        TABLE, UNITS, tuple(rules.Model(k, u, x, y, rules.RoundBase(size_mm)) for k, (u, x, y) in models.items())
+    )
+
+
+def detected(points: list[tuple[float, float]], sizes: list[float] | None = None, sigma_mm: float = 0.3):  # type: ignore[no-untyped-def]
+    """A detected state: fresh ids, no units, in a shuffled order (detection order means nothing)."""
+    order = np.random.default_rng(len(points)).permutation(len(points))
+    sizes = sizes or [32.0] * len(points)
+    models = tuple(
+        rules.Model(f"m{n + 1}", None, points[k][0], points[k][1], rules.RoundBase(sizes[k]), sigma_mm)
+        for n, k in enumerate(order)
+    )
+    return rules.TableState(TABLE, (), models)
+
+
+LINE = {"r1": ("red", 400.0, 400.0), "r2": ("red", 440.0, 400.0), "r3": ("red", 480.0, 400.0)}
+
+
+@pytest.mark.parametrize(
+    ("dx", "dy"),
+    [(0.0, 0.0), (40.0, 0.0), (127.0, 0.0), (-127.0, 0.0), (0.0, 250.0), (90.0, 90.0), (380.0, 0.0)],
+)
+def test_a_unit_moving_along_its_own_line_keeps_its_ids(dx: float, dy: float) -> None:
+    start = roster(LINE)
+    first, *_, track = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    assert {m.id: (m.x_mm, m.y_mm) for m in first.models} == {k: (x, y) for k, (_, x, y) in LINE.items()}
+    moved = detected([(x + dx, y + dy) for _, x, y in LINE.values()])
+    state, removed, added, _ = identify(moved, track, 1, SETTINGS)
+    assert (removed, added) == ([], [])
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {k: (x + dx, y + dy) for k, (_, x, y) in LINE.items()}
+    assert all(m.unit == "red" for m in state.models)
+
+
+@pytest.mark.parametrize(
+    ("points", "sizes", "removed_ids", "added_count"),
+    [
+        ([(400.0, 400.0), (440.0, 400.0)], None, ["r3"], 0),  # a casualty
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0), (1500.0, 200.0)], None, [], 1),  # a reinforcement
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 401.0)], None, ["r3"], 1),  # beyond the gate
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0)], [32.0, 32.0, 50.0], ["r3"], 1),  # another base size
+        ([(440.0, 400.0), (480.0, 400.0), (1700.0, 1100.0)], None, ["r1"], 1),  # one removed, one added far off
+    ],
+)
+def test_removed_and_added_models(
+    points: list[tuple[float, float]], sizes: list[float] | None, removed_ids: list[str], added_count: int
+) -> None:
+    *_, track = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
+    state, removed, added, after = identify(detected(points, sizes), track, 1, SETTINGS)
+    assert sorted(p.model for p in removed) == removed_ids
+    assert len(added) == added_count
+    new_ids = {p.model for p in added}
+    assert not new_ids & set(LINE)  # fresh ids never reuse an id of the game
+    assert {m.id for m in state.models} == (set(LINE) - set(removed_ids)) | new_ids
+    assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
+    assert set(after.gone) == set(removed_ids)
+
+
+def test_a_model_missed_once_comes_back_with_its_id() -> None:
+    *_, track = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
+    _, removed, _, track = identify(detected([(400.0, 400.0), (440.0, 400.0)]), track, 1, SETTINGS)
+    assert [p.model for p in removed] == ["r3"]
+    state, removed, added, track = identify(
+        detected([(400.0, 400.0), (440.0, 400.0), (481.0, 400.0)]), track, 2, SETTINGS
+    )
+    assert removed == [] and [(p.model, p.returned) for p in added] == [("r3", True)]
+    assert state.model("r3").unit == "red" and not track.gone
+
+
+@pytest.mark.parametrize(
+    ("points", "sizes", "groups"),
+    [
+        ([(100.0, 100.0), (140.0, 100.0), (180.0, 100.0)], [32.0] * 3, [[0, 1, 2]]),
+        ([(100.0, 100.0), (140.0, 100.0), (400.0, 100.0)], [32.0] * 3, [[0, 1], [2]]),
+        ([(100.0, 100.0), (140.0, 100.0)], [32.0, 50.0], [[0], [1]]),
+    ],
+)
+def test_suggested_units(points: list[tuple[float, float]], sizes: list[float], groups: list[list[int]]) -> None:
+    models = [
+        rules.Model(f"m{k}", None, x, y, rules.RoundBase(s))
+        for k, ((x, y), s) in enumerate(zip(points, sizes, strict=True))
+    ]
+    assert sorted(sorted(g) for g in suggest_units(models, SETTINGS.group_gap_mm)) == groups
+
+
+def _game(*states: dict[str, tuple[str, float, float]], profile: rules.RuleProfile = SKIRMISH, actions=None):  # type: ignore[no-untyped-def]
+    seq = [(10 * k, float(k), detected([(x, y) for _, x, y in s.values()])) for k, s in enumerate(states)]
+    return review_states(seq, profile, SETTINGS, roster(states[0]), actions)
+
+
+RED_BLUE = {"r1": ("red", 300.0, 300.0), "r2": ("red", 340.0, 300.0), "b1": ("blue", 800.0, 300.0)}
+
+
+def _shift(s: dict[str, tuple[str, float, float]], unit: str, dx: float) -> dict[str, tuple[str, float, float]]:
+    return {k: (u, x + dx, y) if u == unit else (u, x, y) for k, (u, x, y) in s.items()}
+
+
+@pytest.mark.parametrize(
+    ("dx_in", "action", "legal"),
+    [(5.0, "move", True), (6.5, "advance", True), (11.5, "advance", True), (12.5, None, False)],
+)
+def test_moves_and_verdicts(dx_in: float, action: str | None, legal: bool) -> None:
+    _, second = _game(RED_BLUE, _shift(RED_BLUE, "red", dx_in * INCH))
+    assert [(m.model, round(m.distance_mm, 6)) for m in second.moves] == [
+        ("r1", round(dx_in * INCH, 6)),
+        ("r2", round(dx_in * INCH, 6)),
+    ]
+    (verdict,) = second.verdicts
+    assert (verdict.action, verdict.legal) == (action, legal)
+    kinds = [e.kind for e in second.events]
+    assert ("illegal_move" in kinds) is not legal
+    assert any(f.kind == "illegal_move" for f in second.findings) is not legal
+
+
+def test_declared_actions_are_judged_as_declared() -> None:
+    _, second = _game(RED_BLUE, _shift(RED_BLUE, "red", 8.0 * INCH), actions={"red": "move"})
+    (verdict,) = second.verdicts
+    assert (verdict.action, verdict.declared, verdict.legal) == ("move", True, False)
+
+
+@pytest.mark.parametrize(
+    ("after", "kinds"),
+    [
+        (_shift(RED_BLUE, "red", 380.0), ["engaged"]),  # r2 ends 800 - 720 - 32 = 48 mm from b1
+        ({**RED_BLUE, "r2": ("red", 450.0, 300.0)}, ["cohesion_broken"]),  # 110 - 32 = 78 mm > 2"
+        ({**RED_BLUE, "r2": ("red", 320.0, 300.0)}, ["overlap"]),
+    ],
+)
+def test_events(after: dict[str, tuple[str, float, float]], kinds: list[str]) -> None:
+    states = _game(RED_BLUE, after, RED_BLUE)
+    assert all(s.removed == s.added == () for s in states)
+    assert [e.kind for e in states[0].events] == []
+    assert [e.kind for e in states[1].events if e.kind != "illegal_move"] == kinds
+    back = {"engaged": ["disengaged"], "cohesion_broken": ["cohesion_restored"], "overlap": []}[kinds[0]]
+    assert [e.kind for e in states[2].events if e.kind != "illegal_move"] == back
+
+
+def test_removed_and_added_models_are_not_moves() -> None:
+    after = {k: v for k, v in RED_BLUE.items() if k != "r2"} | {"b9": ("blue", 1600.0, 1000.0)}
+    _, second = _game(RED_BLUE, after)
+    assert second.moves == () and second.verdicts == ()
+    assert [p.model for p in second.removed] == ["r2"] and len(second.added) == 1
+
+
+def test_timeline_document() -> None:
+    states = _game(RED_BLUE, _shift(RED_BLUE, "red", 5.0 * INCH))
+    doc = timeline(states, "skirmish")
+    assert [s["index"] for s in doc["states"]] == [0, 1]
+    assert [s["frame"] for s in doc["states"]] == [0, 10]
+    assert {m["id"] for m in doc["states"][1]["models"]} == set(RED_BLUE)
+    move = doc["moves"][0]
+    assert move["from_state"] == 0 and move["to_state"] == 1
+    assert move["distance_mm"] == pytest.approx(127.0) and move["distance_in"] == pytest.approx(5.0)
+    assert move["to_mm"][0] - move["from_mm"][0] == pytest.approx(127.0)
+    assert "lower bound" in doc["note"]
+    assert doc["removed"] == [] and doc["added"] == []
+
+
+def test_a_returned_leader_leads_again() -> None:
+    units = (dataclasses.replace(UNITS[0], leader="r1"), UNITS[1])
+    start = dataclasses.replace(roster(RED_BLUE), units=units)
+    seq = [
+        (0, 0.0, detected([(x, y) for _, x, y in RED_BLUE.values()])),
+        (1, 1.0, detected([(340.0, 300.0), (800.0, 300.0)])),
+        (2, 2.0, detected([(x, y) for _, x, y in RED_BLUE.values()])),
+    ]
+    states = review_states(seq, SKIRMISH, SETTINGS, start)
+    assert [s.state.unit("red").leader for s in states] == ["r1", None, "r1"]

@@ -1,0 +1,219 @@
+"""`tableref review` on a rendered game: settled states, identities, displacements, verdicts, resuming, photos,
+several recordings at once."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+import rules
+from calibration.spec import load_table_spec
+from rules.state import dump_state
+from tableref.cli import main
+from tableref.config import load_config
+from tableref.review_run import Recording, Reviewer
+from tableref.review_store import ReviewStore
+from tableref.synth.game import GameVideo
+from tests.tableref.review_game import (
+    ALPHA_ADVANCE_MM,
+    ALPHA_MOVE_MM,
+    CHARLIE_MOVE_MM,
+    make_game,
+    roster_state,
+    truth_states,
+)
+
+# Detection accuracy on these frames (sharp, straight down, no lens model: positions carry the uncorrected-lens
+# sigma, but the displacements of a rigid camera are far better than that).
+DISPLACEMENT_TOL_MM = 1.0
+
+
+class Killed(Exception):
+    """Stands for the process being killed in the middle of a review."""
+
+
+@pytest.fixture(scope="session")
+def game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
+    return make_game(tmp_path_factory.mktemp("game"))
+
+
+@pytest.fixture(scope="session")
+def roster(game: GameVideo) -> Path:
+    path = game.path.parent / "roster.json"
+    dump_state(roster_state(truth_states()[0]), path)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="session")
+def reviewed(game: GameVideo, roster: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("review") / "game.sqlite"
+    assert main(["review", str(game.path), "--roster", str(roster), "--out", str(out), "--quiet"]) == 0
+    with ReviewStore(out, readonly=True) as store:
+        return store.timeline()
+
+
+def test_every_settled_state_is_found_once_within_its_hold(reviewed: dict[str, Any], game: GameVideo) -> None:
+    frames = [s["frame"] for s in reviewed["states"]]
+    assert len(frames) == len(game.holds)
+    for frame, (first, last) in zip(frames, game.holds, strict=True):
+        assert first <= frame <= last
+    assert reviewed["complete"] is True
+
+
+def test_identities_and_positions_follow_the_truth(reviewed: dict[str, Any]) -> None:
+    for state, truth in zip(reviewed["states"], truth_states(), strict=True):
+        seen = {m["id"]: m for m in state["models"]}
+        # Every detected roster model is where the truth has it; models the roster never had are the arrivals.
+        for model_id, m in seen.items():
+            if model_id in truth and model_id in {"a1", "a2", "a3", "b1", "b2", "c1"}:
+                unit, x, y = truth[model_id]
+                assert m["unit"] == unit
+                assert np.hypot(m["x_mm"] - x, m["y_mm"] - y) < 3.0
+        assert set(seen) >= {"a1", "a2", "a3", "b1", "c1"}
+
+
+def test_displacements_within_detection_accuracy(reviewed: dict[str, Any]) -> None:
+    expected = {("a1", 0): ALPHA_MOVE_MM, ("a2", 0): ALPHA_MOVE_MM, ("a3", 0): ALPHA_MOVE_MM}
+    expected |= {("a1", 1): ALPHA_ADVANCE_MM, ("a2", 1): ALPHA_ADVANCE_MM, ("a3", 1): ALPHA_ADVANCE_MM}
+    expected |= {("c1", 2): CHARLIE_MOVE_MM}
+    got = {(m["model"], m["from_state"]): m["distance_mm"] for m in reviewed["moves"]}
+    assert set(got) == set(expected)
+    for key, mm in expected.items():
+        assert got[key] == pytest.approx(mm, abs=DISPLACEMENT_TOL_MM), key
+
+
+def test_legal_moves_pass_and_the_illegal_one_is_caught(reviewed: dict[str, Any]) -> None:
+    verdicts = {(v["unit"], v["to_state"]): (v["action"], v["legal"]) for v in reviewed["unit_moves"]}
+    assert verdicts == {
+        ("alpha", 1): ("move", True),
+        ("alpha", 2): ("advance", True),
+        ("charlie", 3): (None, False),
+    }
+    illegal = [e for e in reviewed["events"] if e["kind"] == "illegal_move"]
+    assert [(e["state"], e["units"]) for e in illegal] == [(3, ["charlie"])]
+
+
+def test_the_casualty_and_the_arrivals(reviewed: dict[str, Any]) -> None:
+    assert [(p["model"], p["state"]) for p in reviewed["removed"]] == [("b2", 2)]
+    arrived = [p for p in reviewed["added"] if p["state"] == 3]
+    assert len(arrived) == 2 and len({p["unit"] for p in arrived}) == 1
+    assert sorted(round(p["at_mm"][0] / 45.0) for p in arrived) == [33, 34]  # near x 1500 and 1545
+
+
+def _review(game: GameVideo, roster: Path, out: Path, kill_after: int | None = None) -> None:
+    config = load_config()
+    done = 0
+
+    def progress(n: int) -> None:
+        nonlocal done
+        done += n
+        if kill_after is not None and done >= kill_after:
+            raise Killed
+
+    with ReviewStore(out) as store:
+        reviewer = Reviewer(
+            Recording(game.path, config.review.photo_period_s),
+            store,
+            load_table_spec(),
+            config,
+            rules.load_profile("skirmish"),
+            roster=rules.load_state(roster),
+        )
+        reviewer.run(progress)
+
+
+@pytest.mark.parametrize("kill_after", [20, 45])
+def test_a_killed_review_resumes_without_loss_or_duplicates(
+    game: GameVideo, roster: Path, reviewed: dict[str, Any], tmp_path: Path, kill_after: int
+) -> None:
+    out = tmp_path / "killed.sqlite"
+    with pytest.raises(Killed):
+        _review(game, roster, out, kill_after)
+    with ReviewStore(out, readonly=True) as store:
+        partial = store.count()
+    assert 0 < partial < len(game.holds)
+    _review(game, roster, out)
+    with ReviewStore(out, readonly=True) as store:
+        resumed = store.timeline()
+    for key in ("states", "moves", "removed", "added", "events", "unit_moves"):
+        assert resumed[key] == reviewed[key], key
+
+
+def test_json_output_and_a_rerun_of_a_finished_review(
+    capsys: pytest.CaptureFixture[str], game: GameVideo, roster: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "g.sqlite"
+    code, stdout, _ = run(capsys, "review", game.path, "--roster", roster, "--out", out, "--json", "--quiet")
+    assert code == 0
+    first = json.loads(stdout)
+    assert [s["index"] for s in first["states"]] == [0, 1, 2, 3]
+    code, stdout, _ = run(capsys, "review", game.path, "--roster", roster, "--out", out, "--json", "--quiet")
+    assert code == 0 and json.loads(stdout) == first
+    code, _, err = run(capsys, "review", game.path, "--out", out, "--quiet")
+    assert code == 2 and "roster" in err and "another" in err
+
+
+def test_a_folder_of_photos(capsys: pytest.CaptureFixture[str], game: GameVideo, tmp_path: Path) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    cap = cv2.VideoCapture(str(game.path))
+    wanted = {last: k for k, (_, last) in enumerate(game.holds)}
+    # The second photo of the first state repeats it: an unchanged table is not a new state.
+    wanted[game.holds[0][0]] = 0.5
+    for index in range(game.frames):
+        ok, image = cap.read()
+        assert ok
+        if index in wanted:
+            cv2.imwrite(str(photos / f"shot{wanted[index]:04.1f}.png"), image)
+    cap.release()
+    code, stdout, _ = run(capsys, "review", photos, "--out", tmp_path / "p.sqlite", "--json", "--quiet")
+    assert code == 0
+    doc = json.loads(stdout)
+    assert len(doc["states"]) == len(game.holds)
+    # No roster: units are suggested, and tracking still keeps the alpha models' ids across their moves.
+    assert len(doc["moves"]) == 7
+
+
+def test_several_recordings_in_parallel(
+    capsys: pytest.CaptureFixture[str], game: GameVideo, roster: Path, tmp_path: Path
+) -> None:
+    sources = []
+    for name in ("table1", "table2"):
+        sources.append(tmp_path / f"{name}.avi")
+        shutil.copy(game.path, sources[-1])
+    out = tmp_path / "reviews"
+    code, stdout, _ = run(capsys, "review", *sources, "--roster", roster, "--out", out, "--workers", "2", "--quiet")
+    assert code == 0, stdout
+    for name in ("table1", "table2"):
+        with ReviewStore(out / f"{name}.sqlite", readonly=True) as store:
+            assert store.count() == len(game.holds)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nowhere.avi"], "no such"),
+        (["{game}", "--actions", "nowhere.json"], "actions"),
+        (["{game}", "--workers", "0"], "--workers"),
+        (["{game}", "--profile", "nope"], "profile"),
+    ],
+)
+def test_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], game: GameVideo, tmp_path: Path, args: list[str], message: str
+) -> None:
+    argv = [a.format(game=game.path) for a in args]
+    code, _, err = run(capsys, "review", *argv, "--out", tmp_path / "x.sqlite", "--quiet")
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -17,6 +17,7 @@ from calibration.camera import load_camera
 from calibration.spec import load_table_spec
 from tableref.config import load_config
 from webui import create_app
+from webui.blueprints.review import REVIEW_KEY
 from webui.errors import ServeError
 from webui.feeds import (
     SAMPLE_DIR,
@@ -94,6 +95,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     local = is_loopback(args.host)
     token = secrets.token_urlsafe(18)
     app = create_app(live, settings, token=token, embed_token=local, local_only=local)
+    if args.review:
+        if not Path(args.review).is_file():
+            raise ServeError(f"{args.review}: no such review database; expected a file made by `tableref review`")
+        app.config[REVIEW_KEY] = args.review
     # One line per request (ten frames a second per viewer) would drown everything else.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     # The socket is opened here rather than by werkzeug, which would print its own error and exit.
@@ -151,4 +156,5 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST}, this machine)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0: any free one)")
     p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml (its [webui] section too)")
+    p.add_argument("--review", help="a game reviewed by `tableref review` (GAME.sqlite), shown on the Review screen")
     p.set_defaults(func=_cmd_serve)

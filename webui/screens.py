@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import render_template
 
 from webui.http import app_state
@@ -16,9 +18,10 @@ SCREENS = (
 )
 
 
-def render_screen(template: str, active: str) -> str:
-    """A screen's page. The change token is written into the page only when the dashboard serves this machine
-    alone; otherwise the browser takes it from the address printed at start-up."""
+def render_screen(template: str, active: str, **context: Any) -> str:
+    """A screen's page (``context``: the template's own values). The change token is written into the page only
+    when the dashboard serves this machine alone; otherwise the browser takes it from the address printed at
+    start-up."""
     state = app_state()
     return render_template(
         template,
@@ -26,4 +29,5 @@ def render_screen(template: str, active: str) -> str:
         active=active,
         token=state.token if state.embed_token else "",
         poll_interval_ms=round(state.settings.poll_interval_s * 1000),
+        **context,
     )

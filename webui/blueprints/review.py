@@ -1,14 +1,136 @@
-"""The review screen: a place for looking back over a game (not built yet)."""
+"""The review screen: a recorded game reviewed by ``tableref review``, opened with ``tableref serve --review
+GAME.sqlite``. A timeline of settled states with their events; stepping shows the frame, a top-down map with
+ghosts of the previous positions and arrows with move lengths, and the state's findings. The game report is
+the same pages in one HTML file."""
 
 from __future__ import annotations
 
-from flask import Blueprint
+import base64
+from pathlib import Path
+from typing import Any
 
+from flask import Blueprint, Response, current_app, render_template, request, url_for
+
+from tableref.review import ReviewedState
+from tableref.review_store import ReviewStore
+from webui.errors import ApiError
 from webui.screens import render_screen
 
 bp = Blueprint("review", __name__)
 
+# The app config key holding the path of the review database being shown (None: no review opened).
+REVIEW_KEY = "TABLEREF_REVIEW"
+MM_PER_INCH = 25.4
+HTTP_NOT_FOUND = 404
+# Unit colours of the map, in the order units appear.
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+
+
+def _store() -> ReviewStore | None:
+    path = current_app.config.get(REVIEW_KEY)
+    return None if path is None else ReviewStore(Path(path), readonly=True)
+
+
+def map_view(current: ReviewedState, previous: ReviewedState | None) -> dict[str, Any]:
+    """What the top-down map draws, in table millimetres: bases of this state coloured by unit, ghosts of the
+    previous positions of the models that moved or went, and an arrow per move with its length."""
+    units = [u.id for u in current.state.units]
+    colour = {u: PALETTE[k % len(PALETTE)] for k, u in enumerate(units)}
+    moved = {m.model for m in current.moves}
+    gone = {p.model for p in current.removed}
+    ghosts = []
+    if previous is not None:
+        ghosts = [
+            {"x": m.x_mm, "y": m.y_mm, "r": m.base.semi_axes_mm[0], "removed": m.id in gone}
+            for m in previous.state.models
+            if m.id in moved or m.id in gone
+        ]
+    return {
+        "width": current.state.table.width_mm,
+        "depth": current.state.table.depth_mm,
+        "bases": [
+            {
+                "id": m.id,
+                "x": m.x_mm,
+                "y": m.y_mm,
+                "r": m.base.semi_axes_mm[0],
+                "colour": colour.get(m.unit or "", "#777"),
+            }
+            for m in current.state.models
+        ],
+        "ghosts": ghosts,
+        "arrows": [
+            {
+                "x1": m.from_mm[0],
+                "y1": m.from_mm[1],
+                "x2": m.to_mm[0],
+                "y2": m.to_mm[1],
+                "label": f'{m.model} {m.distance_mm / MM_PER_INCH:.1f}"',
+            }
+            for m in current.moves
+        ],
+    }
+
+
+def _page_data(states: list[ReviewedState], index: int) -> dict[str, Any]:
+    current = states[index]
+    previous = states[index - 1] if index > 0 else None
+    return {
+        "states": states,
+        "current": current,
+        "map": map_view(current, previous),
+        "findings": [f.to_dict() for f in current.findings],
+        "inch": MM_PER_INCH,
+    }
+
 
 @bp.get("/review")
 def page() -> str:
-    return render_screen("review.html", "review.page")
+    store = _store()
+    if store is None:
+        return render_screen("review.html", "review.page")
+    with store:
+        states = store.states()
+        meta = store.meta()
+    if not states:
+        return render_screen("review.html", "review.page", source=meta.get("source"), states=[])
+    index = min(max(request.args.get("state", 0, type=int), 0), len(states) - 1)
+    frame_url = url_for("review.frame", index=index)
+    return render_screen(
+        "review.html", "review.page", source=meta.get("source"), frame_url=frame_url, **_page_data(states, index)
+    )
+
+
+@bp.get("/review/frame/<int:index>.jpg")
+def frame(index: int) -> Response:
+    store = _store()
+    image = None
+    if store is not None:
+        with store:
+            image = store.image(index)
+    if not image:
+        raise ApiError(f"no stored frame for settled state {index}", HTTP_NOT_FOUND)
+    return Response(image, mimetype="image/jpeg")
+
+
+@bp.get("/review/report.html")
+def report() -> Response:
+    """The whole game in one HTML file: every settled state with its frame, map, moves and findings."""
+    store = _store()
+    if store is None:
+        raise ApiError("no review is open; start the dashboard with --review GAME.sqlite", HTTP_NOT_FOUND)
+    with store:
+        states = store.states()
+        meta = store.meta()
+        pages = []
+        for s in states:
+            image = store.image(s.index)
+            data = _page_data(states, s.index)
+            data["frame_url"] = "data:image/jpeg;base64," + base64.b64encode(image).decode() if image else None
+            pages.append(data)
+    html = render_template("review_report.html", source=meta.get("source"), pages=pages, inch=MM_PER_INCH)
+    return Response(
+        html,
+        mimetype="text/html",
+        headers={"Content-Disposition": 'attachment; filename="game-report.html"'},
+    )

@@ -7,7 +7,7 @@ from rules.check import check
 from rules.errors import ProfileError, RulesError, StateError
 from rules.findings import CLEAR, CLOSE, KINDS, Finding, findings_document
 from rules.geometry import BaseArrays
-from rules.measure import LineVerdict, Measurement, measure
+from rules.measure import LineVerdict, Measurement, judge_line, measure, pair_gap
 from rules.movement import ModelMove, UnitMove, check_moves, move_findings
 from rules.profile import RuleProfile, builtin_profiles, load_profile
 from rules.state import (
@@ -50,10 +50,12 @@ __all__ = [
     "check_moves",
     "dump_state",
     "findings_document",
+    "judge_line",
     "load_profile",
     "load_state",
     "measure",
     "move_findings",
+    "pair_gap",
     "state_from_dict",
     "state_to_dict",
 ]

@@ -50,8 +50,19 @@ class Measurement:
         }
 
 
-def measure(state: TableState, a: str, b: str, profile: RuleProfile) -> Measurement:
-    """Measure models ``a`` and ``b`` of ``state`` against every line of ``profile`` (``RuleProfile.limits``).
+def judge_line(line: str, gap_mm: float, sigma_mm: float, limit_mm: float, close_sigmas: float) -> LineVerdict:
+    """Whether a gap of ``gap_mm`` (1-sigma ``sigma_mm``) is within ``limit_mm``, and whether that can be told."""
+    band = close_sigmas * sigma_mm
+    return LineVerdict(
+        line=line,
+        limit_mm=limit_mm,
+        within=gap_mm <= limit_mm + _EPS_MM,
+        call=CLOSE if band > 0 and abs(gap_mm - limit_mm) <= band else CLEAR,
+    )
+
+
+def pair_gap(state: TableState, a: str, b: str) -> tuple[float, float]:
+    """Edge-to-edge gap (mm) of models ``a`` and ``b`` and its 1-sigma uncertainty (mm).
 
     Raises :class:`StateError` when a model id is not in the state or both ids are the same model.
     """
@@ -65,15 +76,15 @@ def measure(state: TableState, a: str, b: str, profile: RuleProfile) -> Measurem
     bases = BaseArrays.from_state(state)
     i, j = np.array([index[a]], dtype=np.intp), np.array([index[b]], dtype=np.intp)
     gap = float(bases.gaps_mm(i, j)[0])
-    sigma = float(np.hypot(bases.sigma_mm[i[0]], bases.sigma_mm[j[0]]))
-    band = profile.calls.close_sigmas * sigma
-    verdicts = tuple(
-        LineVerdict(
-            line=line,
-            limit_mm=limit,
-            within=gap <= limit + _EPS_MM,
-            call=CLOSE if band > 0 and abs(gap - limit) <= band else CLEAR,
-        )
-        for line, limit in profile.limits().items()
-    )
+    return gap, float(np.hypot(bases.sigma_mm[i[0]], bases.sigma_mm[j[0]]))
+
+
+def measure(state: TableState, a: str, b: str, profile: RuleProfile) -> Measurement:
+    """Measure models ``a`` and ``b`` of ``state`` against every line of ``profile`` (``RuleProfile.limits``).
+
+    Raises :class:`StateError` when a model id is not in the state or both ids are the same model.
+    """
+    gap, sigma = pair_gap(state, a, b)
+    k = profile.calls.close_sigmas
+    verdicts = tuple(judge_line(line, gap, sigma, limit, k) for line, limit in profile.limits().items())
     return Measurement(a, b, gap, sigma, verdicts)

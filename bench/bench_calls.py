@@ -1,0 +1,65 @@
+"""Calls at the line on rendered frames: enemy pairs 0.2, 0.5, 1 and 2 mm either side of base contact and of the
+1", 2" and 3" lines, at 1080p and 4K, with and without camera.json. Counts wrong `clear` calls (must be zero) and
+the share of `close` calls, overall and for pairs at least 1 mm from their line.
+
+    .venv/bin/python bench/bench_calls.py [--frames 3] [--resolutions 1080p 4k]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from calibration.camera import camera_from_dict
+from tableref.calls import CallResult, judge_pairs, line_pairs_scene
+from tableref.config import load_config
+from tableref.pipeline import carry_identities, detect_frame
+from tableref.synth.render import render
+
+MATCH_GATE_MM = 10.0
+# The built-in profiles call "close" within 2 combined sigmas.
+CLOSE_SIGMAS = 2.0
+
+
+def run(resolution: str, lens: bool, frames: int) -> tuple[list[CallResult], int]:
+    config = load_config()
+    results: list[CallResult] = []
+    placed = 0
+    for seed in range(frames):
+        scene, pairs = line_pairs_scene(1000 + seed, resolution)
+        image, truth = render(scene, seed)
+        camera = camera_from_dict(dict(truth.camera)) if lens else None
+        analysis = detect_frame(np.asarray(image), scene.table, config, camera)
+        state = carry_identities(analysis.state, truth.state, MATCH_GATE_MM)
+        results += judge_pairs(state, pairs, CLOSE_SIGMAS)
+        placed += len(pairs)
+    return results, placed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=3)
+    parser.add_argument("--resolutions", nargs="+", default=["1080p", "4k"])
+    args = parser.parse_args()
+    print(
+        f"{'resolution':10} {'lens':5} {'placed':>6} {'judged':>6} {'wrong clear':>11} {'close':>7} "
+        f"{'close, >=1 mm off':>18}  s"
+    )
+    for resolution in args.resolutions:
+        for lens in (True, False):
+            start = time.perf_counter()
+            results, placed = run(resolution, lens, args.frames)
+            far = [r for r in results if r.margin_mm >= 1.0 - 1e-9]
+            close = np.mean([r.call == "close" for r in results]) if results else float("nan")
+            close_far = np.mean([r.call == "close" for r in far]) if far else float("nan")
+            wrong = sum(r.wrong for r in results)
+            print(
+                f"{resolution:10} {'yes' if lens else 'no':5} {placed:6d} {len(results):6d} {wrong:11d} "
+                f"{100 * close:6.1f}% {100 * close_far:17.1f}%  {time.perf_counter() - start:.0f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

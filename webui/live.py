@@ -224,6 +224,11 @@ class Hub:
             self._cond.wait_for(lambda: self._result is not None and self._result.seq > after_seq, timeout_s)
             return self._snapshot
 
+    def live_result(self) -> Result | None:
+        """The newest result, frozen or not."""
+        with self._cond:
+            return self._result
+
     def live_result_seq(self) -> int:
         with self._cond:
             return self._result.seq if self._result else 0
@@ -410,10 +415,11 @@ class LiveTable:
             return self._spec
 
     def _current_scene(self) -> str | None:
-        snap = self.hub.snapshot()
-        if snap.result is not None:
-            return snap.result.frame.scene
-        return snap.status.frame_scene
+        """The scene of the newest result (changes apply to it even while the screens show a frozen one)."""
+        result = self.hub.live_result()
+        if result is not None:
+            return result.frame.scene
+        return self.hub.snapshot().status.frame_scene
 
     def roster(self) -> rules.TableState:
         """The roster of the scene on screen (an empty one before anything was seen)."""

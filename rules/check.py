@@ -111,9 +111,12 @@ class _Context:
         return gap, sigma
 
     def pair_finding(self, kind: str, rows: IntArray, limit: float, verdict: _Verdict) -> list[Finding]:
+        """One finding per candidate pair ``rows``; models listed in the order of their units in the state."""
         out = []
         for r in rows:
             i, j = int(self.pi[r]), int(self.pj[r])
+            if 0 <= self.model_unit[j] < self.model_unit[i]:
+                i, j = j, i
             units = tuple(dict.fromkeys(self.unit_ids[u] for u in self.model_unit[[i, j]] if u >= 0))
             out.append(
                 Finding(
@@ -142,23 +145,7 @@ def _engaged(ctx: _Context) -> list[Finding]:
     order = np.lexsort((ctx.pj[rows], ctx.pi[rows], ctx.gap[rows] + ctx.band[rows], key))
     first = np.ones(len(order), dtype=bool)
     first[1:] = key[order][1:] != key[order][:-1]
-    out = []
-    for r in rows[order[first]]:
-        i, j = int(ctx.pi[r]), int(ctx.pj[r])
-        if ctx.model_unit[i] > ctx.model_unit[j]:
-            i, j = j, i
-        out.append(
-            Finding(
-                kind="engaged",
-                units=(ctx.unit_ids[ctx.model_unit[i]], ctx.unit_ids[ctx.model_unit[j]]),
-                models=(ctx.ids[i], ctx.ids[j]),
-                gap_mm=float(ctx.gap[r]),
-                limit_mm=limit,
-                sigma_mm=float(ctx.pair_sigma[r]),
-                call=_call(bool(verdict.close[r])),
-            )
-        )
-    return out
+    return ctx.pair_finding("engaged", rows[order[first]], limit, verdict)
 
 
 def _overlaps(ctx: _Context) -> list[Finding]:

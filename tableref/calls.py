@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 import rules
 from calibration.spec import TableSpec, load_table_spec
-from tableref.synth.generate import RESOLUTIONS, RIM_HEIGHTS_MM, make_figure, random_camera, random_look
+from tableref.synth.generate import (
+    RESOLUTIONS,
+    RIM_HEIGHTS_MM,
+    make_figure,
+    plain_scene,
+    random_camera,
+    random_look,
+)
 from tableref.synth.scene import BASE_COLOURS, Scene, SceneModel
 
 # The lines of the issue's test plan (mm): base contact, 1", 2" and 3"; and the distances placed either side.
@@ -122,16 +129,9 @@ def line_pairs_scene(
                     figure=make_figure(rng, diameter, paint),
                 )
             )
-    scene = Scene(
-        table=table,
-        camera=camera,
+    scene = replace(
+        plain_scene(camera, table, models),
         units=tuple(units),
-        models=tuple(models),
-        dice=(),
-        tokens=(),
-        printed=(),
-        terrain=(),
-        hands=(),
         mat=mat,
         lighting=lighting,
         imaging=imaging,

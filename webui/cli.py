@@ -7,6 +7,7 @@ import argparse
 import ipaddress
 import logging
 import secrets
+import signal
 import socket
 from pathlib import Path
 
@@ -85,6 +86,10 @@ def build_feed(args: argparse.Namespace, settings: WebuiSettings) -> tuple[Feed,
     return feed, f"{feed.kind} {feed.name}"
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     settings = load_webui_settings(args.config)
     config = load_config(args.config)
@@ -111,6 +116,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             "of this machine (try --port)"
         ) from None
     server = make_server(args.host, args.port, app, threaded=True, fd=listener.fileno())
+    # A service manager stops the dashboard with SIGTERM: shut down as on Ctrl+C.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     live.start()
     shown = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{shown}:{server.port}/"
@@ -125,6 +132,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.server_close()
         listener.close()
         live.stop()

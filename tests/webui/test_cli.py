@@ -90,7 +90,8 @@ def _get(url: str) -> dict:
         return json.loads(response.read())
 
 
-def test_serve_end_to_end():
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_serve_end_to_end(stop: signal.Signals):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "tableref.cli", "serve", "--source", str(sample_state_path()), "--port", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
@@ -107,7 +108,7 @@ def test_serve_end_to_end():
         assert status["result_seq"] >= 1 and status["source_kind"] == "table state"
         assert _get(url + "api/findings")["findings"]
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         _, err = proc.communicate(timeout=15)
     assert proc.returncode == 0, err
     assert "Traceback" not in err

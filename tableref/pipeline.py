@@ -25,6 +25,7 @@ from tableref.config import Config
 from tableref.settings import PipelineSettings
 from vision.detect import detect_bases
 from vision.detections import BaseDetections
+from vision.parallax import RimParallax
 
 MODEL_ID_PREFIX = "m"
 
@@ -83,6 +84,28 @@ def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], mar
     return mask
 
 
+def rim_parallax(calibration: TableCalibration, px_per_mm: float, rim_height_mm: float) -> RimParallax | None:
+    """How base walls of ``rim_height_mm`` stretch outlines in the top-down view at ``px_per_mm`` (None when the
+    camera position is unknown)."""
+    if not calibration.heights_corrected or rim_height_mm <= 0:
+        return None
+    assert calibration.camera_position_mm is not None
+    nadir = table_to_rectified(calibration.camera_position_mm[None, :2], px_per_mm)[0]
+    height = float(calibration.camera_position_mm[2])
+    return RimParallax((float(nadir[0]), float(nadir[1])), rim_height_mm / (height - rim_height_mm))
+
+
+def seen_height_mm(calibration: TableCalibration, rim_height_mm: float) -> float:
+    """The height whose parallax maps a fitted outline centre to the footprint: the stadium's middle lies
+    halfway between footprint and top in the top-down view, which is where a point at height
+    H h / (2 H - h) appears (H the camera height)."""
+    if not calibration.heights_corrected:
+        return 0.0
+    assert calibration.camera_position_mm is not None
+    height = float(calibration.camera_position_mm[2])
+    return height * rim_height_mm / (2.0 * height - rim_height_mm)
+
+
 def _position_sigma_mm(
     calibration: TableCalibration,
     detections: BaseDetections,
@@ -100,7 +123,8 @@ def _position_sigma_mm(
         assert calibration.camera_position_mm is not None
         nadir = calibration.camera_position_mm[:2]
         lever = np.hypot(*(centers_mm - nadir).T) / float(calibration.camera_position_mm[2])
-        terms.append(settings.rim_height_sigma_mm * lever)
+        # the fitted centre sits at about half the rim height, so half of a rim height error shows
+        terms.append(0.5 * settings.rim_height_sigma_mm * lever)
     if not calibration.lens_corrected:
         terms.append(np.full(len(centers_mm), settings.uncorrected_lens_sigma_mm))
     return fit, np.asarray(np.sqrt(np.sum(np.square(terms), axis=0)), dtype=np.float64)
@@ -117,8 +141,9 @@ def state_from_detections(
     rows (by y, then x) so that ids do not depend on detection order, and the frame-to-frame part of each
     model's sigma (N,) in state order."""
     seen_mm = rectified_to_table(detections.center_px, px_per_mm) if len(detections) else np.empty((0, 2))
-    height = settings.rim_height_mm if calibration.heights_corrected else 0.0
-    # The top-down view shows the rim where its ray meets the table; the model stands below the rim.
+    height = seen_height_mm(calibration, settings.rim_height_mm)
+    # The outline's fitted centre is where the base's axis at about half the rim height meets the table along
+    # its ray; the model stands below it.
     centers_mm = calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
     random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
     sigma = np.hypot(random, systematic)
@@ -135,7 +160,7 @@ def state_from_detections(
         for k, i in enumerate(order)
     )
     report = dict(calibration.report())
-    report["rim_height_mm"] = height
+    report["rim_height_mm"] = settings.rim_height_mm if calibration.heights_corrected else 0.0
     state = rules.TableState(
         table=rules.Table(spec.width_mm, spec.depth_mm),
         models=models,
@@ -165,7 +190,8 @@ def detect_frame(
     timings["rectify"] = (time.perf_counter() - t) * 1e3
     mask = marker_mask(spec, px_per_mm, (topdown.shape[1], topdown.shape[0]), settings.marker_mask_margin_mm)
     t = time.perf_counter()
-    detections = detect_bases(topdown, px_per_mm, config.vision, mask)
+    parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
+    detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
     timings["detect"] = (time.perf_counter() - t) * 1e3
     state, random = state_from_detections(spec, calibration, detections, px_per_mm, settings)
     timings["total"] = (time.perf_counter() - start) * 1e3

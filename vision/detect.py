@@ -54,6 +54,7 @@ from vision.circlefit import CircleFit, fit_circles
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError
+from vision.parallax import RimParallax, ray_stretch, unstretch
 from vision.profile import RimModel, fit_rim_profiles
 from vision.rim import (
     Peaks,
@@ -166,20 +167,24 @@ def _rim_fit(
     prefer: str,
     directions: FloatArray,
     settings: VisionSettings,
+    parallax: RimParallax | None = None,
 ) -> tuple[CircleFit, Peaks]:
-    """Sample rays over ``radius +- half_width_px``, take one edge per ray (see :func:`vision.rim.pick_edges`)
-    and fit a circle to them. Also returns every strong edge of the rays."""
+    """Sample rays over ``radius +- half_width_px`` (stretched along each ray by the parallax's stadium), take
+    one edge per ray (see :func:`vision.rim.pick_edges`) and fit a circle to them, unstretched. Also returns
+    every strong edge of the rays."""
+    ray_radius = radius[:, None] + ray_stretch(parallax, center, directions)
     deriv = ray_derivative(
-        grey, center, radius, half_width_px, directions, settings.sample_step_px, settings.profile_blur_px
+        grey, center, ray_radius, half_width_px, directions, settings.sample_step_px, settings.profile_blur_px
     )
     peaks = find_peaks(
         deriv, polarity, settings.sample_step_px, settings.min_edge_gradient, settings.edge_peak_fraction
     )
-    edges = pick_edges(peaks, radius, prefer)
+    edges = pick_edges(peaks, ray_radius, prefer)
     points = edges.points(center, directions)
     found = edges.found
     if ignore is not None:
         found = found & ~sample_mask(ignore, points)
+    points = unstretch(parallax, points, center)
     fit = fit_circles(points, found, center, radius, settings.fit_iterations, settings.outlier_sigmas)
     return fit, peaks
 
@@ -414,6 +419,7 @@ def _disc_contrast(
     px_per_mm: float,
     directions: FloatArray,
     settings: VisionSettings,
+    parallax: RimParallax | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """How unlike the mat the band just inside each rim is: the median of |grey(band) - grey(mat just outside)|
     over the inlier rays of each candidate (K,), and that median over the 90th percentile (K,) - near 1 when
@@ -427,7 +433,8 @@ def _disc_contrast(
 
     inner = -band(*settings.disc_inner_mm)
     outer = band(*settings.disc_outer_mm)
-    prof = sample_grey(grey, center, radius, np.concatenate([inner, outer]), directions).astype(np.float64)
+    ray_radius = radius[:, None] + ray_stretch(parallax, center, directions)
+    prof = sample_grey(grey, center, ray_radius, np.concatenate([inner, outer]), directions).astype(np.float64)
     mat = np.median(prof[..., len(inner) :], axis=-1, keepdims=True)
     diff = np.abs(prof[..., : len(inner)] - mat)
     # medians and percentiles over the inlier rays' samples: sorted with the rest pushed to the end
@@ -452,12 +459,14 @@ def _rim_model(
     px_per_mm: float,
     directions: FloatArray,
     settings: VisionSettings,
+    parallax: RimParallax | None = None,
 ) -> RimModel:
     """The wall-and-top model of each mean rim profile (see :mod:`vision.profile`): its ``rho_px`` is the
     radius correction (valid where ``ok``)."""
     inner_mm, outer_mm = settings.rim_model_mm
     u = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + _PROFILE_STEP_PX / 2, _PROFILE_STEP_PX)
-    prof = sample_grey(grey, center, radius, u, directions).astype(np.float64)
+    ray_radius = radius[:, None] + ray_stretch(parallax, center, directions)
+    prof = sample_grey(grey, center, ray_radius, u, directions).astype(np.float64)
     rays = inlier.sum(axis=1)
     mean = (prof * inlier[..., None]).sum(axis=1) / np.maximum(rays, 1)[:, None]
     weight = np.repeat((rays > 0)[:, None].astype(np.float64), len(u), axis=1)
@@ -507,11 +516,14 @@ def detect_bases(
     px_per_mm: float,
     settings: VisionSettings,
     mask: NDArray[np.uint8] | None = None,
+    parallax: RimParallax | None = None,
 ) -> BaseDetections:
     """Find the round bases in a rectified top-down image of the table.
 
     ``topdown_bgr`` (H, W, 3) uint8 (or (H, W) grey), an image in which table millimetres map to pixels at
     ``px_per_mm`` in both directions; ``mask`` (H, W) uint8, nonzero on pixels to ignore (off the table, markers).
+    ``parallax``, when given, says how the side walls stretch the outlines (see :mod:`vision.parallax`): each
+    outline is then fitted as that stadium and its centre is the base's axis at half the rim height.
     Returns one row per base, best score first, centres and radii in this image's pixels (pixel centres at
     integer coordinates). Raises :class:`~vision.errors.ImageError`, :class:`~vision.errors.ScaleError` or
     :class:`~vision.errors.MaskError` on unusable input."""
@@ -551,6 +563,7 @@ def detect_bases(
             "nearest",
             directions,
             settings,
+            parallax,
         )
         center = np.where(fit.ok[:, None], fit.center_px, center)
         radius = np.where(fit.ok, fit.radius_px, radius)
@@ -558,7 +571,7 @@ def detect_bases(
 
     # 4. is it a base? Shape and contrast first; the rim model (the costliest cue) only for what passes them
     coverage = _coverage(fit)
-    contrast, fill = _disc_contrast(grey, center, radius, fit.inlier, scale, directions, settings)
+    contrast, fill = _disc_contrast(grey, center, radius, fit.inlier, scale, directions, settings, parallax)
     rms = fit.rms_px
     accept = (
         fit.ok
@@ -569,7 +582,7 @@ def detect_bases(
     )
     # the footprint radius, free of the blur-and-wall shift, decides the size
     live = np.flatnonzero(accept)
-    rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings)
+    rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)
     radius[live] += np.where(rim.ok, rim.rho_px, 0.0)
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     accept &= size_ok

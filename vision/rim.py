@@ -54,12 +54,13 @@ def sample_grey(
     directions: FloatArray,
 ) -> NDArray[np.float32]:
     """Grey level of ``grey`` (H, W) at ``center + (radius + offset) * direction`` for every candidate (K), ray
-    (n) and offset (M): a (K, n, M) float32 array. Bilinear; points outside the image take the nearest edge
-    pixel."""
+    (n) and offset (M): a (K, n, M) float32 array. ``radius_px`` is (K,) or per ray (K, n). Bilinear; points
+    outside the image take the nearest edge pixel."""
     k, n, m = len(radius_px), len(directions), len(offsets_px)
     if k == 0:
         return np.zeros((0, n, m), np.float32)
-    rad = radius_px[:, None, None] + offsets_px[None, None, :]
+    per_ray = radius_px[:, :, None] if radius_px.ndim == 2 else radius_px[:, None, None]
+    rad = per_ray + offsets_px[None, None, :]
     xs = (center_px[:, 0, None, None] + rad * directions[None, :, 0, None]).astype(np.float32)
     ys = (center_px[:, 1, None, None] + rad * directions[None, :, 1, None]).astype(np.float32)
     # one map row per candidate keeps each remap row spatially coherent; a candidate with more samples than a
@@ -178,6 +179,11 @@ class RayEdges:
         return center_px[:, None, :] + self.radius_px[..., None] * directions[None, :, :]
 
 
+def _per_ray(radius_px: FloatArray) -> FloatArray:
+    """Ray start radii as (K, n) or broadcastable (K, 1)."""
+    return radius_px if radius_px.ndim == 2 else radius_px[:, None]
+
+
 def pick_edges(peaks: Peaks, radius_px: FloatArray, prefer: str, target_px: FloatArray | None = None) -> RayEdges:
     """One edge per ray from ``peaks``: ``prefer="nearest"`` takes the one nearest ``target_px`` (K,) or (K, n)
     (distance from the ray start; default: the radius the rays were sampled around, ``radius_px`` (K,)),
@@ -190,10 +196,11 @@ def pick_edges(peaks: Peaks, radius_px: FloatArray, prefer: str, target_px: Floa
     if prefer == "nearest":
         if target_px is None:
             shift = np.zeros((k, 1, 1))
-        elif target_px.ndim == 1:
+        elif target_px.ndim == 1 and radius_px.ndim == 1:
             shift = (target_px - radius_px)[:, None, None]
         else:
-            shift = (target_px - radius_px[:, None])[..., None]
+            target = target_px if target_px.ndim == 2 else target_px[:, None]
+            shift = (target - _per_ray(radius_px))[..., None]
         away = np.abs(peaks.offset_px - shift)
         idx = np.argmin(np.where(peaks.good, away, np.inf), axis=-1)
     elif prefer == "outer":
@@ -204,4 +211,4 @@ def pick_edges(peaks: Peaks, radius_px: FloatArray, prefer: str, target_px: Floa
         raise ValueError(f"prefer must be 'nearest', 'outer' or 'strongest', got {prefer!r}")
     offset = np.take_along_axis(peaks.offset_px, idx[..., None], axis=-1)[..., 0]
     strength = np.take_along_axis(peaks.strength, idx[..., None], axis=-1)[..., 0]
-    return RayEdges(radius_px[:, None] + offset, strength, found)
+    return RayEdges(_per_ray(radius_px) + offset, strength, found)

@@ -10,7 +10,7 @@ import pytest
 import rules
 from calibration.table import calibrate_table, table_to_rectified
 from tableref.config import Config
-from tableref.pipeline import carry_identities, fuse_frames, state_from_detections
+from tableref.pipeline import carry_identities, fuse_frames, seen_height_mm, state_from_detections
 from tests.tableref.conftest import Rendered
 from vision.detections import BaseDetections
 
@@ -40,8 +40,9 @@ def test_rectified_rims_map_to_the_bases_below_them(
     settings = dataclasses.replace(config.pipeline, rim_height_mm=rim_height_mm)
     px_per_mm = 2.0
     if lens:
-        # Where each rim appears in the frame, and where that pixel lies on the table plane (the rectified view).
-        seen_px = cal.table_to_image(TRUTH_MM, rim_height_mm)
+        # Where each outline's middle (the axis at about half the rim height) appears in the frame, and where that
+        # pixel lies on the table plane (the rectified view).
+        seen_px = cal.table_to_image(TRUTH_MM, seen_height_mm(cal, rim_height_mm))
         on_plane = cal.image_to_table(seen_px, 0.0)
     else:
         on_plane = TRUTH_MM

@@ -235,8 +235,8 @@ class TableCalibration:
             np.arange(width, dtype=np.float32) / MAP_GRID_PX, np.arange(height, dtype=np.float32) / MAP_GRID_PX
         )
         coarse = cv2.remap(frame, grid_x, grid_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        map_x = np.ascontiguousarray(coarse[..., 0])
-        map_y = np.ascontiguousarray(coarse[..., 1])
+        map_x = np.ascontiguousarray(coarse[..., 0], dtype=np.float32)
+        map_y = np.ascontiguousarray(coarse[..., 1], dtype=np.float32)
         map_x.flags.writeable = False
         map_y.flags.writeable = False
         if len(self._maps) >= MAP_CACHE_SIZE:

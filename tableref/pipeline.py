@@ -117,7 +117,7 @@ def _position_sigma_mm(
     edge fit) and the part that does not (table mapping, rim height, uncorrected lens)."""
     fit = np.asarray(detections.center_sigma_px / px_per_mm, dtype=np.float64)
     mapping = calibration.mapping_sigma_mm(centers_mm) if len(centers_mm) else np.empty(0)
-    terms = [mapping]
+    terms = [mapping, np.full(len(centers_mm), settings.outline_model_sigma_mm)]
     if calibration.heights_corrected:
         # A rim height error dh moves the corrected centre by dh * (distance from the nadir) / camera height.
         assert calibration.camera_position_mm is not None

@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/tableref check
+	$(BIN)/tableref serve
 
 test: lint pytest
 

@@ -24,6 +24,11 @@ class VisionSettings:
         seed_radius_margin: relative widening of each band's radius range (seed radii are only roughly right).
         seed_canny_high: upper Canny threshold of the circle search (grey levels); the lower one is half.
         seed_vote_fraction: accumulator votes needed, as a fraction of the smallest rim length of the band in px.
+    Seeds (gradient-direction voting at the standard radii, on the same reduced copies)
+        vote_canny_low, vote_canny_high: Canny thresholds (grey levels) of the voting edges: low, so that a base
+            of the mat's colour still shows by its wall and shadow.
+        vote_blur_px: Gaussian smoothing of the vote accumulator (px at its scale).
+        vote_fraction: votes needed, as a fraction of the band's smallest rim length in px.
     Rim edges (intensity profiles along rays from each candidate's centre)
         search_rays, search_step_mm: rays per candidate and sample spacing along them (mm, at least
             sample_step_px) while the footprint is looked for (a wide search that needs no sub-pixel precision).
@@ -63,6 +68,10 @@ class VisionSettings:
             min_disc_contrast) inside a wall narrower than this is a printed ring line, not a base.
         disc_inner_mm: (start, end) of the band inside the rim, in mm inward from the rim.
         disc_outer_mm: (start, end) of the band outside the rim, in mm outward from the rim.
+        figure_band: (start, end) of the inside of a rim, as fractions of its radius, where a figure is looked
+            for.
+        min_figure_contrast: smallest spread (grey levels) of the grey level around circles in that band: a base
+            carries a figure, a token or a printed circle is the same all the way round.
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
     """
 
@@ -74,6 +83,10 @@ class VisionSettings:
     seed_radius_margin: float
     seed_canny_high: float
     seed_vote_fraction: float
+    vote_canny_low: float
+    vote_canny_high: float
+    vote_blur_px: float
+    vote_fraction: float
     search_rays: int
     search_step_mm: float
     rays: int
@@ -99,6 +112,8 @@ class VisionSettings:
     min_wall_mm: float
     disc_inner_mm: tuple[float, ...]
     disc_outer_mm: tuple[float, ...]
+    figure_band: tuple[float, ...]
+    min_figure_contrast: float
     max_overlap_mm: float
 
     def __post_init__(self) -> None:
@@ -113,6 +128,9 @@ class VisionSettings:
             "snap_tolerance_mm",
             "seed_radius_px",
             "seed_canny_high",
+            "vote_canny_low",
+            "vote_canny_high",
+            "vote_blur_px",
             "sample_step_px",
             "search_step_mm",
             "seed_search_mm",
@@ -135,6 +153,7 @@ class VisionSettings:
             raise SettingsError("refine_passes and fit_iterations must be at least 1")
         for name in (
             "seed_vote_fraction",
+            "vote_fraction",
             "edge_peak_fraction",
             "ring_support_fraction",
             "min_edge_coverage",
@@ -154,7 +173,12 @@ class VisionSettings:
             band = getattr(self, name)
             if len(band) != 2 or not 0 <= band[0] < band[1]:
                 raise SettingsError(f"{name} must be [start, end] with 0 <= start < end (mm), got {list(band)}")
-        non_negative = ("seed_blur_px", "profile_blur_px", "min_edge_gradient", "edge_bias_px")
+        if len(self.figure_band) != 2 or not 0 <= self.figure_band[0] < self.figure_band[1] <= 1:
+            raise SettingsError(
+                f"figure_band must be [start, end] with 0 <= start < end <= 1 (radius fractions), got "
+                f"{list(self.figure_band)}"
+            )
+        non_negative = ("min_figure_contrast", "seed_blur_px", "profile_blur_px", "min_edge_gradient", "edge_bias_px")
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must not be negative, got {getattr(self, name)!r}")

@@ -101,6 +101,10 @@ _BLUR_START_PX = 1.0
 _DISC_HIGH_PERCENTILE = 90.0
 # Samples per mm across the disc and mat bands of the ring test.
 _BAND_SAMPLES_PER_MM = 2.0
+# The figure test looks at this many circles inside a rim and takes this percentile of their spreads: a figure
+# covers only some of them (a rider's lance near the rim, a trooper's head in the middle).
+_FIGURE_CIRCLES = 8
+_FIGURE_PERCENTILE = 75.0
 
 
 def _grey_image(image: object) -> NDArray[np.uint8]:
@@ -451,6 +455,22 @@ def _disc_contrast(
     return np.where(has, med, 0.0), np.where(has, fill, 0.0)
 
 
+def _figure_contrast(
+    grey: NDArray[np.uint8], center: FloatArray, radius: FloatArray, directions: FloatArray, settings: VisionSettings
+) -> FloatArray:
+    """How much the inside of each circle varies around it (K,): on circles at ``figure_band`` fractions of the
+    radius, the spread (standard deviation, grey levels) of the grey level around each circle; the 75th
+    percentile of those spreads. A base carries a figure that breaks its symmetry; a token, a printed ring or
+    disc is the same all the way round."""
+    if len(radius) == 0:
+        return np.zeros(0)
+    fractions = np.linspace(settings.figure_band[0], settings.figure_band[1], _FIGURE_CIRCLES)
+    prof = np.stack(
+        [sample_grey(grey, center, radius * f, np.zeros(1), directions)[..., 0] for f in fractions], axis=-1
+    )
+    return np.asarray(np.percentile(prof.std(axis=1), _FIGURE_PERCENTILE, axis=1), dtype=np.float64)
+
+
 def _rim_model(
     grey: NDArray[np.uint8],
     center: FloatArray,
@@ -580,6 +600,8 @@ def detect_bases(
         & (contrast >= settings.min_disc_contrast)
         & (fill >= settings.min_disc_fill)
     )
+    figure = _figure_contrast(grey, center, radius, directions, settings)
+    accept &= figure >= settings.min_figure_contrast
     # the footprint radius, free of the blur-and-wall shift, decides the size
     live = np.flatnonzero(accept)
     rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)

@@ -21,7 +21,10 @@ from vision import (
     detect_bases,
 )
 
-SETTINGS = load_config().vision
+# The drawn scenes' figures are random blobs whose colour may match the base's top, and the clean look has none:
+# the figure cue is switched off here and tested on its own below and on rendered frames (test_rendered.py).
+SETTINGS = dataclasses.replace(load_config().vision, min_figure_contrast=0.0)
+DEFAULT_SETTINGS = load_config().vision
 LOOKS = {"clean": vs.CLEAN, "textured": vs.TEXTURED, "rough": vs.ROUGH}
 
 
@@ -308,3 +311,18 @@ def test_inconsistent_settings_are_refused(change: dict[str, object], words: str
     with pytest.raises(SettingsError, match=words):
         dataclasses.replace(SETTINGS, **change)  # type: ignore[arg-type]
     assert isinstance(SETTINGS, VisionSettings)
+
+
+@pytest.mark.parametrize(("px_per_mm", "seed"), [(1.0, 90), (2.0, 91)])
+def test_a_disc_without_a_figure_is_not_a_base(px_per_mm: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shape = (int(120 * px_per_mm), int(200 * px_per_mm))
+    bases = [vs.Placed((60 * px_per_mm, 60 * px_per_mm), 32.0), vs.Placed((140 * px_per_mm, 60 * px_per_mm), 32.0)]
+    figured = vs.draw_scene(shape, px_per_mm, bases[:1], rng, vs.TEXTURED)
+    plain = vs.draw_scene(shape, px_per_mm, bases[1:], np.random.default_rng(seed), vs.CLEAN)
+    # the left half from the scene with a figure, the right half (a plain disc, like a token) from the other
+    image = figured.image_bgr.copy()
+    image[:, shape[1] // 2 :] = plain.image_bgr[:, shape[1] // 2 :]
+    dets = detect_bases(image, px_per_mm, DEFAULT_SETTINGS)
+    assert len(dets) == 1
+    assert abs(dets.center_px[0, 0] - 60 * px_per_mm) < 2

@@ -49,7 +49,8 @@ CORNER_IDS = (0, 2, 4, 6)
 
 def tutorial(image: NDArray[np.uint8], sample: Sample, sizes: tuple[float, ...]) -> list[tuple[float, float, float]]:
     """(x_mm, y_mm, size_mm) per circle found by the tutorial pipeline."""
-    found = detect_markers(image, sample.spec.aruco_dictionary(), load_config(None).calibration)
+    grey = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+    found = detect_markers(grey, sample.spec.aruco_dictionary(), load_config(None).calibration)
     src, dst = [], []
     for marker_id, corners in zip(found.ids, found.corners_px, strict=True):
         if int(marker_id) in CORNER_IDS:

@@ -1,18 +1,21 @@
 """A small recorded game with ground truth for the review tests: rendered once per session.
 
-Sand-coloured bases on the plain mat (bases the detector finds reliably), a camera straight over the table, four
-settled states: a legal Move; a casualty removed and an Advance; a unit arriving and a move too long for any plan.
+Black bases with a figure on each on the plain mat, a camera straight over the table, four settled states: a legal
+Move; a casualty removed and an Advance; a unit arriving and a move too long for any plan.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import zlib
 from pathlib import Path
+
+import numpy as np
 
 import rules
 from calibration.spec import load_table_spec
 from tableref.synth.game import GameVideo, write_game
-from tableref.synth.generate import fit_camera, plain_scene
+from tableref.synth.generate import fit_camera, make_figure, plain_scene
 from tableref.synth.scene import Scene, SceneModel
 
 INCH = 25.4
@@ -62,13 +65,19 @@ def roster_state(models: dict[str, tuple[str, float, float]]) -> rules.TableStat
     )
 
 
+def _figure(model_id: str):  # type: ignore[no-untyped-def]
+    """The same miniature for a model in every state (seeded by its id)."""
+    rng = np.random.default_rng(zlib.crc32(model_id.encode()))
+    return make_figure(rng, BASE_MM, ((0.8, 0.75, 0.6), (0.6, 0.2, 0.15)))
+
+
 def scenes() -> list[Scene]:
     spec = load_table_spec()
     camera = fit_camera(spec, FRAME_SIZE, CAMERA_POSITION_MM, (914.5, 609.5, 0.0))
     out = []
     for models in truth_states():
         placed = [
-            SceneModel(rules.Model(k, u, x, y, rules.RoundBase(BASE_MM)), 4.0, "sand", "sand", 0.0, None)
+            SceneModel(rules.Model(k, u, x, y, rules.RoundBase(BASE_MM)), 4.0, "black", "black", 0.0, _figure(k))
             for k, (u, x, y) in models.items()
         ]
         out.append(dataclasses.replace(plain_scene(camera, spec, placed), units=UNITS))

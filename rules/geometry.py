@@ -104,70 +104,30 @@ class BaseArrays:
         return gap
 
     def _ellipse_terms(self, idx: IntArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        """Per base (M,): a^2, b^2, cos(2 phi), sin(2 phi), with which h^2(theta) = (a^2 + b^2)/2
-        + (a^2 - b^2)/2 * cos(2 (theta - phi))."""
+        """Per base (M, 1): mean (a^2 + b^2)/2, half (a^2 - b^2)/2, cos(2 phi), sin(2 phi), with which
+        h^2(theta) = mean + half * cos(2 (theta - phi))."""
         a2 = self.axes_mm[idx, 0] ** 2
         b2 = self.axes_mm[idx, 1] ** 2
         phi2 = 2.0 * self.rotation_rad[idx]
-        return a2, b2, np.cos(phi2), np.sin(phi2)
+        return ((a2 + b2) / 2.0)[:, None], ((a2 - b2) / 2.0)[:, None], np.cos(phi2)[:, None], np.sin(phi2)[:, None]
 
     def _support_gaps(self, i: IntArray, j: IntArray, d: FloatArray) -> FloatArray:
-        ai, bi, ci, si = self._ellipse_terms(i)
-        aj, bj, cj, sj = self._ellipse_terms(j)
-        # h^2 = mean + half * cos(2 theta - 2 phi): no trigonometry per sample beyond the fixed scan angles.
-        cos2 = _SCAN_COS**2 - _SCAN_SIN**2
-        sin2 = 2.0 * _SCAN_COS * _SCAN_SIN
-
-        def h2(a2: FloatArray, b2: FloatArray, c: FloatArray, s: FloatArray) -> FloatArray:
-            rot = cos2[None, :] * c[:, None] + sin2[None, :] * s[:, None]
-            return np.asarray((a2 + b2)[:, None] / 2.0 + ((a2 - b2) / 2.0)[:, None] * rot, dtype=np.float64)
-
-        scan = (
-            d[:, 0:1] * _SCAN_COS[None, :]
-            + d[:, 1:2] * _SCAN_SIN[None, :]
-            - np.sqrt(h2(ai, bi, ci, si))
-            - np.sqrt(h2(aj, bj, cj, sj))
-        )
+        ti = self._ellipse_terms(i)
+        tj = self._ellipse_terms(j)
+        dx, dy = d[:, 0:1], d[:, 1:2]
+        scan_c, scan_s = _SCAN_COS[None, :], _SCAN_SIN[None, :]
+        scan = _separation(ti, tj, dx, dy, scan_c, scan_s)[0]
         peaks = np.argpartition(-scan, _REFINED_PEAKS - 1, axis=1)[:, :_REFINED_PEAKS]
         theta = np.asarray(_SCAN[peaks], dtype=np.float64)
         step = 2.0 * np.pi / _SCAN_ANGLES
         lo, hi = theta - step, theta + step
         for _ in range(_NEWTON_STEPS):
-            f1, f2 = self._separation_derivatives(i, j, d, theta)
+            _, f1, f2 = _separation(ti, tj, dx, dy, np.cos(theta), np.sin(theta), derivatives=True)
             # Newton towards the peak; where the curvature is not negative, climb the slope by a bounded step.
             newton = np.where(f2 < 0, -f1 / np.where(f2 < 0, f2, -1.0), np.sign(f1) * step / 4)
             theta = np.asarray(np.clip(theta + newton, lo, hi), dtype=np.float64)
-        value = self._separation_value(i, j, d, theta)
+        value = _separation(ti, tj, dx, dy, np.cos(theta), np.sin(theta))[0]
         return np.asarray(value.max(axis=1), dtype=np.float64)
-
-    def _support_and_derivatives(self, idx: IntArray, theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """h, h' and h'' of bases ``idx`` (M,) at angles ``theta`` (M, K)."""
-        a2 = (self.axes_mm[idx, 0] ** 2)[:, None]
-        b2 = (self.axes_mm[idx, 1] ** 2)[:, None]
-        u = theta - self.rotation_rad[idx][:, None]
-        c2 = np.cos(2.0 * u)
-        s2 = np.sin(2.0 * u)
-        h = np.sqrt((a2 + b2) / 2.0 + (a2 - b2) / 2.0 * c2)
-        dh = (b2 - a2) / 2.0 * s2 / h
-        ddh = ((b2 - a2) * c2 - dh**2) / h
-        return h, dh, ddh
-
-    def _separation_value(self, i: IntArray, j: IntArray, d: FloatArray, theta: FloatArray) -> FloatArray:
-        hi, _, _ = self._support_and_derivatives(i, theta)
-        hj, _, _ = self._support_and_derivatives(j, theta)
-        proj = d[:, 0:1] * np.cos(theta) + d[:, 1:2] * np.sin(theta)
-        return np.asarray(proj - hi - hj, dtype=np.float64)
-
-    def _separation_derivatives(
-        self, i: IntArray, j: IntArray, d: FloatArray, theta: FloatArray
-    ) -> tuple[FloatArray, FloatArray]:
-        """First and second derivative of the separation n(theta).d - hA - hB with respect to theta."""
-        _, dhi, ddhi = self._support_and_derivatives(i, theta)
-        _, dhj, ddhj = self._support_and_derivatives(j, theta)
-        c, s = np.cos(theta), np.sin(theta)
-        dproj = -d[:, 0:1] * s + d[:, 1:2] * c
-        ddproj = -(d[:, 0:1] * c + d[:, 1:2] * s)
-        return dproj - dhi - dhj, ddproj - ddhi - ddhj
 
     def polygons(self, idx: IntArray, quad_segs: int = 32) -> NDArray[np.object_]:
         """Shapely polygons of bases ``idx`` ((M,) -> (M,) object array), each with 4 * quad_segs vertices on its
@@ -180,6 +140,35 @@ class BaseArrays:
         x = self.center_mm[idx, 0:1] + c * x_local - s * y_local
         y = self.center_mm[idx, 1:2] + s * x_local + c * y_local
         return np.asarray(shapely.polygons(np.stack([x, y], axis=2)), dtype=object).reshape(len(idx))
+
+
+_Terms = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
+
+
+def _support(terms: _Terms, cos2: FloatArray, sin2: FloatArray, derivatives: bool) -> tuple[FloatArray, ...]:
+    """h (and h', h'' with respect to theta) of ellipses with ``terms`` at angles given by cos 2theta, sin 2theta."""
+    mean, half, c2phi, s2phi = terms
+    cos2u = cos2 * c2phi + sin2 * s2phi
+    h = np.sqrt(mean + half * cos2u)
+    if not derivatives:
+        return (h,)
+    sin2u = sin2 * c2phi - cos2 * s2phi
+    dh = -half * sin2u / h
+    return h, dh, (-2.0 * half * cos2u - dh**2) / h
+
+
+def _separation(
+    ti: _Terms, tj: _Terms, dx: FloatArray, dy: FloatArray, c: FloatArray, s: FloatArray, derivatives: bool = False
+) -> tuple[FloatArray, ...]:
+    """The separation n(theta).d - hA - hB at angles with cosine ``c`` and sine ``s`` (M, K), and with
+    ``derivatives`` its first and second derivatives; only the angles' cosine and sine are needed."""
+    cos2, sin2 = c * c - s * s, 2.0 * c * s
+    proj = dx * c + dy * s
+    if not derivatives:
+        return (proj - _support(ti, cos2, sin2, False)[0] - _support(tj, cos2, sin2, False)[0],)
+    hi, dhi, ddhi = _support(ti, cos2, sin2, True)
+    hj, dhj, ddhj = _support(tj, cos2, sin2, True)
+    return proj - hi - hj, dy * c - dx * s - dhi - dhj, -proj - ddhi - ddhj
 
 
 def candidate_pairs(bases: BaseArrays, reach_mm: float) -> tuple[IntArray, IntArray]:
@@ -207,8 +196,10 @@ def candidate_pairs(bases: BaseArrays, reach_mm: float) -> tuple[IntArray, IntAr
     # The separation along the line of centres never exceeds the gap: when even it is beyond reach, so is the gap.
     oval = ~(bases.round[i] & bases.round[j])
     if oval.any():
-        theta = np.arctan2(d[oval, 1], d[oval, 0])
-        along = dist[oval] - bases.support_mm(i[oval], theta) - bases.support_mm(j[oval], theta)
+        c = (d[oval, 0] / np.maximum(dist[oval], 1e-12))[:, None]
+        s = (d[oval, 1] / np.maximum(dist[oval], 1e-12))[:, None]
+        ti, tj = bases._ellipse_terms(i[oval]), bases._ellipse_terms(j[oval])
+        along = _separation(ti, tj, d[oval, 0:1], d[oval, 1:2], c, s)[0][:, 0]
         keep = np.ones(len(i), dtype=bool)
         keep[np.flatnonzero(oval)[along > reach_mm]] = False
         i, j = i[keep], j[keep]

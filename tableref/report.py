@@ -33,7 +33,8 @@ def _unit_label(state: rules.TableState, unit_id: str) -> str:
     return f"{unit.name} ({unit.id})" if unit.name else unit.id
 
 
-def _describe(state: rules.TableState, f: rules.Finding) -> str:
+def describe_finding(state: rules.TableState, f: rules.Finding) -> str:
+    """Who a finding is about, in words: units by name, then the models."""
     models = ", ".join(f.models)
     if f.kind == "engaged":
         a, b = f.units
@@ -48,7 +49,8 @@ def _describe(state: rules.TableState, f: rules.Finding) -> str:
     return models
 
 
-def _measure(f: rules.Finding) -> str:
+def finding_measure(f: rules.Finding) -> str:
+    """What a finding measured, inches first with millimetres beside (empty when it measured nothing)."""
     if f.gap_mm is None or f.limit_mm is None:
         return ""
     if f.kind == "overlap":
@@ -77,6 +79,6 @@ def format_findings(
         lines.append(f"\n{_TITLES[kind]} ({len(group)})")
         for f in group:
             call = f"[{f.call}]" if f.call else ""
-            measure = _measure(f)
-            lines.append(f"  {call:8} {_describe(state, f)}" + (f"  ({measure})" if measure else ""))
+            measure = finding_measure(f)
+            lines.append(f"  {call:8} {describe_finding(state, f)}" + (f"  ({measure})" if measure else ""))
     return "\n".join(lines)

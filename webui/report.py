@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import rules
-from tableref.report import format_length
+from tableref.report import describe_finding, finding_measure, format_length
 from webui.live import Result, Status
 
 # Players' colours (the screens use the same ones, in the same order); models of no unit are grey.
@@ -51,36 +51,6 @@ def player_colours(state: rules.TableState) -> dict[str, str]:
     players = list(dict.fromkeys(u.player for u in state.units if u.player))
     by_unit = {u.id: _player_colour(players, u.player) for u in state.units}
     return {m.id: by_unit.get(m.unit, NO_PLAYER_COLOUR) if m.unit else NO_PLAYER_COLOUR for m in state.models}
-
-
-def _finding_text(state: rules.TableState, f: rules.Finding) -> str:
-    def unit(uid: str) -> str:
-        try:
-            u = state.unit(uid)
-        except KeyError:
-            return uid
-        return f"{u.name} ({u.id})" if u.name else u.id
-
-    models = ", ".join(f.models)
-    if f.kind == "engaged" and len(f.units) == 2:
-        return f"{unit(f.units[0])} and {unit(f.units[1])}: closest {models}"
-    if f.kind == "cohesion" and f.unit:
-        return f"{unit(f.unit)}: {models}"
-    if f.kind == "multi_contact":
-        return f"{models} touches " + " and ".join(unit(u) for u in f.units)
-    if f.kind == "in_terrain":
-        return f"{models} in {f.terrain}"
-    return models
-
-
-def _finding_measure(f: rules.Finding) -> str:
-    if f.gap_mm is None or f.limit_mm is None:
-        return ""
-    if f.kind == "overlap":
-        return f"{format_length(-f.gap_mm, f.sigma_mm)} deep (allowed {format_length(-f.limit_mm)})"
-    if f.kind == "off_table":
-        return f"{format_length(-f.gap_mm, f.sigma_mm)} over the edge"
-    return f"gap {format_length(f.gap_mm, f.sigma_mm)}, limit {format_length(f.limit_mm)}"
 
 
 def _stamp(t: float | None) -> str:
@@ -129,8 +99,8 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
     findings = [
         {
             "title": TITLES.get(f.kind, f.kind),
-            "text": _finding_text(state, f),
-            "measure": _finding_measure(f),
+            "text": describe_finding(state, f),
+            "measure": finding_measure(f),
             "call": f.call or "",
         }
         for f in res.findings

@@ -29,6 +29,8 @@ class VisionSettings:
             of the mat's colour still shows by its wall and shadow.
         vote_blur_px: Gaussian smoothing of the vote accumulator (px at its scale).
         vote_fraction: votes needed, as a fraction of the band's smallest rim length in px.
+        vote_cell_mm: side of an accumulator cell (mm, at least one px of the reduced copy): a seed lands within
+            about a cell of its base's centre.
     Rim edges (intensity profiles along rays from each candidate's centre)
         search_rays, search_step_mm: rays per candidate and sample spacing along them (mm, at least
             sample_step_px) while the footprint is looked for (a wide search that needs no sub-pixel precision).
@@ -87,6 +89,7 @@ class VisionSettings:
     vote_canny_high: float
     vote_blur_px: float
     vote_fraction: float
+    vote_cell_mm: float
     search_rays: int
     search_step_mm: float
     rays: int
@@ -131,6 +134,7 @@ class VisionSettings:
             "vote_canny_low",
             "vote_canny_high",
             "vote_blur_px",
+            "vote_cell_mm",
             "sample_step_px",
             "search_step_mm",
             "seed_search_mm",

@@ -42,6 +42,8 @@ _HOUGH_DP = 1.0
 _MEDIAN_SAMPLE_STEP = 16
 # Below this radius (px at seed scale) the accumulator cannot tell a rim from texture.
 MIN_SEED_RADIUS_PX = 4
+# The vote accumulator is smoothed by at least this many cells: its peaks then stay single.
+_MIN_VOTE_BLUR_CELLS = 0.5
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,47 @@ def _reduced(image: NDArray[np.uint8], factor: int) -> NDArray[np.uint8]:
     return np.asarray(cv2.resize(image, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
 
 
+def _edge_normals(smooth: NDArray[np.uint8], edges: NDArray[np.uint8]) -> tuple[NDArray[np.float32], ...]:
+    """Edge pixels of ``edges`` (H, W) and the unit gradient of ``smooth`` (H, W) there: (x, y, ux, uy), each
+    (N,) float32. The gradient is the 3 x 3 Sobel sum at those pixels only (far fewer than the image's)."""
+    w = smooth.shape[1]
+    # the image's border pixels have no 3 x 3 neighbourhood; cv2.findNonZero is several times faster than
+    # np.nonzero and returns None when there is nothing
+    inner = np.zeros_like(edges)
+    inner[1:-1, 1:-1] = edges[1:-1, 1:-1]
+    found = cv2.findNonZero(inner)
+    if found is None:
+        empty = np.zeros(0, np.float32)
+        return empty, empty, empty, empty
+    pts = np.asarray(found, dtype=np.int32).reshape(-1, 2)
+    at = pts[:, 1].astype(np.intp) * w + pts[:, 0]
+    flat = smooth.reshape(-1)
+
+    def v(dy: int, dx: int) -> NDArray[np.float32]:
+        return np.asarray(flat[at + (dy * w + dx)], dtype=np.float32)
+
+    corner = v(1, 1) - v(-1, -1)
+    anti = v(-1, 1) - v(1, -1)
+    gx = corner + anti + 2 * (v(0, 1) - v(0, -1))
+    gy = corner - anti + 2 * (v(1, 0) - v(-1, 0))
+    norm = np.maximum(np.hypot(gx, gy), np.float32(1e-6))
+    return pts[:, 0].astype(np.float32), pts[:, 1].astype(np.float32), gx / norm, gy / norm
+
+
+def _subcell(acc: NDArray[np.float32], iy: NDArray[np.intp], ix: NDArray[np.intp], dy: int, dx: int) -> FloatArray:
+    """Offset (cells, within +-0.5) of the vertex of the parabola through ``acc`` at each peak (iy, ix) and its
+    two neighbours along (dy, dx); zero at the border."""
+    h, w = acc.shape
+    inner = (iy - dy >= 0) & (iy + dy < h) & (ix - dx >= 0) & (ix + dx < w)
+    lo = np.where(inner, acc[np.clip(iy - dy, 0, h - 1), np.clip(ix - dx, 0, w - 1)], 0.0).astype(np.float64)
+    hi = np.where(inner, acc[np.clip(iy + dy, 0, h - 1), np.clip(ix + dx, 0, w - 1)], 0.0).astype(np.float64)
+    mid = acc[iy, ix].astype(np.float64)
+    curvature = lo - 2 * mid + hi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = np.where(inner & (curvature < 0), 0.5 * (lo - hi) / curvature, 0.0)
+    return np.asarray(np.clip(delta, -0.5, 0.5), dtype=np.float64)
+
+
 def vote_seeds(
     grey: NDArray[np.uint8],
     px_per_mm: float,
@@ -174,41 +217,53 @@ def vote_seeds(
         )
     scale0 = px_per_mm / first
     centers, radii, bands, factors = [], [], [], []
+    # bands reduced by the same factor share their edges (at about 1 px/mm the two smallest bands do)
+    edges_at: dict[int, tuple[tuple[int, ...], tuple[NDArray[np.float32], ...]]] = {}
     for small_mm, large_mm in bands_mm:
         extra = reduction_factor(scale0, settings.seed_radius_px / (small_mm / 2))
-        level = _reduced(reduced, extra)
-        hidden = None if small_ignore is None else _reduced(small_ignore, extra) > 0
         scale = scale0 / extra
-        smooth = np.asarray(cv2.GaussianBlur(level, (0, 0), settings.seed_blur_px), np.uint8)
-        edges = cv2.Canny(smooth, settings.vote_canny_low, settings.vote_canny_high, L2gradient=True)
-        if hidden is not None:
-            edges[hidden] = 0
-        ys, xs = np.nonzero(edges)
-        gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3)[ys, xs]
-        gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)[ys, xs]
-        norm = np.maximum(np.hypot(gx, gy), 1e-6)
-        ux, uy = gx / norm, gy / norm
-        h, w = level.shape
+        if extra not in edges_at:
+            level = _reduced(reduced, extra)
+            smooth = np.asarray(cv2.GaussianBlur(level, (0, 0), settings.seed_blur_px), np.uint8)
+            edges = np.asarray(
+                cv2.Canny(smooth, settings.vote_canny_low, settings.vote_canny_high, L2gradient=True), np.uint8
+            )
+            if small_ignore is not None:
+                edges[_reduced(small_ignore, extra) > 0] = 0
+            edges_at[extra] = (level.shape, _edge_normals(smooth, edges))
+        (h, w), (xs, ys, ux, uy) = edges_at[extra]
+        # votes land in cells of about vote_cell_mm: seeds need only land within a couple of millimetres, and
+        # the accumulator's cost (counting, smoothing, peak search) falls with the square of the cell
+        cell = max(1, round(settings.vote_cell_mm * scale))
+        hc, wc = -(-h // cell), -(-w // cell)
         sizes = sorted({d for d in settings.base_sizes_mm if small_mm <= d <= large_mm})
-        blur = settings.vote_blur_px
-        acc = np.zeros((h, w), np.float32)
+        blur = max(settings.vote_blur_px / cell, _MIN_VOTE_BLUR_CELLS)
+        # both ways along the gradient: a base may be lighter or darker than the mat
+        x2, y2 = np.concatenate([xs, xs]) + np.float32(0.5), np.concatenate([ys, ys]) + np.float32(0.5)
+        ux2, uy2 = np.concatenate([ux, -ux]), np.concatenate([uy, -uy])
+        acc = np.zeros((hc, wc), np.float32)
         for diameter in sizes:
-            r = diameter / 2 * scale
-            votes = np.zeros(h * w)
-            for sign in (1.0, -1.0):
-                cx = np.round(xs + sign * r * ux).astype(np.intp)
-                cy = np.round(ys + sign * r * uy).astype(np.intp)
-                inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
-                votes += np.bincount(cy[inside] * w + cx[inside], minlength=h * w)
+            r = np.float32(diameter / 2 * scale)
+            cx = x2 + r * ux2
+            cy = y2 + r * uy2
+            inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+            inv = np.float32(1.0 / cell)
+            index = (cy[inside] * inv).astype(np.intp) * wc + (cx[inside] * inv).astype(np.intp)
+            votes = np.bincount(index, minlength=hc * wc).astype(np.float32).reshape(hc, wc)
             # each radius on its own (summing them would add the texture's votes once per size); the Gaussian's
             # sum is kept so that the threshold stays in votes
-            smooth_votes = cv2.GaussianBlur(votes.reshape(h, w).astype(np.float32), (0, 0), blur)
-            acc = np.maximum(acc, np.asarray(smooth_votes, np.float32) * np.float32(2 * math.pi * blur * blur))
+            np.maximum(acc, cv2.GaussianBlur(votes, (0, 0), blur), out=acc)
+        acc *= np.float32(2 * math.pi * blur * blur)
         r_min = small_mm / 2 * scale
-        k = 2 * max(1, round(0.5 * r_min)) + 1
-        peak_max = cv2.dilate(acc, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+        k = 2 * max(1, round(0.5 * r_min / cell)) + 1
+        # a square neighbourhood (separable, so fast): touching bases have centres a diameter apart, farther than
+        # its corners reach
+        peak_max = cv2.dilate(acc, np.ones((k, k), np.uint8))
         need = settings.vote_fraction * 2 * math.pi * r_min
-        py, px = np.nonzero((acc >= peak_max) & (acc >= need))
+        iy, ix = np.nonzero((acc >= peak_max) & (acc >= need))
+        # the peak to a fraction of a cell (a parabola through it and its neighbours), in the reduced copy's px
+        px = (ix + _subcell(acc, iy, ix, 0, 1) + 0.5) * cell - 0.5
+        py = (iy + _subcell(acc, iy, ix, 1, 0) + 0.5) * cell - 0.5
         factor = first * extra
         centers.append(np.stack([(px + 0.5) * factor - 0.5, (py + 0.5) * factor - 0.5], axis=1).astype(np.float64))
         radii.append(np.full(len(px), (small_mm + large_mm) / 4 * px_per_mm))

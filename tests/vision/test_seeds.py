@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
 
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
-from vision.seeds import circles_from_hough, find_seeds, reduction_factor, size_bands
+from vision.seeds import _edge_normals, circles_from_hough, find_seeds, reduction_factor, size_bands, vote_seeds
 
 SETTINGS = load_config().vision
 
@@ -89,3 +91,42 @@ def test_seeds_in_ignored_pixels_are_dropped() -> None:
     seeds = find_seeds(grey, 2.0, SETTINGS, ignore)
     assert len(seeds) > 0
     assert np.all(seeds.center_px[:, 0] < 200)
+
+
+@pytest.mark.parametrize(
+    ("px_per_mm", "cell_mm"),
+    [(1.0, 0.5), (1.0, 2.0), (2.0, 1.0), (2.0, 2.0), (2.0, 3.0)],
+)
+def test_vote_seeds_land_within_a_cell(px_per_mm: float, cell_mm: float) -> None:
+    settings = dataclasses.replace(SETTINGS, vote_cell_mm=cell_mm)
+    rng = np.random.default_rng(17)
+    shape = (int(250 * px_per_mm), int(350 * px_per_mm))
+    bases = vs.random_layout(rng, shape, px_per_mm, 8)
+    scene = vs.draw_scene(shape, px_per_mm, bases, rng, vs.TEXTURED)
+    seeds = vote_seeds(cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2GRAY), px_per_mm, settings)
+    truth = scene.centers_px
+    dist = np.hypot(truth[:, None, 0] - seeds.center_px[None, :, 0], truth[:, None, 1] - seeds.center_px[None, :, 1])
+    # the peak is placed within its cell, so a seed lies within about a cell (and the blur) of the centre
+    assert np.all(dist.min(axis=1) <= max(cell_mm, 1.5) * px_per_mm)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_edge_normals_match_sobel(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    smooth = cv2.GaussianBlur((rng.random((60, 80)) * 255).astype(np.uint8), (0, 0), 2.0)
+    edges = np.asarray(cv2.Canny(smooth, 5, 10), np.uint8)
+    xs, ys, ux, uy = _edge_normals(smooth, edges)
+    assert len(xs) > 0
+    col, row = xs.astype(np.intp), ys.astype(np.intp)
+    assert np.all((col > 0) & (col < 79) & (row > 0) & (row < 59))
+    gx = cv2.Sobel(smooth, cv2.CV_64F, 1, 0, ksize=3)[row, col]
+    gy = cv2.Sobel(smooth, cv2.CV_64F, 0, 1, ksize=3)[row, col]
+    norm = np.hypot(gx, gy)
+    strong = norm > 1.0
+    np.testing.assert_allclose(ux[strong], (gx / norm)[strong], atol=1e-5)
+    np.testing.assert_allclose(uy[strong], (gy / norm)[strong], atol=1e-5)
+
+
+def test_edge_normals_of_an_empty_edge_map() -> None:
+    out = _edge_normals(np.zeros((10, 10), np.uint8), np.zeros((10, 10), np.uint8))
+    assert all(len(a) == 0 for a in out)

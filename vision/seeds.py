@@ -199,11 +199,12 @@ def vote_seeds(
     Per band of sizes (see :func:`size_bands`), on a copy reduced as for :func:`hough_seeds`: Canny edges
     (``vote_canny_low``, ``vote_canny_high``) of the smoothed copy, each voting at the points one standard
     radius of the band away along its gradient, both ways, into one accumulator per band, whose cells are about
-    ``vote_cell_mm`` wide (bands reduced alike share their edges). The accumulator is smoothed by ``vote_blur_px`` (a stadium's two half outlines vote for centres a few px apart under
-    parallax) and its local maxima (over a disc of about half the smallest radius: bases in contact have
-    centres one diameter apart) with at least ``vote_fraction`` of the smallest rim's length in votes are the
-    candidates, each placed within its cell by a parabola through its neighbours. ``radius_px`` is the band's
-    middle radius, ``band_px`` its range with ``seed_radius_margin``."""
+    ``vote_cell_mm`` wide (bands reduced alike share their edges). The accumulator is smoothed by
+    ``vote_blur_px`` (a stadium's two half outlines vote for centres a few px apart under parallax) and its
+    local maxima (over a square of about half the smallest radius: bases in contact have centres one diameter
+    apart) with at least ``vote_fraction`` of the smallest rim's length in votes are the candidates, each
+    placed within its cell by a parabola through its neighbours. ``radius_px`` is the band's middle radius,
+    ``band_px`` its range with ``seed_radius_margin``."""
     bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
     first = reduction_factor(px_per_mm, settings.seed_radius_px / (bands_mm[0][0] / 2))
     reduced = seed_image(grey, first, None)

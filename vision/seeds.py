@@ -42,6 +42,9 @@ _HOUGH_DP = 1.0
 _MEDIAN_SAMPLE_STEP = 16
 # Below this radius (px at seed scale) the accumulator cannot tell a rim from texture.
 MIN_SEED_RADIUS_PX = 4
+# A Hough seed this share of seed_search_mm from a voted seed of an overlapping radius range finds the same rim:
+# the first rim search looks seed_search_mm around each seed.
+_SAME_SEED_SHARE = 0.5
 # The vote accumulator is smoothed by at least this many cells: its peaks then stay single.
 _MIN_VOTE_BLUR_CELLS = 0.5
 
@@ -130,8 +133,22 @@ def find_seeds(
 ) -> Seeds:
     """Circle candidates for every standard base size, in full-image pixels: those of :func:`vote_seeds` and of
     :func:`hough_seeds` together (``grey`` (H, W) uint8, ``ignore`` (H, W) uint8 nonzero where nothing is to be
-    found)."""
-    parts = [vote_seeds(grey, px_per_mm, settings, ignore), hough_seeds(grey, px_per_mm, settings, ignore)]
+    found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose radius range overlaps
+    its own adds nothing (the rim search about the voted one covers it) and is left out."""
+    voted = vote_seeds(grey, px_per_mm, settings, ignore)
+    hough = hough_seeds(grey, px_per_mm, settings, ignore)
+    if len(voted) and len(hough):
+        dist = np.hypot(
+            hough.center_px[:, None, 0] - voted.center_px[None, :, 0],
+            hough.center_px[:, None, 1] - voted.center_px[None, :, 1],
+        )
+        overlap = (hough.band_px[:, None, 0] <= voted.band_px[None, :, 1]) & (
+            voted.band_px[None, :, 0] <= hough.band_px[:, None, 1]
+        )
+        near = dist <= _SAME_SEED_SHARE * settings.seed_search_mm * px_per_mm
+        new = ~np.any(near & overlap, axis=1)
+        hough = Seeds(hough.center_px[new], hough.radius_px[new], hough.band_px[new], hough.reduction[new])
+    parts = [voted, hough]
     return Seeds(
         np.concatenate([p.center_px for p in parts]).reshape(-1, 2),
         np.concatenate([p.radius_px for p in parts]),

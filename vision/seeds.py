@@ -105,24 +105,38 @@ def reduction_factor(px_per_mm: float, target_px_per_mm: float) -> int:
     return max(1, math.floor(px_per_mm / target_px_per_mm + 0.5))
 
 
-def seed_image(grey_full: NDArray[np.uint8], factor: int, ignore: NDArray[np.uint8] | None) -> NDArray[np.uint8]:
-    """The reduced grey image the circle search runs on. Ignored pixels take the median grey of the rest, so they
-    add no edges of their own beyond the mask's outline."""
-    grey = grey_full
-    if factor > 1:
-        h, w = grey_full.shape[:2]
-        grey = np.asarray(cv2.resize(grey_full, (w // factor, h // factor), interpolation=cv2.INTER_AREA))
-    if ignore is not None:
-        small_ignore = ignore
-        if factor > 1:
-            size = (grey.shape[1], grey.shape[0])
-            small_ignore = np.asarray(cv2.resize(ignore, size, interpolation=cv2.INTER_NEAREST), dtype=np.uint8)
-        hidden = small_ignore > 0
-        if hidden.any() and not hidden.all():
-            grey = grey.copy()
-            # a sample of the visible pixels gives their median well enough, at a fraction of the cost
-            grey[hidden] = np.uint8(np.median(grey[~hidden][::_MEDIAN_SAMPLE_STEP]))
-    return grey
+class SeedLevels:
+    """Reduced, smoothed grey copies of one image for the seed searches, made once per reduction factor and shared
+    by :func:`vote_seeds` and :func:`hough_seeds`: the image is first reduced until the smallest base is about
+    ``seed_radius_px`` in radius (``first``, at ``scale0`` px/mm), then by a further whole factor per band.
+    Ignored pixels take the median grey of the rest (so they add no edges of their own beyond the mask's
+    outline) and are marked in the level's ``hidden`` mask."""
+
+    def __init__(
+        self, grey: NDArray[np.uint8], px_per_mm: float, settings: VisionSettings, ignore: NDArray[np.uint8] | None
+    ) -> None:
+        bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
+        self.first = reduction_factor(px_per_mm, settings.seed_radius_px / (bands_mm[0][0] / 2))
+        self.scale0 = px_per_mm / self.first
+        self._blur_px = settings.seed_blur_px
+        self._grey = _reduced(grey, self.first)
+        self._ignore = None if ignore is None else _reduced(ignore, self.first)
+        self._made: dict[int, tuple[NDArray[np.uint8], NDArray[np.bool_] | None]] = {}
+
+    def level(self, extra: int) -> tuple[NDArray[np.uint8], NDArray[np.bool_] | None]:
+        """The smoothed copy reduced by ``extra`` beyond ``first`` (h, w) uint8, and its ignored pixels (h, w)
+        bool (None when nothing is ignored)."""
+        if extra not in self._made:
+            grey = _reduced(self._grey, extra)
+            hidden = None if self._ignore is None else _reduced(self._ignore, extra) > 0
+            if hidden is not None and hidden.any() and not hidden.all():
+                grey = grey.copy()
+                # a sample of the visible pixels gives their median well enough, at a fraction of the cost
+                grey[hidden] = np.uint8(np.median(grey[~hidden][::_MEDIAN_SAMPLE_STEP]))
+            if self._blur_px > 0:
+                grey = np.asarray(cv2.GaussianBlur(grey, (0, 0), self._blur_px), dtype=np.uint8)
+            self._made[extra] = (grey, hidden)
+        return self._made[extra]
 
 
 def find_seeds(
@@ -135,8 +149,9 @@ def find_seeds(
     :func:`hough_seeds` together (``grey`` (H, W) uint8, ``ignore`` (H, W) uint8 nonzero where nothing is to be
     found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose radius range overlaps
     its own adds nothing (the rim search about the voted one covers it) and is left out."""
-    voted = vote_seeds(grey, px_per_mm, settings, ignore)
-    hough = hough_seeds(grey, px_per_mm, settings, ignore)
+    levels = SeedLevels(grey, px_per_mm, settings, ignore)
+    voted = vote_seeds(grey, px_per_mm, settings, ignore, levels)
+    hough = hough_seeds(grey, px_per_mm, settings, ignore, levels)
     if len(voted) and len(hough):
         dist = np.hypot(
             hough.center_px[:, None, 0] - voted.center_px[None, :, 0],
@@ -210,6 +225,7 @@ def vote_seeds(
     px_per_mm: float,
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None = None,
+    levels: SeedLevels | None = None,
 ) -> Seeds:
     """Circle candidates by gradient-direction voting at the standard radii, in full-image pixels.
 
@@ -223,18 +239,8 @@ def vote_seeds(
     placed within its cell by a parabola through its neighbours. ``radius_px`` is the band's middle radius,
     ``band_px`` its range with ``seed_radius_margin``."""
     bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
-    first = reduction_factor(px_per_mm, settings.seed_radius_px / (bands_mm[0][0] / 2))
-    reduced = seed_image(grey, first, None)
-    small_ignore = None
-    if ignore is not None:
-        small_ignore = (
-            ignore
-            if first == 1
-            else np.asarray(
-                cv2.resize(ignore, (reduced.shape[1], reduced.shape[0]), interpolation=cv2.INTER_NEAREST), np.uint8
-            )
-        )
-    scale0 = px_per_mm / first
+    levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
+    first, scale0 = levels.first, levels.scale0
     centers, radii, bands, factors = [], [], [], []
     # bands reduced by the same factor share their edges (at about 1 px/mm the two smallest bands do)
     edges_at: dict[int, tuple[tuple[int, ...], tuple[NDArray[np.float32], ...]]] = {}
@@ -242,14 +248,13 @@ def vote_seeds(
         extra = reduction_factor(scale0, settings.seed_radius_px / (small_mm / 2))
         scale = scale0 / extra
         if extra not in edges_at:
-            level = _reduced(reduced, extra)
-            smooth = np.asarray(cv2.GaussianBlur(level, (0, 0), settings.seed_blur_px), np.uint8)
+            smooth, hidden = levels.level(extra)
             edges = np.asarray(
                 cv2.Canny(smooth, settings.vote_canny_low, settings.vote_canny_high, L2gradient=True), np.uint8
             )
-            if small_ignore is not None:
-                edges[_reduced(small_ignore, extra) > 0] = 0
-            edges_at[extra] = (level.shape, _edge_normals(smooth, edges))
+            if hidden is not None:
+                edges[hidden] = 0
+            edges_at[extra] = (smooth.shape, _edge_normals(smooth, edges))
         (h, w), (xs, ys, ux, uy) = edges_at[extra]
         # votes land in cells of about vote_cell_mm: seeds need only land within a couple of millimetres, and
         # the accumulator's cost (counting, smoothing, peak search) falls with the square of the cell
@@ -303,6 +308,7 @@ def hough_seeds(
     px_per_mm: float,
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None = None,
+    levels: SeedLevels | None = None,
 ) -> Seeds:
     """Circle candidates from ``cv2.HoughCircles`` for every standard base size, in full-image pixels.
 
@@ -312,20 +318,14 @@ def hough_seeds(
     about the square of the scale. Candidates whose centre is ignored are dropped. Duplicates across bands are
     kept: the refinement merges them."""
     bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
-    first = reduction_factor(px_per_mm, settings.seed_radius_px / (bands_mm[0][0] / 2))
-    reduced = seed_image(grey, first, ignore)
-    scale0 = px_per_mm / first
+    levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
+    first, scale0 = levels.first, levels.scale0
     found = []
     bands = []
     factors = []
     for small_mm, large_mm in bands_mm:
         extra = reduction_factor(scale0, settings.seed_radius_px / (small_mm / 2))
-        level = reduced
-        if extra > 1:
-            size = (reduced.shape[1] // extra, reduced.shape[0] // extra)
-            level = np.asarray(cv2.resize(reduced, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
-        if settings.seed_blur_px > 0:
-            level = np.asarray(cv2.GaussianBlur(level, (0, 0), settings.seed_blur_px), dtype=np.uint8)
+        level = levels.level(extra)[0]
         scale = scale0 / extra
         r_min = max(MIN_SEED_RADIUS_PX, math.floor(small_mm / 2 * scale * (1 - settings.seed_radius_margin)))
         r_max = max(r_min + 1, math.ceil(large_mm / 2 * scale * (1 + settings.seed_radius_margin)))

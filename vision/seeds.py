@@ -120,7 +120,7 @@ class SeedLevels:
         self.scale0 = px_per_mm / self.first
         self._blur_px = settings.seed_blur_px
         self._grey = _reduced(grey, self.first)
-        self._ignore = None if ignore is None else _reduced(ignore, self.first)
+        self._ignore = None if ignore is None else _reduced(ignore, self.first, cv2.INTER_NEAREST)
         self._made: dict[int, tuple[NDArray[np.uint8], NDArray[np.bool_] | None]] = {}
 
     def level(self, extra: int) -> tuple[NDArray[np.uint8], NDArray[np.bool_] | None]:
@@ -128,7 +128,10 @@ class SeedLevels:
         bool (None when nothing is ignored)."""
         if extra not in self._made:
             grey = _reduced(self._grey, extra)
-            hidden = None if self._ignore is None else _reduced(self._ignore, extra) > 0
+            hidden = None
+            if self._ignore is not None:
+                # nearest-pixel reduction: far cheaper than averaging, and the mask's margin dwarfs a pixel
+                hidden = _reduced(self._ignore, extra, cv2.INTER_NEAREST) > 0
             if hidden is not None and hidden.any() and not hidden.all():
                 grey = grey.copy()
                 # a sample of the visible pixels gives their median well enough, at a fraction of the cost
@@ -172,11 +175,11 @@ def find_seeds(
     )
 
 
-def _reduced(image: NDArray[np.uint8], factor: int) -> NDArray[np.uint8]:
+def _reduced(image: NDArray[np.uint8], factor: int, interpolation: int = cv2.INTER_AREA) -> NDArray[np.uint8]:
     if factor <= 1:
         return image
     size = (image.shape[1] // factor, image.shape[0] // factor)
-    return np.asarray(cv2.resize(image, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
+    return np.asarray(cv2.resize(image, size, interpolation=interpolation), dtype=np.uint8)
 
 
 def _edge_normals(smooth: NDArray[np.uint8], edges: NDArray[np.uint8]) -> tuple[NDArray[np.float32], ...]:

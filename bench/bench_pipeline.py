@@ -35,9 +35,10 @@ from calibration.markers import detect_markers
 from tableref.assign import gated_assignment
 from tableref.config import Config, load_config
 from tableref.evaluate import Sample, load_samples
-from tableref.pipeline import detect_frame
+from tableref.pipeline import FrameAnalysis, detect_frame, marker_mask
 from tableref.sources import read_image
 from tableref.synth import make_eval
+from vision.seeds import find_seeds
 
 # The tutorial's HoughCircles: median blur, Canny high threshold, accumulator votes.
 TUTORIAL_BLUR = 5
@@ -98,10 +99,22 @@ def score(found: list[tuple[float, float, float]], sample: Sample) -> dict[str, 
     }
 
 
+def seeds_ms(image: NDArray[np.uint8], sample: Sample, analysis: FrameAnalysis, config: Config) -> float:
+    """Time (ms) of the seed search alone on the frame's top-down view, as the detect step makes it."""
+    topdown = analysis.calibration.rectify(image, analysis.px_per_mm)
+    size = (topdown.shape[1], topdown.shape[0])
+    mask = marker_mask(sample.spec, analysis.px_per_mm, size, config.pipeline.marker_mask_margin_mm)
+    grey = np.asarray(cv2.cvtColor(topdown, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+    start = time.perf_counter()
+    find_seeds(grey, analysis.px_per_mm, config.vision, mask)
+    return (time.perf_counter() - start) * 1e3
+
+
 def run(folder: Path, config: Config) -> None:
     samples = load_samples(folder)
     sizes = config.vision.base_sizes_mm
     totals: dict[str, dict[str, list[object]]] = {"ours": {}, "tutorial": {}}
+    steps: dict[str, list[float]] = {}
     for sample in samples:
         image = read_image(sample.image)
         first = detect_frame(image, sample.spec, config, sample.camera)
@@ -109,6 +122,9 @@ def run(folder: Path, config: Config) -> None:
         again = detect_frame(image, sample.spec, config, sample.camera, calibration=first.calibration)
         ours_ms = (time.perf_counter() - start) * 1e3
         ours = [(m.x_mm, m.y_mm, m.base.semi_axes_mm[0] * 2) for m in again.state.models]
+        for step, ms in again.timings_ms.items():
+            steps.setdefault(step, []).append(ms)
+        steps.setdefault("seeds", []).append(seeds_ms(image, sample, again, config))
         start = time.perf_counter()
         tut = tutorial(image, sample, sizes)
         tut_ms = (time.perf_counter() - start) * 1e3
@@ -128,6 +144,8 @@ def run(folder: Path, config: Config) -> None:
             f"{med:7.3f} {p95:7.3f} {top:7.3f} {100 * np.mean(sizes_right) if len(sizes_right) else 0:7.1f}% "
             f"{np.median(np.asarray(t['ms'], dtype=np.float64)):7.0f}"
         )
+    where = ", ".join(f"{step} {np.median(ms):.0f}" for step, ms in steps.items() if step != "calibrate")
+    print(f"{label:>6} ours, median ms per step with the calibration reused: {where} (seeds: part of detect)")
 
 
 def main() -> int:

@@ -46,7 +46,7 @@ class BaseArrays:
         axes_mm: (N, 2) semi-axes (along the base's own x, then y).
         rotation_rad: (N,) turn of each base, counter-clockwise from +x.
         round: (N,) True where both semi-axes are equal.
-        sigma_mm: (N,) 1-sigma position uncertainty.
+        sigma_mm: (N,) 1-sigma uncertainty of where the base's edge is: its centre's and half its size's.
     """
 
     center_mm: FloatArray
@@ -58,11 +58,16 @@ class BaseArrays:
     @staticmethod
     def from_state(state: TableState) -> BaseArrays:
         rows = np.array(
-            [(m.x_mm, m.y_mm, *m.base.semi_axes_mm, m.base.rotation_deg, m.sigma_mm) for m in state.models],
+            [
+                (m.x_mm, m.y_mm, *m.base.semi_axes_mm, m.base.rotation_deg, m.sigma_mm, m.base.size_sigma_mm)
+                for m in state.models
+            ],
             dtype=np.float64,
-        ).reshape(-1, 6)
+        ).reshape(-1, 7)
         axes = rows[:, 2:4]
-        return BaseArrays(rows[:, 0:2], axes, np.deg2rad(rows[:, 4]), axes[:, 0] == axes[:, 1], rows[:, 5])
+        # An edge is uncertain by its centre's sigma and by half its size's sigma.
+        sigma = np.hypot(rows[:, 5], rows[:, 6] / 2.0)
+        return BaseArrays(rows[:, 0:2], axes, np.deg2rad(rows[:, 4]), axes[:, 0] == axes[:, 1], sigma)
 
     def __len__(self) -> int:
         return int(self.center_mm.shape[0])

@@ -21,9 +21,11 @@ TERRAIN_KINDS = ("solid", "dense", "area")
 
 @dataclass(frozen=True)
 class RoundBase:
-    """A round base of ``diameter_mm``."""
+    """A round base of ``diameter_mm``; ``size_sigma_mm`` is the 1-sigma uncertainty of that size when it was
+    measured (0: known)."""
 
     diameter_mm: float
+    size_sigma_mm: float = 0.0
 
     @property
     def semi_axes_mm(self) -> tuple[float, float]:
@@ -39,17 +41,21 @@ class RoundBase:
         return True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"diameter_mm": self.diameter_mm}
+        out: dict[str, Any] = {"diameter_mm": self.diameter_mm}
+        if self.size_sigma_mm:
+            out["size_sigma_mm"] = self.size_sigma_mm
+        return out
 
 
 @dataclass(frozen=True)
 class OvalBase:
     """An oval base: ``width_mm`` along x and ``depth_mm`` along y before it is turned counter-clockwise (from +x
-    towards +y) by ``rotation_deg``."""
+    towards +y) by ``rotation_deg``; ``size_sigma_mm`` is the 1-sigma uncertainty of both sizes (0: known)."""
 
     width_mm: float
     depth_mm: float
     rotation_deg: float = 0.0
+    size_sigma_mm: float = 0.0
 
     @property
     def semi_axes_mm(self) -> tuple[float, float]:
@@ -60,7 +66,10 @@ class OvalBase:
         return self.width_mm == self.depth_mm
 
     def to_dict(self) -> dict[str, Any]:
-        return {"width_mm": self.width_mm, "depth_mm": self.depth_mm, "rotation_deg": self.rotation_deg}
+        out: dict[str, Any] = {"width_mm": self.width_mm, "depth_mm": self.depth_mm, "rotation_deg": self.rotation_deg}
+        if self.size_sigma_mm:
+            out["size_sigma_mm"] = self.size_sigma_mm
+        return out
 
 
 Base = RoundBase | OvalBase
@@ -177,6 +186,8 @@ def _validate(state: TableState) -> None:
                 raise StateError(f"{where}: base sizes must be positive numbers, got {m.base.to_dict()}")
         if not _finite(m.base.rotation_deg):
             raise StateError(f"{where}: base rotation_deg must be a finite number")
+        if not _finite(m.base.size_sigma_mm) or m.base.size_sigma_mm < 0:
+            raise StateError(f"{where}: base size_sigma_mm must be a non-negative number, got {m.base.size_sigma_mm!r}")
     for i, u in enumerate(state.units):
         if u.leader is not None and u.leader not in members.get(u.id, []):
             where = f"units[{i}] (id {u.id!r})"
@@ -258,10 +269,11 @@ class _Reader:
 
 def _base_from(obj: Any, where: str) -> Base:
     r = _Reader(obj, where + ".base")
+    size_sigma = r.number("size_sigma_mm", 0.0)
     if r.has("diameter_mm"):
-        return RoundBase(r.number("diameter_mm"))
+        return RoundBase(r.number("diameter_mm"), size_sigma)
     if r.has("width_mm") or r.has("depth_mm"):
-        return OvalBase(r.number("width_mm"), r.number("depth_mm"), r.number("rotation_deg", 0.0))
+        return OvalBase(r.number("width_mm"), r.number("depth_mm"), r.number("rotation_deg", 0.0), size_sigma)
     raise StateError(f"{where}.base: expected diameter_mm (round) or width_mm and depth_mm (oval)")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -130,12 +130,28 @@ def _position_sigma_mm(
     return fit, np.asarray(np.sqrt(np.sum(np.square(terms), axis=0)), dtype=np.float64)
 
 
+def size_sigma_mm(
+    fitted_mm: NDArray[np.float64], snapped_mm: NDArray[np.float64], sizes_mm: Sequence[float], fit_sigma_mm: float
+) -> NDArray[np.float64]:
+    """(N,) 1-sigma uncertainty of each snapped base size: the spread of the standard sizes weighted by how well
+    each explains the fitted diameter (N,), a fit being good to ``fit_sigma_mm``. Near zero for a size far from
+    its neighbours (50 against 40 and 60), about half a step between close ones (25, 27, 28.5)."""
+    if len(fitted_mm) == 0:
+        return np.empty(0)
+    sizes = np.asarray(sizes_mm, dtype=np.float64)[None, :]
+    log_p = -0.5 * ((fitted_mm[:, None] - sizes) / fit_sigma_mm) ** 2
+    p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    return np.asarray(np.sqrt(np.sum(p * (sizes - snapped_mm[:, None]) ** 2, axis=1)), dtype=np.float64)
+
+
 def state_from_detections(
     spec: TableSpec,
     calibration: TableCalibration,
     detections: BaseDetections,
     px_per_mm: float,
     settings: PipelineSettings,
+    sizes_mm: Sequence[float],
 ) -> tuple[rules.TableState, NDArray[np.float64]]:
     """Detections of a top-down view -> a table state of unassigned models, ids ``m1, m2, ...`` along the table
     rows (by y, then x) so that ids do not depend on detection order, and the frame-to-frame part of each
@@ -147,6 +163,9 @@ def state_from_detections(
     centers_mm = calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
     random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
     sigma = np.hypot(random, systematic)
+    size_sigma = size_sigma_mm(
+        2.0 * detections.radius_px / px_per_mm, detections.diameter_mm, sizes_mm, settings.diameter_fit_sigma_mm
+    )
     order = np.lexsort((centers_mm[:, 0], centers_mm[:, 1])) if len(centers_mm) else np.empty(0, dtype=np.intp)
     models = tuple(
         rules.Model(
@@ -154,7 +173,7 @@ def state_from_detections(
             unit=None,
             x_mm=float(centers_mm[i, 0]),
             y_mm=float(centers_mm[i, 1]),
-            base=rules.RoundBase(float(detections.diameter_mm[i])),
+            base=rules.RoundBase(float(detections.diameter_mm[i]), round(float(size_sigma[i]), 3)),
             sigma_mm=float(sigma[i]),
         )
         for k, i in enumerate(order)
@@ -193,7 +212,9 @@ def detect_frame(
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
     timings["detect"] = (time.perf_counter() - t) * 1e3
-    state, random = state_from_detections(spec, calibration, detections, px_per_mm, settings)
+    state, random = state_from_detections(
+        spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm
+    )
     timings["total"] = (time.perf_counter() - start) * 1e3
     return FrameAnalysis(state, calibration, detections, px_per_mm, MappingProxyType(timings), random)
 

@@ -25,6 +25,9 @@ class PipelineSettings:
     uncorrected_lens_sigma_mm: float
     # A detection takes the identity of a roster model whose centre is within this distance (mm).
     roster_gate_mm: float
+    # How far a fitted base diameter strays from the true size (1-sigma, mm), measured on rendered frames: the
+    # base's size sigma follows from it and the standard sizes near the fit.
+    diameter_fit_sigma_mm: float
 
 
 @dataclass(frozen=True)

@@ -269,3 +269,21 @@ def test_terrain_pieces_of_different_shapes() -> None:
 def test_models_without_any_unit(any_profile: rules.RuleProfile) -> None:
     state = state_of([model("x1", None, 500.0, 500.0), model("x2", None, 529.0, 500.0)], [])
     assert [f.kind for f in rules.check(state, any_profile)] == ["overlap"]
+
+
+@pytest.mark.parametrize(
+    ("size_sigma_mm", "expected"),
+    [(0.0, rules.CLEAR), (1.0, rules.CLOSE)],
+)
+def test_an_uncertain_base_size_widens_the_call(size_sigma_mm: float, expected: str) -> None:
+    # 0.6 mm outside base contact, positions exact: only the sizes' doubt can make it too close to call.
+    base = {"diameter_mm": 27.0, "size_sigma_mm": size_sigma_mm}
+    models = [
+        {"id": "r1", "unit": "red", "x_mm": 500.0, "y_mm": 500.0, "base": base},
+        {"id": "b1", "unit": "blue", "x_mm": 500.0 + 27.0 + 1.6, "y_mm": 500.0, "base": base},
+    ]
+    state = state_of(models, ENEMIES)
+    m = rules.measure(state, "r1", "b1", rules.load_profile("legion"))
+    (contact,) = [v for v in m.verdicts if v.line == "base_contact"]
+    assert (contact.within, contact.call) == (False, expected)
+    assert m.sigma_mm == pytest.approx(math.hypot(size_sigma_mm / 2, size_sigma_mm / 2))

@@ -24,7 +24,7 @@ GOOD: dict[str, Any] = {
             "unit": "clones",
             "x_mm": 450.0,
             "y_mm": 300.0,
-            "base": {"width_mm": 60, "depth_mm": 35, "rotation_deg": 30},
+            "base": {"width_mm": 60, "depth_mm": 35, "rotation_deg": 30, "size_sigma_mm": 0.4},
         },
         {"id": "m9", "unit": None, "x_mm": 900.0, "y_mm": 600.0, "base": {"diameter_mm": 32}},
     ],
@@ -55,7 +55,7 @@ def test_good_state_loads_with_every_field() -> None:
     assert state.table == rules.Table(1829.0, 1219.0)
     assert state.unit("clones").abilities == ("fly",)
     assert state.model("c1").base == rules.RoundBase(27.0)
-    assert state.model("c2").base == rules.OvalBase(60.0, 35.0, 30.0)
+    assert state.model("c2").base == rules.OvalBase(60.0, 35.0, 30.0, 0.4)
     assert state.model("c2").sigma_mm == 0.0
     assert state.model("m9").unit is None
     assert state.terrain[0].polygon[2] == (100.0, 80.0)
@@ -81,6 +81,7 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.1.base", {"width_mm": 60, "depth_mm": 0}, "base sizes must be positive"),
         ("models.0.x_mm", float("nan"), "'x_mm' must be a finite number"),
         ("models.0.sigma_mm", -0.1, "sigma_mm must be a non-negative"),
+        ("models.0.base", {"diameter_mm": 27, "size_sigma_mm": -1}, "size_sigma_mm must be a non-negative"),
         ("models.0.y_mm", "300", "'y_mm' must be a number"),
         ("models.0.y_mm", ..., "missing 'y_mm'"),
         ("models.0.base", {"radius_mm": 5}, "expected diameter_mm"),

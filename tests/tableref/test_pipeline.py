@@ -10,18 +10,19 @@ import pytest
 import rules
 from calibration.table import calibrate_table, table_to_rectified
 from tableref.config import Config
-from tableref.pipeline import carry_identities, fuse_frames, seen_height_mm, state_from_detections
+from tableref.pipeline import carry_identities, fuse_frames, seen_height_mm, size_sigma_mm, state_from_detections
 from tests.tableref.conftest import Rendered
 from vision.detections import BaseDetections
 
+SIZES_MM = (25.0, 27.0, 28.5, 32.0, 40.0, 50.0)
 TRUTH_MM = np.array([[300.0, 300.0], [914.5, 609.5], [1600.0, 1000.0], [150.0, 1100.0]])
 
 
-def detections_at(points_px: np.ndarray, diameter_mm: float, sigma_px: float) -> BaseDetections:
+def detections_at(points_px: np.ndarray, diameter_mm: float, sigma_px: float, px_per_mm: float) -> BaseDetections:
     n = len(points_px)
     return BaseDetections(
         center_px=points_px,
-        radius_px=np.full(n, 10.0),
+        radius_px=np.full(n, diameter_mm / 2.0 * px_per_mm),
         diameter_mm=np.full(n, diameter_mm),
         score=np.ones(n),
         edge_coverage=np.ones(n),
@@ -46,13 +47,15 @@ def test_rectified_rims_map_to_the_bases_below_them(
         on_plane = cal.image_to_table(seen_px, 0.0)
     else:
         on_plane = TRUTH_MM
-    dets = detections_at(table_to_rectified(on_plane, px_per_mm), 32.0, 0.1)
-    state, random = state_from_detections(empty_table.spec, cal, dets, px_per_mm, settings)
+    dets = detections_at(table_to_rectified(on_plane, px_per_mm), 32.0, 0.1, px_per_mm)
+    state, random = state_from_detections(empty_table.spec, cal, dets, px_per_mm, settings, SIZES_MM)
     got = np.array([[m.x_mm, m.y_mm] for m in state.models])
     order = np.lexsort((TRUTH_MM[:, 0], TRUTH_MM[:, 1]))
     np.testing.assert_allclose(got, TRUTH_MM[order], atol=1e-6)
     assert [m.id for m in state.models] == ["m1", "m2", "m3", "m4"]
-    assert all(m.unit is None and m.base == rules.RoundBase(32.0) for m in state.models)
+    assert all(m.unit is None and m.base.diameter_mm == 32.0 for m in state.models)
+    # 32 mm stands 3.5 mm from 28.5 mm and 8 mm from 40 mm: some doubt, less than half the step to 28.5 mm.
+    assert all(0.0 < m.base.size_sigma_mm < 3.5 / 2 for m in state.models)
     np.testing.assert_allclose(random, 0.1 / px_per_mm)
     sigma = np.array([m.sigma_mm for m in state.models])
     assert np.all(sigma >= random)
@@ -105,8 +108,9 @@ def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config:
     analyses = []
     for _ in range(4):
         noisy = TRUTH_MM + rng.normal(0, 0.05, TRUTH_MM.shape)
-        dets = detections_at(table_to_rectified(cal.image_to_table(cal.table_to_image(noisy, 4.0)), 2.0), 32.0, 0.4)
-        state, random = state_from_detections(empty_table.spec, cal, dets, 2.0, config.pipeline)
+        on_plane = cal.image_to_table(cal.table_to_image(noisy, 4.0))
+        dets = detections_at(table_to_rectified(on_plane, 2.0), 32.0, 0.4, 2.0)
+        state, random = state_from_detections(empty_table.spec, cal, dets, 2.0, config.pipeline, SIZES_MM)
         analyses.append(FrameAnalysis(state, cal, dets, 2.0, {}, random))
     fused = fuse_frames(analyses, gate_mm=10.0)
     one = analyses[0].state.models[0].sigma_mm
@@ -116,3 +120,19 @@ def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config:
     assert fused.extras["calibration"]["frames_fused"] == 4
     mean = np.mean([[a.state.models[0].x_mm, a.state.models[0].y_mm] for a in analyses], axis=0)
     assert (fused.models[0].x_mm, fused.models[0].y_mm) == pytest.approx(tuple(mean))
+
+
+@pytest.mark.parametrize(
+    ("fitted_mm", "snapped_mm", "low", "high"),
+    [
+        (50.0, 50.0, 0.0, 0.01),  # 40 and 60 are far: the size is sure
+        (40.3, 40.0, 0.0, 0.01),
+        (27.0, 27.0, 0.8, 1.6),  # 25 and 28.5 are close by
+        (27.8, 28.5, 1.0, 2.2),  # between 27 and 28.5, snapped to the farther one
+    ],
+)
+def test_size_sigma_follows_the_neighbouring_sizes(
+    fitted_mm: float, snapped_mm: float, low: float, high: float
+) -> None:
+    sigma = size_sigma_mm(np.array([fitted_mm]), np.array([snapped_mm]), SIZES_MM, fit_sigma_mm=1.1)
+    assert low <= sigma[0] <= high

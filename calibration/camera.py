@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration.errors import CameraFileError, CameraMismatchError
+from calibration.files import read_text
 
 # Two frame sizes have the same aspect when their width and height scale factors agree this closely; anything
 # larger is a crop, and which part was cropped cannot be known.
@@ -222,12 +223,7 @@ def camera_from_dict(data: Any, where: str = "camera") -> CameraModel:
 def load_camera(path: str | Path) -> CameraModel:
     """Read camera.json. Raises :class:`CameraFileError` for a missing, unreadable or invalid file."""
     p = Path(path)
-    try:
-        text = p.read_text("utf-8")
-    except FileNotFoundError:
-        raise CameraFileError(f"{p}: no such file; expected a camera.json from 'tableref calibrate-camera'") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CameraFileError(f"{p}: cannot read it as text ({exc})") from None
+    text = read_text(p, "a camera.json from 'tableref calibrate-camera'", CameraFileError)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

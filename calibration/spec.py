@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.errors import SpecError
+from calibration.files import read_text
 
 
 @dataclass(frozen=True)
@@ -153,14 +154,8 @@ def load_table_spec(path: str | Path | None = None) -> TableSpec:
         text = resources.files("calibration").joinpath("default_table.toml").read_text("utf-8")
         where = "default table spec"
     else:
-        p = Path(path)
-        where = str(p)
-        try:
-            text = p.read_text("utf-8")
-        except FileNotFoundError:
-            raise SpecError(f"{p}: no such file; expected a table spec TOML file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError(f"{p}: cannot read it as text ({exc})") from None
+        where = str(path)
+        text = read_text(path, "a table spec TOML file", SpecError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

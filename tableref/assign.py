@@ -6,8 +6,12 @@ minimum-cost assignment does not. Pairs farther apart than the gate are never ma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
+
+import rules
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -83,3 +87,16 @@ def gated_assignment(cost: FloatArray, gate: float) -> tuple[IntArray, IntArray]
     rows, cols = min_cost_assignment(padded)
     keep = allowed[rows, cols]
     return rows[keep], cols[keep]
+
+
+def centres_mm(models: Sequence[rules.Model]) -> FloatArray:
+    """(N, 2) centres of ``models`` in table millimetres."""
+    return np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
+
+
+def match_models(a: Sequence[rules.Model], b: Sequence[rules.Model], gate_mm: float) -> tuple[IntArray, IntArray]:
+    """Which model of ``b`` each model of ``a`` is: minimum total centre distance, no pair farther apart than
+    ``gate_mm``. Returns (rows into a, cols into b) of the matched pairs."""
+    pa, pb = centres_mm(a), centres_mm(b)
+    cost = np.hypot(pa[:, None, 0] - pb[None, :, 0], pa[:, None, 1] - pb[None, :, 1])
+    return gated_assignment(cost, gate_mm)

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 import rules
 from calibration.camera import CameraModel, camera_from_dict
 from calibration.spec import TableSpec, load_table_spec, table_spec_from_dict
-from tableref.assign import gated_assignment
+from tableref.assign import centres_mm, match_models
 from tableref.config import Config
 from tableref.pipeline import detect_frame
 from tableref.settings import EvaluateSettings
@@ -114,14 +114,8 @@ def score_frame(sample: Sample, config: Config, settings: EvaluateSettings) -> F
     det = analysis.state.models
     true_models = truth.models
     vis = np.array([float(visibility.get(m.id, 1.0)) for m in true_models])
-    if det and true_models:
-        a = np.array([[m.x_mm, m.y_mm] for m in det])
-        b = np.array([[m.x_mm, m.y_mm] for m in true_models])
-        cost = np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
-        rows, cols = gated_assignment(cost, settings.match_gate_mm)
-    else:
-        a = b = np.empty((0, 2))
-        rows = cols = np.empty(0, dtype=np.intp)
+    a, b = centres_mm(det), centres_mm(true_models)
+    rows, cols = match_models(det, true_models, settings.match_gate_mm)
     diff = a[rows] - b[cols] if len(rows) else np.empty((0, 2))
     sigma = np.array([det[i].sigma_mm for i in rows]) if len(rows) else np.empty(0)
     z = diff / np.maximum(sigma, 1e-9)[:, None] if len(rows) else np.empty((0, 2))

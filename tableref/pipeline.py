@@ -20,7 +20,7 @@ import rules
 from calibration.camera import CameraModel
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, calibrate_table, rectified_to_table, table_to_rectified
-from tableref.assign import gated_assignment
+from tableref.assign import centres_mm, match_models
 from tableref.config import Config
 from tableref.settings import PipelineSettings
 from vision.detect import detect_bases
@@ -226,19 +226,14 @@ def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableSta
     if not analyses:
         raise ValueError("fuse_frames needs at least one frame")
     first = analyses[0]
-    ref = np.array([[m.x_mm, m.y_mm] for m in first.state.models]).reshape(-1, 2)
     total = np.array([m.sigma_mm for m in first.state.models])
     systematic2 = np.maximum(total**2 - first.sigma_random_mm**2, 0.0)
-    sums = ref.copy()
+    sums = centres_mm(first.state.models)
     random2 = first.sigma_random_mm**2
-    seen = np.ones(len(ref))
+    seen = np.ones(len(sums))
     for other in analyses[1:]:
-        pts = np.array([[m.x_mm, m.y_mm] for m in other.state.models]).reshape(-1, 2)
-        if len(pts) == 0 or len(ref) == 0:
-            continue
-        cost = np.hypot(ref[:, None, 0] - pts[None, :, 0], ref[:, None, 1] - pts[None, :, 1])
-        rows, cols = gated_assignment(cost, gate_mm)
-        sums[rows] += pts[cols]
+        rows, cols = match_models(first.state.models, other.state.models, gate_mm)
+        sums[rows] += centres_mm(other.state.models)[cols]
         random2[rows] += other.sigma_random_mm[cols] ** 2
         seen[rows] += 1
     mean = sums / seen[:, None]
@@ -259,13 +254,7 @@ def carry_identities(detected: rules.TableState, roster: rules.TableState, gate_
     units, terrain and table come along."""
     det = detected.models
     ros = roster.models
-    if det and ros:
-        a = np.array([[m.x_mm, m.y_mm] for m in det])
-        b = np.array([[m.x_mm, m.y_mm] for m in ros])
-        cost = np.hypot(*(a[:, None, :] - b[None, :, :]).transpose(2, 0, 1))
-        rows, cols = gated_assignment(cost, gate_mm)
-    else:
-        rows = cols = np.empty(0, dtype=np.intp)
+    rows, cols = match_models(det, ros, gate_mm)
     matched = dict(zip(rows.tolist(), cols.tolist(), strict=True))
     taken = {m.id for m in ros}
     fresh = (f"{MODEL_ID_PREFIX}{k}" for k in range(1, 10 * (len(det) + len(ros)) + 2))

@@ -24,7 +24,13 @@ from calibration.markers import MarkerDetections, detect_markers
 from calibration.printing import board_pdf, markers_pdf
 from calibration.settings import CalibrationSettings
 from calibration.spec import MarkerSpec, TableSpec, load_table_spec, table_spec_from_dict
-from calibration.table import TableCalibration, calibrate_table, rectified_to_table, table_to_rectified
+from calibration.table import (
+    TableCalibration,
+    calibrate_table,
+    marker_drift_px,
+    rectified_to_table,
+    table_to_rectified,
+)
 
 __all__ = [
     "CalibrationError",
@@ -56,6 +62,7 @@ __all__ = [
     "estimate_lens",
     "load_camera",
     "load_table_spec",
+    "marker_drift_px",
     "markers_pdf",
     "rectified_to_table",
     "save_camera",

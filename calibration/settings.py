@@ -37,6 +37,9 @@ class CalibrationSettings:
     # lens_estimate_min_markers markers are used (fewer leave the bending between them unobserved).
     estimate_lens: bool
     lens_estimate_min_markers: int
+    # A fixed camera counts as moved (bumped, its mount knocked) when the markers' corners lie further than this
+    # (median, px) from where the calibration puts them.
+    moved_drift_px: float
     # The ChArUco board for lens calibration (printed by ``tableref board``).
     board_squares_x: int
     board_squares_y: int

@@ -479,3 +479,24 @@ def calibrate_table(
         fit=fit,
         lens_estimated=lens_estimated,
     )
+
+
+def marker_drift_px(
+    image_bgr: NDArray[np.uint8], calibration: TableCalibration, *, settings: CalibrationSettings
+) -> float | None:
+    """How far (px, median over corners) the markers the calibration used lie in ``image_bgr`` from where the
+    calibration puts them: about the corner noise, a tenth of a pixel, while the camera stays put; more once it
+    moved. The median ignores a corner a hand or a model touches. None when none of those markers is seen (no
+    evidence either way); infinity for a frame of another size (another camera). Raises :class:`ImageError`."""
+    gray = to_gray(image_bgr, settings.min_image_side_px)
+    if gray.shape != (calibration.image_height, calibration.image_width):
+        return math.inf
+    spec = calibration.spec
+    detections = detect_markers(gray, spec.aruco_dictionary(), settings)
+    keep = np.isin(detections.ids, calibration.markers_used)
+    if not keep.any():
+        return None
+    table_mm = np.concatenate([spec.marker(int(i)).corners_mm() for i in detections.ids[keep]])
+    expected_px = calibration.table_to_image(table_mm)
+    found_px = detections.corners_px[keep].reshape(-1, 2)
+    return float(np.median(np.linalg.norm(found_px - expected_px, axis=1)))

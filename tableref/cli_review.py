@@ -34,6 +34,19 @@ def _outputs(sources: list[str], out: str | None) -> list[str]:
     return [str(folder / f"{stem}{REVIEW_SUFFIX}") for stem in stems]
 
 
+def _on_cluster(
+    jobs: list[ReviewJob], args: argparse.Namespace, frames: list[int], timeout_s: float
+) -> list[dict[str, Any]]:
+    from tableref import cluster
+
+    client = cluster.connect(args.dask, args.workers, timeout_s)
+    try:
+        with Progress(sum(frames), "frames", enabled=not args.quiet) as bar:
+            return cluster.review_on_cluster(jobs, client, frames, bar.advance)
+    finally:
+        cluster.close(client)
+
+
 def _cmd_review(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
@@ -44,10 +57,15 @@ def _cmd_review(args: argparse.Namespace) -> int:
     ]
     from tableref.config import load_config
 
-    photo_period = load_config(args.config).review.photo_period_s
+    review_settings = load_config(args.config).review
+    photo_period = review_settings.photo_period_s
     total = sum(Recording(j.source, photo_period).count for j in jobs)
-    with Progress(total, "frames", enabled=not args.quiet) as bar:
-        summaries = review_many(jobs, args.workers, bar.advance)
+    if args.dask:
+        frames = [Recording(j.source, photo_period).count for j in jobs]
+        summaries = _on_cluster(jobs, args, frames, review_settings.dask_connect_timeout_s)
+    else:
+        with Progress(total, "frames", enabled=not args.quiet) as bar:
+            summaries = review_many(jobs, args.workers, bar.advance)
     failed = [s for s in summaries if "error" in s]
     if len(jobs) == 1 and failed:
         # One recording: its error is the command's error (one line, exit code 2 for bad input).
@@ -66,14 +84,20 @@ def _cmd_review(args: argparse.Namespace) -> int:
             if "error" in s:
                 print(f"{s['source']}: failed: {s['error']}")
                 continue
-            again = " (resumed)" if s["resumed"] else ""
-            print(f"{s['source']}: {s['states']} settled states in {s['out']}{again}")
+            notes = [" (resumed)"] if s["resumed"] else []
+            if s.get("covered"):
+                notes.append(f" ({s['covered']} still spells with something reaching in were not taken)")
+            if s.get("recalibrated"):
+                notes.append(f" (the camera moved: calibrated again {s['recalibrated']} times)")
+            if s.get("skipped"):
+                notes.append(f" ({s['skipped']} settled frames could not be measured)")
+            print(f"{s['source']}: {s['states']} settled states in {s['out']}{''.join(notes)}")
     return EXIT_FAILED if failed else EXIT_OK
 
 
 def add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``tableref review VIDEO... [--table SPEC] [--camera camera.json] [--roster STATE.json] [--profile P]
-    [--out GAME.sqlite] [--json] [--actions FILE] [--workers N] [--config SETTINGS.toml]``."""
+    [--out GAME.sqlite] [--json] [--actions FILE] [--workers N] [--dask ADDRESS] [--config SETTINGS.toml]``."""
     p = sub.add_parser(
         "review",
         help="review recorded games: settled states, moves, findings, events",
@@ -95,7 +119,14 @@ def add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--workers",
         type=int,
         default=min(2, os.cpu_count() or 1),
-        help="recordings reviewed at once, each in its own process (default: 2 or the number of cores if fewer)",
+        help="recordings reviewed at once, each in its own process (default: 2 or the number of cores if fewer); "
+        "with --dask local, the number of worker processes",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="review on a Dask cluster, one task per recording: the scheduler's address (tcp://host:8786; the "
+        "workers need tableref and the files at the same paths) or 'local' for worker processes on this machine",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")

@@ -13,6 +13,8 @@ from numpy.typing import NDArray
 
 # A 3x3 blur on the small copy smooths sensor noise without hiding a moved model (a base spans several pixels).
 _BLUR_KERNEL = (3, 3)
+# Changed pixels this close (a 3x3 neighbourhood of the small copy) belong to one region.
+_JOIN_KERNEL = (3, 3)
 
 
 def thumbnail(image_bgr: NDArray[np.uint8], width_px: int) -> NDArray[np.uint8]:
@@ -30,6 +32,23 @@ def changed_fraction(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: in
         return 1.0
     diff = cv2.absdiff(a, b)
     return float(np.count_nonzero(diff > pixel_delta)) / diff.size
+
+
+def reaching_in(thumb: NDArray[np.uint8], reference: NDArray[np.uint8], pixel_delta: int, min_fraction: float) -> bool:
+    """True when something reaches into the frame from outside it: a region that changed since ``reference``
+    (pixels differing by more than ``pixel_delta``, 8-connected) touches the frame's border and covers at least
+    ``min_fraction`` of the frame. A hand, an arm or a tape measure comes in over the edge of the picture; models
+    moved on the table change small patches inside it. Thumbnails of other sizes are not compared (False)."""
+    if thumb.shape != reference.shape:
+        return False
+    mask = (cv2.absdiff(thumb, reference) > pixel_delta).astype(np.uint8)
+    # An arm about as bright as the mat changes only in pieces (its shaded side, its shadow): close the gaps.
+    mask = np.asarray(cv2.dilate(mask, np.ones(_JOIN_KERNEL, np.uint8)), dtype=np.uint8)
+    count, _labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    height, width = mask.shape
+    x, y, w, h, area = (stats[1:, i] for i in range(5))
+    on_border = (x == 0) | (y == 0) | (x + w == width) | (y + h == height)
+    return bool(np.any(on_border & (area >= min_fraction * mask.size))) if count > 1 else False
 
 
 class SettleWatch:

@@ -25,9 +25,9 @@ import rules
 import vision
 from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
-from calibration.table import TableCalibration, calibrate_table
+from calibration.table import TableCalibration, calibrate_table, marker_drift_px
 from tableref.config import Config
-from tableref.motion import SettleWatch, thumbnail
+from tableref.motion import SettleWatch, reaching_in, thumbnail
 from tableref.pipeline import detect_frame
 from tableref.review import ReviewedState, review_state
 from tableref.review_store import Resume, ReviewStore
@@ -212,11 +212,24 @@ class Reviewer:
         self.actions = actions
         self.calibration: TableCalibration | None = None
         self.skipped = 0
+        self.covered = 0
+        self.recalibrated = 0
 
     def _calibrate(self, image: NDArray[np.uint8]) -> TableCalibration:
         if self.calibration is None:
             self.calibration = calibrate_table(image, self.spec, self.camera, settings=self.config.calibration)
         return self.calibration
+
+    def _calibration_for(self, image: NDArray[np.uint8]) -> tuple[TableCalibration, bool]:
+        """The calibration to measure a settled frame with, and whether it is new: the one kept, unless the
+        markers say the camera moved (then the frame is calibrated afresh)."""
+        if self.calibration is not None:
+            settings = self.config.calibration
+            drift = marker_drift_px(image, self.calibration, settings=settings)
+            if drift is None or drift <= settings.moved_drift_px:
+                return self.calibration, False
+            self.calibration = None
+        return self._calibrate(image), True
 
     def run(self, progress: Callable[[int], None] = lambda n: None) -> int:
         """Scan the rest of the recording; returns the number of settled states stored in all."""
@@ -249,14 +262,20 @@ class Reviewer:
             spell_done = True
             if measured is not None and not watch.differs(thumb, measured):
                 continue
+            if measured is not None and reaching_in(thumb, measured, s.covered_pixel_delta, s.covered_fraction):
+                # A hand held still over the table: the next movement (it leaving) starts a new spell.
+                self.covered += 1
+                continue
             try:
-                cal = self._calibrate(sample.image_bgr)
+                cal, fresh = self._calibration_for(sample.image_bgr)
                 analysis = detect_frame(sample.image_bgr, self.spec, self.config, self.camera, cal)
             except _FRAME_ERRORS:
                 self.skipped += 1
                 continue
-            if previous is None:
+            if fresh:
+                # A resumed review calibrates on this frame: the camera stood here for the states from now on.
                 self.store.set_meta(calibration_frame=str(sample.index))
+                self.recalibrated += previous is not None
             reviewed = review_state(
                 analysis.state,
                 sample.index,
@@ -293,11 +312,27 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
         store.claim(job_identity(job, config))
         if store.meta().get("complete") == "1":
             progress(recording.count)
-            return {"source": job.source, "out": job.out, "states": store.count(), "resumed": True, "skipped": 0}
+            return {
+                "source": job.source,
+                "out": job.out,
+                "states": store.count(),
+                "resumed": True,
+                "skipped": 0,
+                "covered": 0,
+                "recalibrated": 0,
+            }
         resumed = store.count() > 0
         reviewer = Reviewer(recording, store, spec, config, profile, camera, roster, actions)
         states = reviewer.run(progress)
-        return {"source": job.source, "out": job.out, "states": states, "resumed": resumed, "skipped": reviewer.skipped}
+        return {
+            "source": job.source,
+            "out": job.out,
+            "states": states,
+            "resumed": resumed,
+            "skipped": reviewer.skipped,
+            "covered": reviewer.covered,
+            "recalibrated": reviewer.recalibrated,
+        }
 
 
 def _worker(job: ReviewJob, queue: Any) -> dict[str, Any]:

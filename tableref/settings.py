@@ -52,6 +52,11 @@ class ReviewSettings:
     motion_thumb_px: int
     motion_pixel_delta: int
     motion_fraction: float
+    # A still frame is covered (not settled) when a region changed (by more than covered_pixel_delta grey levels)
+    # since the last measured state touches the frame's border and covers at least covered_fraction of it: an arm
+    # reaching in.
+    covered_pixel_delta: int
+    covered_fraction: float
     # The table is settled when nothing moved for this long (s); a folder of still photos counts each photo as
     # settled.
     settle_s: float
@@ -67,3 +72,5 @@ class ReviewSettings:
     # Each settled frame is kept for the dashboard as a JPEG at most this long, at this quality (1-100).
     stored_frame_max_side_px: int
     stored_frame_jpeg_quality: int
+    # `--dask ADDRESS`: how long to wait for the scheduler (s) before saying it cannot be reached.
+    dask_connect_timeout_s: float

@@ -31,7 +31,7 @@ import calibration
 import rules
 import vision
 from calibration.spec import TableSpec
-from calibration.table import TableCalibration
+from calibration.table import TableCalibration, marker_drift_px
 from tableref.config import Config
 from tableref.pipeline import detect_frame
 from tableref.sources import SourceError
@@ -615,6 +615,11 @@ class LiveTable:
             with self._lock:
                 cal = self._calibrations.get(scene.key)
                 spec = self._spec
+            if cal is not None:
+                # A knocked camera: the markers are no longer where the kept calibration puts them.
+                drift = marker_drift_px(job.frame.image_bgr, cal, settings=self.config.calibration)
+                if drift is not None and drift > self.config.calibration.moved_drift_px:
+                    cal = None
             analysis = detect_frame(job.frame.image_bgr, spec, self.config, scene.camera, cal)
             with self._lock:
                 if self._spec is spec:

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from tableref.synth.errors import SceneError
 from tableref.synth.render import render
 from tableref.synth.scene import Scene
-from tableref.synth.sequence import frame_seed, move_scenes
+from tableref.synth.sequence import frame_seed, hand_over_moved, move_scenes
 
 # The video codec of the written games: Motion-JPEG in AVI, which the headless OpenCV wheel writes and reads.
 FOURCC = "MJPG"
@@ -50,9 +50,12 @@ def write_game(
     move_steps: int,
     frames_per_step: int,
     seed: int,
+    hand_hold_frames: int = 0,
 ) -> GameVideo:
     """Write a game: each of ``states`` held for ``hold_frames`` frames, and between two states ``move_steps``
-    scenes of the move (models sliding, a hand over them) of ``frames_per_step`` frames each."""
+    scenes of the move (models sliding, a hand over them) of ``frames_per_step`` frames each. With
+    ``hand_hold_frames``, the hand stays still over the moved models, in their new places, that many frames before
+    it leaves (a player who has not let go: still, but not settled)."""
     if not states:
         raise SceneError("a game needs at least one settled state")
     rng = np.random.default_rng(seed)
@@ -69,6 +72,12 @@ def write_game(
                 for k, between in enumerate(move_scenes(states[i - 1], scene, move_steps, seed + i)):
                     image = np.asarray(render(between, frame_seed(seed, i, k + 1))[0], dtype=np.uint8)
                     for _ in range(frames_per_step):
+                        writer.write(_noisy(image, rng))
+                        frame += 1
+                if hand_hold_frames:
+                    held = hand_over_moved(states[i - 1], scene, seed + i)
+                    image = np.asarray(render(held, frame_seed(seed, i, move_steps + 1))[0], dtype=np.uint8)
+                    for _ in range(hand_hold_frames):
                         writer.write(_noisy(image, rng))
                         frame += 1
             still = np.asarray(render(scene, frame_seed(seed, i, 0))[0], dtype=np.uint8)

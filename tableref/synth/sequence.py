@@ -66,6 +66,20 @@ def move_scenes(before: Scene, after: Scene, steps: int, seed: int) -> list[Scen
     return out
 
 
+def hand_over_moved(before: Scene, after: Scene, seed: int) -> Scene:
+    """``after`` with a hand still hovering over the models that moved since ``before`` (a player who has not let
+    go yet); ``after`` itself when nothing moved."""
+    start = {m.model.id: (m.model.x_mm, m.model.y_mm) for m in before.models}
+    moved = [m for m in after.models if m.model.id in start and (m.model.x_mm, m.model.y_mm) != start[m.model.id]]
+    if not moved:
+        return after
+    rng = np.random.default_rng(seed)
+    skin = SKIN_TONES[int(rng.integers(len(SKIN_TONES)))]
+    cx = float(np.mean([m.model.x_mm for m in moved]))
+    cy = float(np.mean([m.model.y_mm for m in moved]))
+    return dataclasses.replace(after, hands=(*after.hands, _hand_over(after, cx, cy, skin)))
+
+
 def _hand_over(scene: Scene, x: float, y: float, skin: tuple[float, float, float]) -> Hand:
     # The arm comes from the nearest table edge.
     w, d = scene.table.width_mm, scene.table.depth_mm

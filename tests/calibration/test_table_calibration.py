@@ -15,7 +15,13 @@ from calibration.homography import apply_homography
 from calibration.markers import detect_markers
 from calibration.settings import CalibrationSettings
 from calibration.spec import MarkerSpec, TableSpec
-from calibration.table import TableCalibration, calibrate_table, rectified_to_table, table_to_rectified
+from calibration.table import (
+    TableCalibration,
+    calibrate_table,
+    marker_drift_px,
+    rectified_to_table,
+    table_to_rectified,
+)
 from tests.calibration.conftest import camera_of, table_frame
 from tests.calibration.synthetic_views import View
 
@@ -368,3 +374,38 @@ def test_rectify_refuses_a_frame_of_another_size(spec: TableSpec, settings: Cali
         cal.rectify(np.zeros((1080, 1920), np.uint8), 1.0)
     with pytest.raises(ValueError, match="px_per_mm"):
         cal.rectify(image, 0.0)
+
+
+def _shifted(image: NDArray[np.uint8], dx_px: float) -> NDArray[np.uint8]:
+    m = np.array([[1.0, 0.0, dx_px], [0.0, 1.0, 0.0]])
+    return np.asarray(cv2.warpAffine(image, m, (image.shape[1], image.shape[0]), flags=cv2.INTER_LINEAR))
+
+
+@pytest.mark.parametrize(
+    ("frame", "low_px", "high_px"),
+    [
+        ("same camera, new noise", 0.0, 0.3),
+        ("knocked 1.5 px", 1.2, 1.8),
+        ("knocked 4 px", 3.7, 4.3),
+    ],
+)
+def test_marker_drift_tells_a_moved_camera(
+    spec: TableSpec, settings: CalibrationSettings, frame: str, low_px: float, high_px: float
+) -> None:
+    image, view = table_frame(spec)
+    cal = calibrate_table(image, spec, camera_of(view), settings=settings)
+    other, _ = table_frame(spec, seed=1)
+    if frame.startswith("knocked"):
+        other = _shifted(other, float(frame.split()[1]))
+    drift = marker_drift_px(other, cal, settings=settings)
+    assert drift is not None and low_px <= drift <= high_px
+    assert (drift > settings.moved_drift_px) == frame.startswith("knocked")
+
+
+def test_marker_drift_without_markers_or_of_another_frame_size(spec: TableSpec, settings: CalibrationSettings) -> None:
+    image, view = table_frame(spec)
+    cal = calibrate_table(image, spec, camera_of(view), settings=settings)
+    blank = np.full_like(image, 128)
+    assert marker_drift_px(blank, cal, settings=settings) is None
+    small = np.ascontiguousarray(image[::2, ::2])
+    assert marker_drift_px(small, cal, settings=settings) == float("inf")

@@ -42,6 +42,8 @@ START = {
 ALPHA_MOVE_MM = 5.0 * INCH  # a legal Move
 ALPHA_ADVANCE_MM = 10.0 * INCH  # beyond a Move: an Advance
 CHARLIE_MOVE_MM = 14.0 * INCH  # beyond Move + Advance: illegal
+# With a bump, the camera stands elsewhere from this settled state on.
+BUMPED_FROM_STATE = 2
 ARRIVING = {"d1": ("delta", 1500.0, 300.0), "d2": ("delta", 1545.0, 300.0)}
 
 
@@ -71,11 +73,18 @@ def _figure(model_id: str):  # type: ignore[no-untyped-def]
     return make_figure(rng, BASE_MM, ((0.8, 0.75, 0.6), (0.6, 0.2, 0.15)))
 
 
-def scenes() -> list[Scene]:
+def scenes(bump_mm: float = 0.0) -> list[Scene]:
+    """The settled states; with ``bump_mm``, the camera is knocked that far sideways (and turned to follow)
+    during the second move, and stays there."""
     spec = load_table_spec()
-    camera = fit_camera(spec, FRAME_SIZE, CAMERA_POSITION_MM, (914.5, 609.5, 0.0))
+    look_at = (914.5, 609.5, 0.0)
+    camera = fit_camera(spec, FRAME_SIZE, CAMERA_POSITION_MM, look_at)
+    x, y, z = CAMERA_POSITION_MM
+    bumped = fit_camera(spec, FRAME_SIZE, (x + bump_mm, y - bump_mm / 2, z), (look_at[0] + bump_mm / 3, *look_at[1:]))
     out = []
-    for models in truth_states():
+    for k, models in enumerate(truth_states()):
+        if bump_mm and k == BUMPED_FROM_STATE:
+            camera = bumped
         placed = [
             SceneModel(rules.Model(k, u, x, y, rules.RoundBase(BASE_MM)), 4.0, "black", "black", 0.0, _figure(k))
             for k, (u, x, y) in models.items()
@@ -84,5 +93,14 @@ def scenes() -> list[Scene]:
     return out
 
 
-def make_game(folder: Path) -> GameVideo:
-    return write_game(scenes(), folder / "game.avi", fps=FPS, hold_frames=12, move_steps=2, frames_per_step=3, seed=5)
+def make_game(folder: Path, hand_hold_frames: int = 0, bump_mm: float = 0.0) -> GameVideo:
+    return write_game(
+        scenes(bump_mm),
+        folder / "game.avi",
+        fps=FPS,
+        hold_frames=12,
+        move_steps=2,
+        frames_per_step=3,
+        seed=5,
+        hand_hold_frames=hand_hold_frames,
+    )

@@ -3,8 +3,10 @@ several recordings at once."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +18,14 @@ import rules
 from calibration.spec import load_table_spec
 from rules.state import dump_state
 from tableref.cli import main
-from tableref.config import load_config
+from tableref.config import Config, load_config
 from tableref.review_run import Recording, Reviewer
 from tableref.review_store import ReviewStore
 from tableref.synth.game import GameVideo
 from tests.tableref.review_game import (
     ALPHA_ADVANCE_MM,
     ALPHA_MOVE_MM,
+    BUMPED_FROM_STATE,
     CHARLIE_MOVE_MM,
     make_game,
     roster_state,
@@ -32,6 +35,7 @@ from tests.tableref.review_game import (
 # Detection accuracy on these frames (sharp, straight down, no lens model: positions carry the uncorrected-lens
 # sigma, but the displacements of a rigid camera are far better than that).
 DISPLACEMENT_TOL_MM = 1.0
+POSITION_TOL_MM = 3.0
 
 
 class Killed(Exception):
@@ -80,7 +84,7 @@ def test_identities_and_positions_follow_the_truth(reviewed: dict[str, Any]) -> 
             if model_id in truth and model_id in {"a1", "a2", "a3", "b1", "b2", "c1"}:
                 unit, x, y = truth[model_id]
                 assert m["unit"] == unit
-                assert np.hypot(m["x_mm"] - x, m["y_mm"] - y) < 3.0
+                assert np.hypot(m["x_mm"] - x, m["y_mm"] - y) < POSITION_TOL_MM
         assert set(seen) >= {"a1", "a2", "a3", "b1", "c1"}
 
 
@@ -112,6 +116,28 @@ def test_the_casualty_and_the_arrivals(reviewed: dict[str, Any]) -> None:
     assert sorted(round(p["at_mm"][0] / 45.0) for p in arrived) == [33, 34]  # near x 1500 and 1545
 
 
+def _review_game(
+    game: GameVideo,
+    config: Config,
+    out: Path,
+    progress: Callable[[int], None] = lambda n: None,
+    roster: rules.TableState | None = None,
+) -> tuple[Reviewer, int, dict[str, Any]]:
+    """Review ``game`` (with ``roster``, by default the first state's): the reviewer, the states stored, the
+    timeline."""
+    with ReviewStore(out) as store:
+        reviewer = Reviewer(
+            Recording(game.path, config.review.photo_period_s),
+            store,
+            load_table_spec(),
+            config,
+            rules.load_profile("skirmish"),
+            roster=roster or roster_state(truth_states()[0]),
+        )
+        count = reviewer.run(progress)
+        return reviewer, count, store.timeline()
+
+
 def _review(game: GameVideo, roster: Path, out: Path, kill_after: int | None = None) -> None:
     config = load_config()
     done = 0
@@ -122,16 +148,7 @@ def _review(game: GameVideo, roster: Path, out: Path, kill_after: int | None = N
         if kill_after is not None and done >= kill_after:
             raise Killed
 
-    with ReviewStore(out) as store:
-        reviewer = Reviewer(
-            Recording(game.path, config.review.photo_period_s),
-            store,
-            load_table_spec(),
-            config,
-            rules.load_profile("skirmish"),
-            roster=rules.load_state(roster),
-        )
-        reviewer.run(progress)
+    _review_game(game, config, out, progress, rules.load_state(roster))
 
 
 @pytest.mark.parametrize("kill_after", [20, 45])
@@ -217,3 +234,58 @@ def test_bad_input_is_one_line(
     code, _, err = run(capsys, "review", *argv, "--out", tmp_path / "x.sqlite", "--quiet")
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def _worst_position_error_mm(timeline: dict[str, Any], first_state: int = 0) -> float:
+    """Largest distance from a true model to the nearest model found, over the states from ``first_state`` on
+    (arrivals get fresh ids, so models are compared by place)."""
+    worst = 0.0
+    for state, truth in list(zip(timeline["states"], truth_states(), strict=True))[first_state:]:
+        found = np.array([(m["x_mm"], m["y_mm"]) for m in state["models"]])
+        assert len(found) == len(truth)
+        worst = max(worst, *(np.hypot(*(found - (x, y)).T).min() for _unit, x, y in truth.values()))
+    return worst
+
+
+@pytest.fixture(scope="module")
+def handheld_game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
+    # After each move the hand stays still over the moved models for 1.2 s: longer than settle_s.
+    return make_game(tmp_path_factory.mktemp("handheld"), hand_hold_frames=12)
+
+
+@pytest.mark.parametrize("check_cover", [True, False])
+def test_a_hand_held_still_over_the_table_is_not_a_settled_state(
+    handheld_game: GameVideo, tmp_path: Path, check_cover: bool
+) -> None:
+    config = load_config()
+    if not check_cover:
+        config = dataclasses.replace(config, review=dataclasses.replace(config.review, covered_fraction=2.0))
+    reviewer, count, timeline = _review_game(handheld_game, config, tmp_path / "h.sqlite")
+    if not check_cover:
+        # The check is what keeps the held hands out: without it they are taken as states of their own.
+        assert count > len(handheld_game.holds)
+        return
+    assert count == len(handheld_game.holds)
+    assert reviewer.covered >= len(handheld_game.holds) - 1
+    assert _worst_position_error_mm(timeline) < POSITION_TOL_MM
+
+
+@pytest.fixture(scope="module")
+def bumped_game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
+    return make_game(tmp_path_factory.mktemp("bumped"), bump_mm=12.0)
+
+
+@pytest.mark.parametrize("watch_markers", [True, False])
+def test_a_bumped_camera_is_calibrated_again(bumped_game: GameVideo, tmp_path: Path, watch_markers: bool) -> None:
+    config = load_config()
+    if not watch_markers:
+        config = dataclasses.replace(config, calibration=dataclasses.replace(config.calibration, moved_drift_px=1e9))
+    reviewer, count, timeline = _review_game(bumped_game, config, tmp_path / "b.sqlite")
+    assert count == len(bumped_game.holds)
+    worst = _worst_position_error_mm(timeline, BUMPED_FROM_STATE)
+    if watch_markers:
+        assert reviewer.recalibrated == 1
+        assert worst < POSITION_TOL_MM
+    else:
+        # The check is what keeps the positions right: the old calibration puts the models millimetres off.
+        assert worst > POSITION_TOL_MM

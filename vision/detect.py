@@ -402,17 +402,34 @@ def _footprints(
     return center, radius, polarity, support
 
 
+def _centre_distances(center: FloatArray) -> FloatArray:
+    """(K, K) distances between the centres (K, 2)."""
+    return np.asarray(
+        np.hypot(center[:, None, 0] - center[None, :, 0], center[:, None, 1] - center[None, :, 1]), dtype=np.float64
+    )
+
+
+def _keep_best(rank: FloatArray, clash: BoolArray, absorbs: BoolArray | None = None) -> NDArray[np.intp]:
+    """Indices kept by a greedy pass in order of falling ``rank`` (K,): a candidate is kept unless it clashes
+    (``clash`` (K, K)) with one kept before it; if ``absorbs[i, j]`` holds for every kept j it clashes with, it
+    takes their place instead."""
+    kept = np.zeros(len(rank), np.bool_)
+    for i in np.argsort(-rank, kind="stable"):
+        hit = kept & clash[i]
+        if not hit.any():
+            kept[i] = True
+        elif absorbs is not None and np.all(absorbs[i, hit]):
+            kept[hit] = False
+            kept[i] = True
+    return np.flatnonzero(kept).astype(np.intp)
+
+
 def _unique(center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: FloatArray) -> NDArray[np.intp]:
     """Indices of candidates to keep when several describe the same base (same size, nearby centres), best
     ``rank`` first."""
-    order = np.argsort(-rank, kind="stable")
-    dist = np.hypot(center[:, None, 0] - center[None, :, 0], center[:, None, 1] - center[None, :, 1])
+    dist = _centre_distances(center)
     same = (size_mm[:, None] == size_mm[None, :]) & (dist <= _SAME_BASE_CENTER_FRACTION * radius[None, :])
-    kept = np.zeros(len(rank), np.bool_)
-    for i in order:
-        if not (same[i] & kept).any():
-            kept[i] = True
-    return np.flatnonzero(kept).astype(np.intp)
+    return _keep_best(rank, same)
 
 
 def _disc_contrast(
@@ -511,24 +528,15 @@ def _resolve_overlaps(
     """Indices kept after dropping nested circles and impossible overlaps, best score first: a circle that
     overlaps kept ones by more than ``max_mm`` is dropped, unless all of those are concentric circles inside it
     (its top, its figure): then it is the footprint and replaces them."""
-    n = len(radius)
-    if n == 0:
+    if len(radius) == 0:
         return np.zeros(0, np.intp)
     nominal_px = nominal_mm / 2 * px_per_mm
-    dist = np.hypot(center[:, None, 0] - center[None, :, 0], center[:, None, 1] - center[None, :, 1])
+    dist = _centre_distances(center)
     # inside[i, j]: circle j is smaller than circle i and centred on it
     inside = (nominal_px[None, :] < nominal_px[:, None]) & (dist < _CONCENTRIC_FRACTION * nominal_px[None, :])
     overlap_mm = (nominal_px[:, None] + nominal_px[None, :] - dist) / px_per_mm
     np.fill_diagonal(overlap_mm, -np.inf)
-    kept = np.zeros(n, np.bool_)
-    for i in np.argsort(-score, kind="stable"):
-        clash = kept & (overlap_mm[i] > max_mm)
-        if not clash.any():
-            kept[i] = True
-        elif np.all(inside[i, clash]):
-            kept[clash] = False
-            kept[i] = True
-    return np.flatnonzero(kept).astype(np.intp)
+    return _keep_best(score, overlap_mm > max_mm, inside)
 
 
 def detect_bases(

@@ -39,7 +39,7 @@ from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, FeedFrame, Scene, outline_mm
 from webui.roster import empty_roster, follow
 from webui.settings import WebuiSettings
-from webui.settle import SettleWatch, thumbnail
+from webui.settle import SettleWatch, reaching_in, thumbnail
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,8 @@ OUTLINE_VERTICES = 48
 _PX_DECIMALS = 1
 # How long a change from a screen waits for its re-checked result (s); a check takes milliseconds.
 CHANGE_WAIT_S = 5.0
+# Shown while a settled table is not measured because something reaches in over it.
+COVERED_MESSAGE = "something reaches over the table (a hand held still?): measuring once it has gone"
 # The analysis thread looks at the stop flag at least this often (s).
 _POLL_S = 1.0
 
@@ -530,6 +532,7 @@ class LiveTable:
         meter = _RateMeter()
         cached: tuple[NDArray[np.uint8] | None, bytes, NDArray[np.uint8] | None] = (None, b"", None)
         attempted: tuple[str, NDArray[np.uint8]] | None = None
+        covered = False
         scene_key: str | None = None
         self._got_frames = False
         frames = feed.frames()
@@ -569,8 +572,21 @@ class LiveTable:
                 if settled and (
                     force or attempted is None or attempted[0] != ff.scene.key or watch.differs(thumb, attempted[1])
                 ):
-                    attempted = (ff.scene.key, thumb)
-                    self._jobs.put_detect(_DetectJob(ff, view))
+                    # Compared with the frame measured last: the hand's own still frame must not become the
+                    # reference, or its leaving would look like something reaching in.
+                    if (
+                        not force
+                        and attempted is not None
+                        and attempted[0] == ff.scene.key
+                        and reaching_in(thumb, attempted[1], s.covered_pixel_delta, s.covered_fraction)
+                    ):
+                        if not covered:
+                            covered = True
+                            self.hub.update(message=COVERED_MESSAGE)
+                    else:
+                        covered = False
+                        attempted = (ff.scene.key, thumb)
+                        self._jobs.put_detect(_DetectJob(ff, view))
                 self.hub.update(frame=view, settled=settled, fps=meter.tick(now), camera=LIVE)
         finally:
             close = getattr(frames, "close", None)

@@ -27,6 +27,11 @@ class WebuiSettings:
     motion_pixel_delta: int
     motion_fraction: float
     settle_s: float
+    # A settled frame is not measured while something reaches in over the picture's edge: a region changed by
+    # more than covered_pixel_delta since the frame measured last, touching the border, covering at least
+    # covered_fraction of the picture.
+    covered_pixel_delta: int
+    covered_fraction: float
     # Reconnecting a live camera that dropped: first wait and longest wait (s).
     reconnect_initial_s: float
     reconnect_max_s: float

@@ -19,7 +19,7 @@ from tableref.config import load_config
 from tableref.sources import SourceError
 from tests.webui.conftest import fast_settings, start_live, two_sides, wait_for
 from webui.feeds import Feed, FeedFrame, ImageFeed, Scene, draw_state, load_sample_scenes
-from webui.live import ENDED, LIVE, LOST, RECONNECTING, STARTING, Hub, LiveTable, encode_jpeg
+from webui.live import COVERED_MESSAGE, ENDED, LIVE, LOST, RECONNECTING, STARTING, Hub, LiveTable, encode_jpeg
 from webui.settle import SettleWatch, changed_fraction, thumbnail
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +40,8 @@ def _scene(state: rules.TableState, key: str = "s") -> Scene:
 
 class ScriptFeed(Feed):
     """Frames from a script of (state or None for a noise frame, seconds to show it) at ``fps``; ``fail_opens``
-    opens fail first. Every open is timed."""
+    opens fail first; the pictures of the ``armed`` states (objects of the script) show an arm. Every open is
+    timed."""
 
     kind = "camera"
 
@@ -51,6 +52,7 @@ class ScriptFeed(Feed):
         live: bool = False,
         fail_opens: int = 0,
         roster: rules.TableState | None = None,
+        armed: tuple[rules.TableState, ...] = (),
     ) -> None:
         self.name = "script"
         self.live = live
@@ -61,6 +63,12 @@ class ScriptFeed(Feed):
         self.roster = roster
         self.rng = np.random.default_rng(1)
         self.images = {id(s): draw_state(s, PX_PER_MM) for s, _ in script if s is not None}
+        for state in armed:
+            # An arm reaching in from the top edge, held still over the table.
+            image = self.images[id(state)].copy()
+            h, w = image.shape[:2]
+            image[: h // 3, w // 2 : w // 2 + w // 14] = (70, 110, 190)
+            self.images[id(state)] = image
 
     def frames(self) -> Iterator[FeedFrame]:
         self.opens.append(time.monotonic())
@@ -179,6 +187,29 @@ def test_only_settled_frames_are_measured_and_the_last_result_holds():
     # Once still again, x1 is measured in its new place; the noise frames were never measured.
     assert seen[-1][0] and seen[-1][2] == 390
     assert {x for _, seq, x in seen if seq} == {365, 390}
+
+
+def test_a_hand_held_still_is_not_measured():
+    before = _state()
+    after = _state({"x1": (390.0, 310.0)})
+    # The player's hand stays on the moved model, still, for longer than settle_s; then it leaves.
+    holding = dataclasses.replace(after)
+    feed = ScriptFeed([(before, 0.5), (None, 0.3), (holding, 0.8), (after, 0.8)], fps=40, armed=(holding,))
+    live = start_live(feed, fast_settings())
+    seen: list[tuple[int, str | None]] = []
+    try:
+        end = time.monotonic() + 2.3
+        while time.monotonic() < end:
+            snap = live.hub.snapshot()
+            x = int(snap.result.state.model("x1").x_mm) if snap.result else 0
+            seen.append((x, snap.status.message))
+            time.sleep(0.01)
+    finally:
+        live.stop()
+    # The held hand's frames are never measured (that would put x1 at 390 while the hand is still there) and the
+    # status says why; once it has gone, x1 is measured in its new place.
+    changes = [v for k, v in enumerate(seen) if v[0] and (k == 0 or v != seen[k - 1])]
+    assert changes == [(365, None), (365, COVERED_MESSAGE), (390, None)]
 
 
 def test_processing_is_capped():

@@ -344,6 +344,20 @@ def review_state(
     index = 0 if previous is None else previous.index + 1
     track = EMPTY_TRACK if previous is None else previous.track
     state, removed, added, track = identify(detected, track, index, settings, roster)
+    findings, moves, verdicts, events = _judge(state, index, previous, profile, actions)
+    return ReviewedState(
+        index, frame, time_s, state, findings, moves, verdicts, tuple(removed), tuple(added), events, track
+    )
+
+
+def _judge(
+    state: rules.TableState,
+    index: int,
+    previous: ReviewedState | None,
+    profile: rules.RuleProfile,
+    actions: Mapping[str, str] | None,
+) -> tuple[tuple[rules.Finding, ...], tuple[Move, ...], tuple[rules.UnitMove, ...], tuple[Event, ...]]:
+    """Findings of an identified state, its moves and verdicts since ``previous``, and the events."""
     findings = rules.check(state, profile)
     moves: list[Move] = []
     verdicts: list[rules.UnitMove] = []
@@ -351,19 +365,48 @@ def review_state(
         moves, verdicts = moves_between(previous.state, state, profile, actions, index)
         findings = [*findings, *rules.move_findings(verdicts)]
     events = events_between(previous.findings if previous else None, findings, verdicts, index)
-    return ReviewedState(
-        index,
-        frame,
-        time_s,
-        state,
-        tuple(findings),
-        tuple(moves),
-        tuple(verdicts),
-        tuple(removed),
-        tuple(added),
-        tuple(events),
-        track,
-    )
+    return tuple(findings), tuple(moves), tuple(verdicts), tuple(events)
+
+
+def regroup(
+    states: Sequence[ReviewedState],
+    units: Sequence[rules.Unit],
+    membership: Mapping[str, str | None],
+    profile: rules.RuleProfile,
+    actions: Mapping[str, str] | None = None,
+) -> list[ReviewedState]:
+    """The same reviewed game with the units fixed by the user: ``units`` replace the game's units and
+    ``membership`` (model id -> unit id, or None for no unit) moves models between them; models not named keep
+    their unit. Identities and positions stay; findings, move verdicts and events are judged again.
+
+    Raises :class:`rules.StateError` naming a unit that ``membership`` uses but ``units`` lacks, or a model no
+    state has."""
+    known = {u.id for u in units}
+    ids = {m.id for s in states for m in s.state.models} | {m for s in states for m in s.track.gone}
+    for model, unit in membership.items():
+        if model not in ids:
+            raise rules.StateError(f"model {model!r} is in no state of this game; expected one of its model ids")
+        if unit is not None and unit not in known:
+            raise rules.StateError(f"model {model!r}: unit {unit!r} is not one of the units ({', '.join(known)})")
+
+    def unit_of(model: str, unit: str | None) -> str | None:
+        return membership.get(model, unit)
+
+    unit_list = tuple(units)
+    out: list[ReviewedState] = []
+    for s in states:
+        models = [replace(m, unit=unit_of(m.id, m.unit)) for m in s.state.models]
+        state = _state_of(s.state, models, unit_list, s.state.terrain)
+        previous = out[-1] if out else None
+        findings, moves, verdicts, events = _judge(state, s.index, previous, profile, actions)
+        gone = {k: replace(m, unit=unit_of(k, m.unit)) for k, m in s.track.gone.items()}
+        track = Track(state, MappingProxyType(gone), s.track.used_ids, unit_list)
+        removed = tuple(replace(p, unit=unit_of(p.model, p.unit)) for p in s.removed)
+        added = tuple(replace(p, unit=unit_of(p.model, p.unit)) for p in s.added)
+        out.append(
+            ReviewedState(s.index, s.frame, s.time_s, state, findings, moves, verdicts, removed, added, events, track)
+        )
+    return out
 
 
 def review_states(

@@ -310,6 +310,9 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
     recording = Recording(job.source, config.review.photo_period_s)
     with ReviewStore(job.out) as store:
         store.claim(job_identity(job, config))
+        if actions:
+            # Kept for judging again when the units are fixed later (the dashboard's review screen).
+            store.set_meta(declared_actions=json.dumps(actions, sort_keys=True))
         if store.meta().get("complete") == "1":
             progress(recording.count)
             return {

@@ -165,28 +165,48 @@ class ReviewStore:
                     image_jpeg,
                 ),
             )
-            self.db.executemany(
-                "INSERT INTO moves VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (s.index, m.model, m.unit, m.from_state, *m.from_mm, *m.to_mm, m.distance_mm, m.path_mm, m.sigma_mm)
-                    for m in s.moves
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO placements VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (s.index, kind, p.model, p.unit, *p.at_mm, int(p.returned))
-                    for kind, ps in (("removed", s.removed), ("added", s.added))
-                    for p in ps
-                ],
-            )
-            self.db.executemany(
-                "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (s.index, k, e.kind, json.dumps(e.units), json.dumps(e.models), e.detail)
-                    for k, e in enumerate(s.events)
-                ],
-            )
+            self._write_parts(s)
+
+    def _write_parts(self, s: ReviewedState) -> None:
+        """The moves, placements and events of state ``s`` (inside the caller's transaction)."""
+        self.db.executemany(
+            "INSERT INTO moves VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (s.index, m.model, m.unit, m.from_state, *m.from_mm, *m.to_mm, m.distance_mm, m.path_mm, m.sigma_mm)
+                for m in s.moves
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO placements VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (s.index, kind, p.model, p.unit, *p.at_mm, int(p.returned))
+                for kind, ps in (("removed", s.removed), ("added", s.added))
+                for p in ps
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+            [(s.index, k, e.kind, json.dumps(e.units), json.dumps(e.models), e.detail) for k, e in enumerate(s.events)],
+        )
+
+    def rejudge(self, states: list[ReviewedState]) -> None:
+        """Replace what was judged of the stored states (their models' units, findings, verdicts, moves, removals,
+        additions, events, tracking) by ``states``, atomically; frames and where the scan stood are kept."""
+        with self.db:
+            for s in states:
+                self.db.execute(
+                    "UPDATE states SET state = ?, findings = ?, verdicts = ?, track = ? WHERE idx = ?",
+                    (
+                        json.dumps(rules.state_to_dict(s.state)),
+                        json.dumps([f.to_dict() for f in s.findings]),
+                        json.dumps([verdict_to_dict(v, s.index) for v in s.verdicts]),
+                        _track_to_json(s.track, s.state.table),
+                        s.index,
+                    ),
+                )
+                for table in ("moves", "placements", "events"):
+                    self.db.execute(f"DELETE FROM {table} WHERE state = ?", (s.index,))
+                self._write_parts(s)
 
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM states").fetchone()[0])

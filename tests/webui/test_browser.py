@@ -15,8 +15,11 @@ from typing import Any
 
 import pytest
 
+from tableref.review_store import ReviewStore
 from tests.webui.conftest import TOKEN, fast_settings, sample_state_dict, start_live, state_live, two_sides, wait_for
+from tests.webui.test_review import make_review_db
 from webui import create_app
+from webui.blueprints.review import REVIEW_KEY
 from webui.feeds import SampleFeed, load_sample_scenes, sample_available
 from webui.live import LiveTable
 
@@ -241,6 +244,30 @@ def test_setup_changes_the_profile(page: Any, sample_state: Served):
     shot(page, "setup")
     page.goto(sample_state.url + "/review")
     shot(page, "review")
+
+
+def test_fixing_a_unit_on_the_review_screen(page: Any, tmp_path: Path):
+    db = make_review_db(tmp_path / "game.sqlite")
+    served = Served(state_live(two_sides()))
+    served.server.app.config[REVIEW_KEY] = str(db)
+    try:
+        page.goto(served.url + "/review?state=2")
+        assert "red: no legal action ILLEGAL" in " ".join(page.inner_text(".verdicts").split())
+        # r2 was blue's: the long move becomes blue's illegal move, red's verdict goes
+        page.fill('input[data-model="r2"]', "blue")
+        page.click("#ru-apply")
+        page.wait_for_function(
+            "document.querySelector('.verdicts') && document.querySelector('.verdicts').innerText.includes('blue')",
+            timeout=WAIT_MS,
+        )
+        verdicts = " ".join(page.inner_text(".verdicts").split())
+        assert "blue: no legal action ILLEGAL" in verdicts and "red:" not in verdicts
+        shot(page, "review-units")
+    finally:
+        served.close()
+    with ReviewStore(db, readonly=True) as store:
+        units = {m.id: m.unit for s in store.states() for m in s.state.models}
+    assert units == {"r1": "red", "r2": "blue", "b1": "blue"}
 
 
 def test_polling_takes_over_without_server_sent_events(page: Any, sample_state: Served):

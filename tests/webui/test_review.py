@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,8 +12,9 @@ from flask import Flask
 
 import rules
 from tableref.config import load_config
-from tableref.review import review_states
+from tableref.review import ReviewedState, review_states
 from tableref.review_store import Resume, ReviewStore
+from tests.webui.conftest import AUTH
 from webui.blueprints.review import REVIEW_KEY, map_view
 
 INCH = 25.4
@@ -35,8 +37,8 @@ GAME = [
 ]
 
 
-@pytest.fixture
-def review_db(tmp_path: Path) -> Path:
+def make_review_db(path: Path) -> Path:
+    """A stored review of :data:`GAME` at ``path`` (red moves 5", then r2 14": illegal; b1 removed)."""
     roster = rules.TableState(
         TABLE,
         UNITS,
@@ -47,13 +49,17 @@ def review_db(tmp_path: Path) -> Path:
     )
     seq = [(30 * k, float(k), _state(s)) for k, s in enumerate(GAME)]
     states = review_states(seq, rules.load_profile("skirmish"), load_config().review, roster)
-    path = tmp_path / "game.sqlite"
     anchor = np.zeros((4, 4), dtype=np.uint8)
     with ReviewStore(path) as store:
         store.set_meta(source="game.mp4", profile="skirmish")
         for s in states:
             store.add_state(s, Resume(s.frame, s.time_s, anchor), b"\xff\xd8jpeg" + bytes([s.index]) + b"\xff\xd9")
     return path
+
+
+@pytest.fixture
+def review_db(tmp_path: Path) -> Path:
+    return make_review_db(tmp_path / "game.sqlite")
 
 
 def test_without_a_review_the_screen_says_how_to_open_one(app: Flask) -> None:
@@ -100,3 +106,67 @@ def test_the_game_report_holds_every_state(app: Flask, review_db: Path) -> None:
 def test_a_missing_frame_is_404(app: Flask, review_db: Path) -> None:
     app.config[REVIEW_KEY] = str(review_db)
     assert app.test_client().get("/review/frame/9.jpg").status_code == 404
+
+
+RED, BLUE = ({"id": "red", "player": "A", "move_in": 6}, {"id": "blue", "player": "B", "move_in": 6})
+
+
+def _illegal(timeline_states: list[ReviewedState]) -> list[tuple[int, tuple[str, ...]]]:
+    return [(s.index, e.units) for s in timeline_states for e in s.events if e.kind == "illegal_move"]
+
+
+@pytest.mark.parametrize(
+    ("body", "illegal", "unit_of_r2"),
+    [
+        # as reviewed: red's second move (14") is too long for any plan
+        ({"units": [RED, BLUE], "membership": {}}, [(2, ("red",))], "red"),
+        # a faster red unit: the same move is a legal Move
+        ({"units": [{**RED, "move_in": 20}, BLUE], "membership": {}}, [], "red"),
+        # r2 was blue's all along: blue made both moves, and the long one is blue's
+        ({"units": [RED, BLUE], "membership": {"r2": "blue"}}, [(2, ("blue",))], "blue"),
+        # a new, slow unit for r2: its 5" is an Advance, its 14" too long for any plan
+        (
+            {"units": [RED, BLUE, {"id": "scouts", "move_in": 4}], "membership": {"r2": "scouts"}},
+            [(2, ("scouts",))],
+            "scouts",
+        ),
+    ],
+)
+def test_fixing_the_units_judges_the_game_again(
+    app: Flask, review_db: Path, body: dict[str, Any], illegal: list[tuple[int, tuple[str, ...]]], unit_of_r2: str
+) -> None:
+    app.config[REVIEW_KEY] = str(review_db)
+    answer = app.test_client().post("/review/units", json=body, headers=AUTH)
+    assert answer.status_code == 200, answer.get_json()
+    with ReviewStore(review_db, readonly=True) as store:
+        states = store.states()
+    assert _illegal(states) == illegal
+    assert all(m.unit == unit_of_r2 for s in states for m in s.state.models if m.id == "r2")
+    # identities and positions stay
+    assert [[(m.id, m.x_mm, m.y_mm) for m in s.state.models] for s in states] == [
+        sorted((k, x, y) for k, (x, y) in g.items()) for g in GAME
+    ]
+    page = app.test_client().get("/review?state=1").get_data(as_text=True)
+    assert f'data-model="r2" value="{unit_of_r2}"' in page
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status", "message"),
+    [
+        ({"units": [RED, BLUE], "membership": {"r2": "green"}}, AUTH, 400, "green"),
+        ({"units": [RED, BLUE], "membership": {"x9": "red"}}, AUTH, 400, "x9"),
+        ({"units": "red", "membership": {}}, AUTH, 400, "units"),
+        ({"units": [RED], "membership": {}}, AUTH, 400, "blue"),
+        ({"units": [RED, BLUE], "membership": {}}, {}, 403, "token"),
+    ],
+)
+def test_bad_unit_fixes_are_refused_and_change_nothing(
+    app: Flask, review_db: Path, body: dict[str, Any], headers: dict[str, str], status: int, message: str
+) -> None:
+    app.config[REVIEW_KEY] = str(review_db)
+    with ReviewStore(review_db, readonly=True) as store:
+        before = store.timeline()
+    answer = app.test_client().post("/review/units", json=body, headers=headers)
+    assert answer.status_code == status and message in answer.get_json()["error"]
+    with ReviewStore(review_db, readonly=True) as store:
+        assert store.timeline() == before

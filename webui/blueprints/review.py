@@ -6,14 +6,18 @@ the same pages in one HTML file."""
 from __future__ import annotations
 
 import base64
+import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
-from tableref.review import ReviewedState
+import rules
+from tableref.review import ReviewedState, regroup
 from tableref.review_store import ReviewStore
 from webui.errors import ApiError
+from webui.http import json_body, needs_token
 from webui.screens import render_screen
 
 bp = Blueprint("review", __name__)
@@ -26,9 +30,35 @@ HTTP_NOT_FOUND = 404
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 
 
-def _store() -> ReviewStore | None:
+def _store(readonly: bool = True) -> ReviewStore | None:
     path = current_app.config.get(REVIEW_KEY)
-    return None if path is None else ReviewStore(Path(path), readonly=True)
+    return None if path is None else ReviewStore(Path(path), readonly=readonly)
+
+
+def _units(body: dict[str, Any], table: rules.Table) -> tuple[rules.Unit, ...]:
+    """The units of a request body, validated as a state's units are (leaders checked per state later)."""
+    given = body.get("units")
+    if not isinstance(given, list):
+        raise ApiError('missing \'units\': expected a list of units like {"id": "u1", "player": "red", "move_in": 6}')
+    leaders = [u.get("leader") if isinstance(u, dict) else None for u in given]
+    bare = [{k: v for k, v in u.items() if k != "leader"} if isinstance(u, dict) else u for u in given]
+    try:
+        parsed = rules.state_from_dict(
+            {"table": {"width_mm": table.width_mm, "depth_mm": table.depth_mm}, "units": bare}
+        ).units
+    except rules.StateError as exc:
+        raise ApiError(str(exc)) from None
+    return tuple(
+        replace(u, leader=leader if isinstance(leader, str) else None)
+        for u, leader in zip(parsed, leaders, strict=True)
+    )
+
+
+def _membership(body: dict[str, Any]) -> dict[str, str | None]:
+    given = body.get("membership", {})
+    if not isinstance(given, dict) or not all(isinstance(v, str) or v is None for v in given.values()):
+        raise ApiError('\'membership\' must map model ids to unit ids (or null for no unit), like {"m3": "u2"}')
+    return {str(k): v for k, v in given.items()}
 
 
 def map_view(current: ReviewedState, previous: ReviewedState | None) -> dict[str, Any]:
@@ -80,6 +110,8 @@ def _page_data(states: list[ReviewedState], index: int) -> dict[str, Any]:
         "current": current,
         "map": map_view(current, previous),
         "findings": [f.to_dict() for f in current.findings],
+        # every unit of the game (later states may add some), for the unit editor
+        "game_units": states[-1].track.units,
         "inch": MM_PER_INCH,
     }
 
@@ -134,3 +166,32 @@ def report() -> Response:
         mimetype="text/html",
         headers={"Content-Disposition": 'attachment; filename="game-report.html"'},
     )
+
+
+@bp.post("/review/units")
+@needs_token
+def set_units() -> dict[str, Any]:
+    """Fix the units of the reviewed game (suggested ones, or a roster's): ``{"units": [...], "membership":
+    {model: unit}}``. Identities and positions stay; findings, move verdicts and events are judged again."""
+    body = json_body()
+    store = _store(readonly=False)
+    if store is None:
+        raise ApiError("no review is open; start the dashboard with --review GAME.sqlite", HTTP_NOT_FOUND)
+    with store:
+        states = store.states()
+        if not states:
+            raise ApiError("the review holds no settled state yet", HTTP_NOT_FOUND)
+        meta = store.meta()
+        units = _units(body, states[0].state.table)
+        membership = _membership(body)
+        try:
+            profile = rules.load_profile(meta.get("profile", "skirmish"))
+        except rules.ProfileError as exc:
+            raise ApiError(f"the review's rule profile cannot be loaded: {exc}", HTTP_NOT_FOUND) from None
+        actions = json.loads(meta["declared_actions"]) if meta.get("declared_actions") else None
+        try:
+            fixed = regroup(states, units, membership, profile, actions)
+        except rules.StateError as exc:
+            raise ApiError(str(exc)) from None
+        store.rejudge(fixed)
+    return {"states": len(fixed), "units": [u.id for u in units], "events": sum(len(s.events) for s in fixed)}

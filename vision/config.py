@@ -51,6 +51,17 @@ class VisionSettings:
             leans on it where the image is too coarse to measure the width.
         wall_prior_grey: how firmly: a width one sd off costs as much as one profile sample this many grey
             levels off the model.
+    Appearance fit (see :mod:`vision.outline`)
+        outline_min_px_per_mm: the fit runs only on images at least this fine: at about 1 px/mm the wall, the
+            contact shadow and the blur each span about a pixel and trade off, and the edges do better.
+        outline_window_mm: (inward, outward) extent (mm) of the pixels looked at about each outline.
+        outline_step_px: their spacing along each ray (px).
+        outline_sectors: sectors of directions around a base with grey levels of their own.
+        contact_shadow_mm: how far (mm, the normal CDF's scale) a base's contact shadow fades into the mat.
+        bevel_mm: how much smaller (mm, in radius) a base's top is than its footprint (0: straight walls).
+        outline_iterations: Levenberg-Marquardt steps.
+        outline_reject_at: the steps before which rays the model does not explain are dropped.
+        outline_ray_reject: a ray is dropped when its RMS residual is more than this many times the median.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -104,6 +115,15 @@ class VisionSettings:
     rim_model_mm: tuple[float, ...]
     wall_width_mm: tuple[float, ...]
     wall_prior_grey: float
+    outline_min_px_per_mm: float
+    outline_window_mm: tuple[float, ...]
+    outline_step_px: float
+    outline_sectors: int
+    contact_shadow_mm: float
+    bevel_mm: float
+    outline_iterations: int
+    outline_reject_at: tuple[float, ...]
+    outline_ray_reject: float
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -143,6 +163,7 @@ class VisionSettings:
             "max_fit_rms_px",
             "edge_correlation_px",
             "min_wall_mm",
+            "outline_step_px",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -171,6 +192,16 @@ class VisionSettings:
             )
         if len(self.wall_width_mm) != 2 or min(self.wall_width_mm) <= 0:
             raise SettingsError(f"wall_width_mm must be [mean, sd], both positive (mm), got {list(self.wall_width_mm)}")
+        if len(self.outline_window_mm) != 2 or min(self.outline_window_mm) <= 0:
+            raise SettingsError(
+                f"outline_window_mm must be [inward, outward], both positive (mm), got {list(self.outline_window_mm)}"
+            )
+        if self.outline_sectors < 1 or self.outline_iterations < 0:
+            raise SettingsError("outline_sectors must be at least 1 and outline_iterations not negative")
+        if self.bevel_mm < 0:
+            raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
+        if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:
+            raise SettingsError("contact_shadow_mm must be positive and outline_ray_reject more than 1")
         if self.wall_prior_grey <= 0:
             raise SettingsError(f"wall_prior_grey must be positive, got {self.wall_prior_grey}")
         for name in ("disc_inner_mm", "disc_outer_mm"):

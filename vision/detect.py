@@ -54,6 +54,7 @@ from vision.circlefit import CircleFit, fit_circles
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError
+from vision.outline import OutlineFit, fit_outlines, middle_of
 from vision.parallax import RimParallax, ray_stretch, unstretch
 from vision.profile import RimModel, fit_rim_profiles
 from vision.rim import (
@@ -613,7 +614,14 @@ def detect_bases(
     # the footprint radius, free of the blur-and-wall shift, decides the size
     live = np.flatnonzero(accept)
     rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)
-    radius[live] += np.where(rim.ok, rim.rho_px, 0.0)
+    # the footprint from the whole appearance (wall, top, contact shadow) where the camera's position says where the
+    # wall shows; the rim model elsewhere and where that fails
+    if parallax is not None and scale >= settings.outline_min_px_per_mm:
+        look = fit_outlines(grey, center[live], radius[live], fit.inlier[live], directions, scale, parallax, settings)
+    else:
+        look = OutlineFit.none(len(live))
+    radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
+    center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     accept &= size_ok
     # a printed ring: a thin stroke with the mat's colour inside it too (the model sees through the blur)

@@ -1,0 +1,102 @@
+"""The appearance fit (vision.outline) on drawn straight-walled bases seen with parallax: a top disc pushed away from
+the nadir, the side wall showing on the near side, a contact shadow on the mat. Edge picking is pulled off the
+footprint by a bright wall or a dark contact shadow; the fit is not."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import cv2
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from tableref.config import load_config
+from vision.detect import detect_bases
+from vision.outline import fit_outlines, middle_of
+from vision.parallax import RimParallax
+from vision.profile import _phi
+from vision.rim import ray_directions
+
+SETTINGS = dataclasses.replace(load_config().vision, min_figure_contrast=0.0)
+PX_PER_MM = 2.0
+SUPERSAMPLE = 4
+SIZE_PX = (240, 240)
+# The nadir lies far to the upper left: the top disc shows pushed down and right, the wall up and left.
+NADIR_PX = (-400.0, -300.0)
+RIM_MM = 4.0
+CAMERA_MM = 1400.0
+SHIFT_RATIO = RIM_MM / (CAMERA_MM - RIM_MM)
+SHADOW_MM = 2.5
+
+
+def draw_base(
+    center_px: tuple[float, float], radius_mm: float, mat: float, wall: float, top: float, shadow: float, seed: int
+) -> NDArray[np.uint8]:
+    """A grey image (H, W): the mat darkened by a contact shadow, the wall between footprint and shifted top disc,
+    the top; drawn at SUPERSAMPLE times the resolution, averaged down, blurred a little, with sensor noise."""
+    h, w = SIZE_PX
+    ys, xs = np.mgrid[0 : h * SUPERSAMPLE, 0 : w * SUPERSAMPLE].astype(np.float64)
+    xs = (xs + 0.5) / SUPERSAMPLE - 0.5
+    ys = (ys + 0.5) / SUPERSAMPLE - 0.5
+    cx, cy = center_px
+    r = radius_mm * PX_PER_MM
+    away = np.array([cx - NADIR_PX[0], cy - NADIR_PX[1]])
+    shift = SHIFT_RATIO * away
+    d_foot = np.hypot(xs - cx, ys - cy) - r
+    d_top = np.hypot(xs - cx - shift[0], ys - cy - shift[1]) - r * (1.0 + SHIFT_RATIO)
+    image = mat * (1.0 - shadow * _phi(-d_foot / (SHADOW_MM * PX_PER_MM)))
+    image = np.where(d_foot <= 0, wall, image)
+    image = np.where(d_top <= 0, top, image)
+    small = image.reshape(h, SUPERSAMPLE, w, SUPERSAMPLE).mean(axis=(1, 3))
+    small = cv2.GaussianBlur(small, (0, 0), 0.6)
+    rng = np.random.default_rng(seed)
+    return np.asarray(np.clip(small + rng.normal(0.0, 1.5, small.shape), 0, 255), dtype=np.uint8)
+
+
+# mat, wall, top grey levels and contact shadow strength: the cases that pull edges off the footprint
+LOOKS = [
+    ("sand wall and top on a dark mat", 60.0, 120.0, 170.0, 0.25),
+    ("black base on a dark mat", 70.0, 12.0, 14.0, 0.3),
+    ("top the mat's grey, dark wall", 80.0, 30.0, 82.0, 0.3),
+    ("grey base", 60.0, 100.0, 105.0, 0.2),
+]
+
+
+@pytest.mark.parametrize(("look", "mat", "wall", "top", "shadow"), LOOKS)
+@pytest.mark.parametrize("radius_mm", [12.5, 16.0, 20.0])
+def test_the_fit_finds_the_footprint(
+    look: str, mat: float, wall: float, top: float, shadow: float, radius_mm: float
+) -> None:
+    center = (118.3, 121.7)
+    grey = draw_base(center, radius_mm, mat, wall, top, shadow, seed=int(radius_mm * 10))
+    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
+    directions = ray_directions(SETTINGS.rays)
+    truth = np.array([center])
+    # start where an edge fit might have put it: half a millimetre off, 0.6 mm too large
+    start = middle_of(truth, parallax) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
+    inlier = np.ones((1, len(directions)), np.bool_)
+    fit = fit_outlines(
+        grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, SETTINGS
+    )
+    assert fit.ok[0], look
+    error_mm = np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM
+    assert error_mm < 0.1, f"{look}: footprint centre {error_mm:.3f} mm off"
+    assert abs(fit.radius_px[0] / PX_PER_MM - radius_mm) < 0.15, f"{look}: radius {fit.radius_px[0] / PX_PER_MM:.2f}"
+
+
+@pytest.mark.parametrize(("look", "mat", "wall", "top", "shadow"), LOOKS[:2])
+def test_detection_reports_the_footprint_and_its_standard_size(
+    look: str, mat: float, wall: float, top: float, shadow: float
+) -> None:
+    center = (118.3, 121.7)
+    grey = draw_base(center, 16.0, mat, wall, top, shadow, seed=3)
+    # a figure on the base, so that it passes for one (its top is not a plain disc)
+    grey[110:128, 112:124] = np.uint8(np.clip(top + 60 if top < 128 else top - 80, 0, 255))
+    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
+    dets = detect_bases(grey, PX_PER_MM, SETTINGS, parallax=parallax)
+    assert len(dets) == 1, look
+    assert dets.diameter_mm[0] == 32.0
+    # the detector reports the outline's middle (the base at half its rim height)
+    expected = middle_of(np.array([center]), parallax)[0]
+    assert np.hypot(*(dets.center_px[0] - expected)) / PX_PER_MM < 0.1

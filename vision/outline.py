@@ -1,0 +1,323 @@
+"""Where a base stands and how big it is, from the pixels around its outline: its appearance modelled and fitted.
+
+Seen from a camera at a finite height, a base is a top disc, pushed away from the nadir by the parallax of its rim
+(see :mod:`vision.parallax`), over its footprint; on the side towards the camera its side wall shows between the two.
+Around the footprint the mat is darker: the base hides part of the sky from it (a contact shadow, fading over a few
+millimetres). Picking one edge per ray confuses these: next to a bright wall the strong wall-to-top edge is taken
+for the footprint (the base comes out small and pushed away from the camera); a base about as dark as its contact
+shadow has its edge slide out into the shadow (the base comes out large). So the footprint is fitted to the image
+with a model of all of it. For a sample point ``p`` near the outline::
+
+    I(p) = mat_s (1 - cover) + wall_s (cover - top) + top_s top + shade_s (1 - cover) shadow
+
+``cover`` = Phi(-d_outline / sigma) (inside the base's outline, the union of footprint and top disc), ``top`` =
+Phi(-d_top / sigma) (inside the top disc), ``shadow`` = Phi(-d_footprint / contact_shadow) (the contact shadow
+around the footprint), with ``d_*`` signed distances (px) and Phi the normal CDF. The grey levels (mat, wall, top,
+shade) are solved linearly for each sector of directions around the base (light and wall change around it); the
+footprint centre, its radius and the blur sigma by Levenberg-Marquardt. The top is ``bevel_mm`` smaller in
+radius than the footprint (0 for straight walls; fitted freely, the bevel trades off against the radius). Rays
+that the model does not explain (a figure's cloak or weapon over the rim, a neighbour, a token) are dropped as the
+fit goes: those whose RMS residual is more than ``outline_ray_reject`` times the base's median.
+
+The rim height is the pipeline's assumed one (the parallax's shift ratio): the fit does not free it, since the
+wall's width, its grey level and the contact shadow trade off against it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.config import VisionSettings
+from vision.parallax import RimParallax, ray_stretch
+from vision.profile import _phi
+from vision.rim import sample_grey
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+# The four grey levels of a sector (mat, wall, top, contact shade).
+_LEVELS = 4
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+# Levenberg-Marquardt damping: start, and its factors after a step that helped or did not. The start is within a
+# millimetre or so, where the model is nearly linear: start small.
+_LAMBDA_START = 1e-4
+_LAMBDA_DOWN = 0.1
+_LAMBDA_UP = 10.0
+# A fit has converged when no step moves a parameter by more than this (px).
+_CONVERGED_PX = 1e-3
+# Fitted parameters: footprint centre (x, y), radius, blur; the blur's index.
+_PARAMS = 4
+_BLUR = 3
+# A small ridge keeps a sector's levels solvable when one of its terms is absent (no wall on the far side).
+_RIDGE = 1e-6
+# Blur (px) the fit starts from, and its bounds: beyond them the model is not what is seen.
+_SIGMA_START_PX = 0.8
+_SIGMA_RANGE_PX = (0.3, 3.0)
+# The footprint may move at most this far (mm) from where the edge fit put it: farther is another structure.
+_MAX_SHIFT_MM = 3.0
+# A sector needs this many usable rays for its levels to mean anything; a fit needs this share of its rays.
+_MIN_SECTOR_RAYS = 2
+_MIN_RAY_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class OutlineFit:
+    """Fitted footprints: ``center_px`` (K, 2) footprint centre, ``radius_px`` (K,) footprint radius,
+    ``sigma_px`` (K,) blur, ``rms_grey`` (K,) RMS residual over the rays kept, ``rays_kept`` (K,) their share,
+    ``ok`` (K,) whether the fit is usable."""
+
+    center_px: FloatArray
+    radius_px: FloatArray
+    sigma_px: FloatArray
+    rms_grey: FloatArray
+    rays_kept: FloatArray
+    ok: BoolArray
+
+    @classmethod
+    def none(cls, k: int) -> OutlineFit:
+        """No fit for ``k`` bases (every ``ok`` False)."""
+        z = np.zeros(k)
+        return cls(np.zeros((k, 2)), z, z, z, z, np.zeros(k, np.bool_))
+
+
+class _Samples:
+    """The pixels a fit looks at: points (K, N, 2) on rays through the outline, their grey levels (K, N), the
+    sector of each point as a flat (K * sectors) index (K, N), and which ray each point is on (K, N)."""
+
+    def __init__(
+        self,
+        grey: NDArray[np.uint8],
+        middle_px: FloatArray,
+        radius_px: FloatArray,
+        directions: FloatArray,
+        px_per_mm: float,
+        parallax: RimParallax | None,
+        settings: VisionSettings,
+    ) -> None:
+        k, n = len(radius_px), len(directions)
+        inner_mm, outer_mm = settings.outline_window_mm
+        offsets = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + 1e-9, settings.outline_step_px)
+        ray_radius = radius_px[:, None] + ray_stretch(parallax, middle_px, directions)
+        self.grey = sample_grey(grey, middle_px, ray_radius, offsets, directions).astype(np.float64).reshape(k, -1)
+        reach = ray_radius[..., None] + offsets[None, None, :]
+        self.points = (middle_px[:, None, None, :] + reach[..., None] * directions[None, :, None, :]).reshape(k, -1, 2)
+        away = _away(parallax, middle_px)
+        cos = away @ directions.T
+        sin = away[:, 0:1] * directions[None, :, 1] - away[:, 1:2] * directions[None, :, 0]
+        sectors = settings.outline_sectors
+        sector = np.floor((np.arctan2(sin, cos) + math.pi) / (2 * math.pi) * sectors + 0.5).astype(np.intp) % sectors
+        flat = np.arange(k)[:, None] * sectors + sector
+        m = len(offsets)
+        self.group = np.repeat(flat[..., None], m, axis=-1).reshape(k, -1)
+        self.ray = np.repeat(np.arange(n)[None, :, None], m, axis=-1).reshape(1, -1).repeat(k, axis=0)
+        self.per_ray = m
+        self.rays = n
+        self.groups = k * sectors
+
+
+def _away(parallax: RimParallax | None, center_px: FloatArray) -> FloatArray:
+    """(K, 2) unit directions away from the nadir ((1, 0) without a parallax or at the nadir)."""
+    if parallax is None:
+        return np.tile(np.array([1.0, 0.0]), (len(center_px), 1))
+    _half, unit = parallax.half_shift(center_px)
+    return np.where(np.hypot(unit[:, 0], unit[:, 1])[:, None] > 0, unit, np.array([1.0, 0.0]))
+
+
+def _pdf(x: FloatArray) -> FloatArray:
+    return np.asarray(np.exp(-0.5 * x * x) * _INV_SQRT_2PI, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """The model's terms at every sample (K, N): outside the outline (``mat``), inside the top disc (``top``),
+    the contact shadow (``shade``); and their derivatives by the parameters (K, N, 4)."""
+
+    mat: FloatArray
+    top: FloatArray
+    shade: FloatArray
+    d_cover: FloatArray
+    d_top: FloatArray
+    d_shade: FloatArray
+
+    def basis(self) -> FloatArray:
+        """(K, N, 4) the basis of the levels (mat, wall, top, contact shade)."""
+        cover = 1.0 - self.mat
+        return np.stack([self.mat, cover - self.top, self.top, self.mat * self.shade], axis=-1)
+
+    def jacobian(self, levels: FloatArray) -> FloatArray:
+        """(K, N, 4) derivative of the model by the parameters, the levels (K, N, 4) held."""
+        mat_l, wall_l, top_l, shade_l = (levels[..., i : i + 1] for i in range(_LEVELS))
+        on_cover = wall_l - mat_l - shade_l * self.shade[..., None]
+        return np.asarray(
+            self.d_cover * on_cover + self.d_top * (top_l - wall_l) + self.d_shade * (shade_l * self.mat[..., None]),
+            dtype=np.float64,
+        )
+
+
+def _terms(
+    params: FloatArray, s: _Samples, top_shift: FloatArray, top_scale: float, shadow_px: float, bevel: float
+) -> _Terms:
+    """The model's terms for ``params`` (K, 4) = footprint (cx, cy, radius) and blur, the top being ``bevel`` px
+    smaller than the footprint (before its parallax scale)."""
+    cx, cy, radius, sigma = (params[:, i : i + 1] for i in range(_PARAMS))
+    fx, fy = s.points[..., 0] - cx, s.points[..., 1] - cy
+    tx, ty = fx - top_shift[:, 0:1], fy - top_shift[:, 1:2]
+    rho_f = np.maximum(np.hypot(fx, fy), 1e-9)
+    rho_t = np.maximum(np.hypot(tx, ty), 1e-9)
+    d_foot = rho_f - radius
+    d_top = rho_t - (radius - bevel) * top_scale
+    foot_outer = d_foot <= d_top
+    d_out = np.where(foot_outer, d_foot, d_top)
+    a, t, f = -d_out / sigma, -d_top / sigma, -d_foot / shadow_px
+    pdf_a, pdf_t, pdf_f = _pdf(a) / sigma, _pdf(t) / sigma, _pdf(f) / shadow_px
+    # d(distance)/d(cx, cy, radius) of footprint and top circle; the outline takes the outer one's
+    out_x = np.where(foot_outer, fx / rho_f, tx / rho_t)
+    out_y = np.where(foot_outer, fy / rho_f, ty / rho_t)
+    out_r = np.where(foot_outer, 1.0, top_scale)
+    # d(Phi(-d / w)) = pdf(-d / w) / w * (-d(d)), and d(d)/d(cx) = -x / rho, d(d)/d(radius) = -1 (or -scale)
+    d_cover = np.stack([pdf_a * out_x, pdf_a * out_y, pdf_a * out_r, pdf_a * d_out / sigma], axis=-1)
+    d_top_term = np.stack([pdf_t * tx / rho_t, pdf_t * ty / rho_t, pdf_t * top_scale, pdf_t * d_top / sigma], axis=-1)
+    d_shade = np.stack([pdf_f * fx / rho_f, pdf_f * fy / rho_f, pdf_f, np.zeros_like(pdf_f)], axis=-1)
+    return _Terms(1.0 - _phi(a), _phi(t), _phi(f), d_cover, d_top_term, d_shade)
+
+
+def _levels(basis: FloatArray, target: FloatArray, s: _Samples) -> FloatArray:
+    """(K * sectors, 4) least-squares levels of each sector for the weighted ``basis`` (K, N, 4)."""
+    g = s.group.ravel()
+    normal = np.empty((s.groups, _LEVELS, _LEVELS))
+    for i in range(_LEVELS):
+        for j in range(i, _LEVELS):
+            total = np.bincount(g, weights=(basis[..., i] * basis[..., j]).ravel(), minlength=s.groups)
+            normal[:, i, j] = normal[:, j, i] = total
+    rhs = np.stack(
+        [np.bincount(g, weights=(basis[..., i] * target).ravel(), minlength=s.groups) for i in range(_LEVELS)],
+        axis=-1,
+    )
+    return np.asarray(np.linalg.solve(normal + _RIDGE * np.eye(_LEVELS), rhs[..., None])[..., 0], dtype=np.float64)
+
+
+def _residuals(
+    params: FloatArray,
+    s: _Samples,
+    weight: FloatArray,
+    top_shift: FloatArray,
+    top_scale: float,
+    shadow_px: float,
+    bevel: float,
+    jacobian: bool = False,
+) -> tuple[FloatArray, FloatArray | None]:
+    """(K, N) weighted residuals with each sector's levels solved by least squares, and (when asked) their
+    Jacobian (K, N, 4) by the parameters with the levels held (variable projection's usual approximation)."""
+    terms = _terms(params, s, top_shift, top_scale, shadow_px, bevel)
+    basis = terms.basis()
+    target = s.grey * weight
+    levels = _levels(basis * weight[..., None], target, s)[s.group]
+    res = target - weight * np.einsum("kni,kni->kn", basis, levels)
+    if not jacobian:
+        return np.asarray(res, dtype=np.float64), None
+    jac = -weight[..., None] * terms.jacobian(levels)
+    return np.asarray(res, dtype=np.float64), np.asarray(jac, dtype=np.float64)
+
+
+def _kept_median(values: FloatArray, kept: BoolArray) -> FloatArray:
+    """Median of each row of ``values`` (K, n) over its ``kept`` entries (K,); 0 for a row with none."""
+    ordered = np.sort(np.where(kept, values, np.inf), axis=1)
+    count = kept.sum(axis=1)
+    rows = np.arange(len(values))
+    lo = np.maximum((count - 1) // 2, 0)
+    hi = np.maximum(count // 2, 0).clip(max=values.shape[1] - 1)
+    return np.asarray(np.where(count > 0, 0.5 * (ordered[rows, lo] + ordered[rows, hi]), 0.0), dtype=np.float64)
+
+
+def fit_outlines(
+    grey: NDArray[np.uint8],
+    middle_px: FloatArray,
+    radius_px: FloatArray,
+    inlier: BoolArray,
+    directions: FloatArray,
+    px_per_mm: float,
+    parallax: RimParallax | None,
+    settings: VisionSettings,
+) -> OutlineFit:
+    """Fit the appearance model (module docstring) to each base found by the edge fit: ``middle_px`` (K, 2) its
+    outline's centre (the stadium's middle, as :func:`vision.detect.detect_bases` reports it), ``radius_px`` (K,)
+    its radius, ``inlier`` (K, n) the rays (``directions`` (n, 2)) whose edges it kept. Returns footprint centres
+    (K, 2) and radii (K,) in the same pixels (``grey`` (H, W) uint8, ``px_per_mm`` of it)."""
+    k = len(radius_px)
+    if k == 0:
+        return OutlineFit.none(0)
+    samples = _Samples(grey, middle_px, radius_px, directions, px_per_mm, parallax, settings)
+    away = _away(parallax, middle_px)
+    ratio = parallax.shift_ratio if parallax is not None else 0.0
+    if parallax is not None:
+        half, _unit = parallax.half_shift(middle_px)
+    else:
+        half = np.zeros(k)
+    # The top disc's centre lies the whole shift from the footprint's, the middle half of it; it looks larger by
+    # the ratio too (nearer the camera).
+    foot = middle_px - half[:, None] * away
+    top_shift = 2.0 * half[:, None] * away
+    top_scale = 1.0 + ratio
+    shadow_px = settings.contact_shadow_mm * px_per_mm
+    ray_ok = inlier.copy()
+    weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
+    params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX)])
+    reach = _MAX_SHIFT_MM * px_per_mm
+    lower = np.column_stack([foot - reach, radius_px - reach, np.full(k, _SIGMA_RANGE_PX[0])])
+    upper = np.column_stack([foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1])])
+    extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm)
+    res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
+    cost = (res * res).sum(axis=1)
+    lam = np.full(k, _LAMBDA_START)
+    reject_at = set(settings.outline_reject_at)
+    for it in range(settings.outline_iterations):
+        if it in reject_at:
+            per_ray = np.sqrt((res.reshape(k, samples.rays, -1) ** 2).mean(axis=-1))
+            median = _kept_median(per_ray, ray_ok)
+            ray_ok &= per_ray <= settings.outline_ray_reject * median[:, None]
+            weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
+            res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
+            cost = (res * res).sum(axis=1)
+        assert jac is not None
+        jtj = np.einsum("kni,knj->kij", jac, jac)
+        jtr = np.einsum("kni,kn->ki", jac, res)
+        scale = np.maximum(np.diagonal(jtj, axis1=1, axis2=2), 1e-9)
+        damped = jtj + lam[:, None, None] * (np.eye(_PARAMS) * scale[:, None, :])
+        delta = -np.linalg.solve(damped, jtr[..., None])[..., 0]
+        trial = np.clip(params + delta, lower, upper)
+        trial_res, trial_jac = _residuals(trial, samples, weight, *extra, jacobian=True)
+        assert trial_jac is not None
+        trial_cost = (trial_res * trial_res).sum(axis=1)
+        better = trial_cost < cost
+        # converged: the step moved nothing by more than a thousandth of a pixel
+        if np.all(~better | (np.abs(trial - params).max(axis=1) < _CONVERGED_PX)) and it not in reject_at:
+            params = np.where(better[:, None], trial, params)
+            cost = np.where(better, trial_cost, cost)
+            res = np.where(better[:, None], trial_res, res)
+            break
+        params = np.where(better[:, None], trial, params)
+        res = np.where(better[:, None], trial_res, res)
+        jac = np.where(better[:, None, None], trial_jac, jac)
+        cost = np.where(better, trial_cost, cost)
+        lam = np.where(better, lam * _LAMBDA_DOWN, lam * _LAMBDA_UP)
+    used = weight.sum(axis=1)
+    rms = np.sqrt(cost / np.maximum(used, 1.0))
+    share = ray_ok.sum(axis=1) / max(samples.rays, 1)
+    ray_group = samples.group[:, :: samples.per_ray]
+    sectors_seen = np.bincount(ray_group[ray_ok], minlength=samples.groups)
+    enough = (sectors_seen.reshape(k, -1) >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline_sectors // 2
+    ok = np.all(np.isfinite(params), axis=1) & (share >= _MIN_RAY_SHARE) & enough
+    return OutlineFit(params[:, :2], params[:, 2], params[:, 3], rms, share, ok)
+
+
+def middle_of(footprint_px: FloatArray, parallax: RimParallax | None) -> FloatArray:
+    """(K, 2) the outline's middle (the pipeline's base position, at half the rim height) of footprints centred at
+    ``footprint_px`` (K, 2)."""
+    if parallax is None or len(footprint_px) == 0:
+        return footprint_px
+    half, unit = parallax.half_shift(footprint_px)
+    return np.asarray(footprint_px + half[:, None] * unit, dtype=np.float64)

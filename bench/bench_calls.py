@@ -2,7 +2,7 @@
 1", 2" and 3" lines, at 1080p and 4K, with and without camera.json. Counts wrong `clear` calls (must be zero) and
 the share of `close` calls, overall and for pairs at least 1 mm from their line.
 
-    .venv/bin/python bench/bench_calls.py [--frames 3] [--resolutions 1080p 4k]
+    .venv/bin/python bench/bench_calls.py [--frames 3] [--resolutions 1080p 4k] [--lens both|yes|no] [--config F]
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ MATCH_GATE_MM = 10.0
 CLOSE_SIGMAS = 2.0
 
 
-def run(resolution: str, lens: bool, frames: int) -> tuple[list[CallResult], int]:
-    config = load_config()
+def run(resolution: str, lens: bool, frames: int, config_path: str | None = None) -> tuple[list[CallResult], int]:
+    config = load_config(config_path)
     results: list[CallResult] = []
     placed = 0
     for seed in range(frames):
@@ -42,15 +42,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=3)
     parser.add_argument("--resolutions", nargs="+", default=["1080p", "4k"])
+    parser.add_argument("--lens", choices=["both", "yes", "no"], default="both", help="with camera.json, without, both")
+    parser.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
     args = parser.parse_args()
+    lenses = {"both": (True, False), "yes": (True,), "no": (False,)}[args.lens]
     print(
         f"{'resolution':10} {'lens':5} {'placed':>6} {'judged':>6} {'wrong clear':>11} {'close':>7} "
         f"{'close, >=1 mm off':>18}  s"
     )
     for resolution in args.resolutions:
-        for lens in (True, False):
+        for lens in lenses:
             start = time.perf_counter()
-            results, placed = run(resolution, lens, args.frames)
+            results, placed = run(resolution, lens, args.frames, args.config)
             far = [r for r in results if r.margin_mm >= 1.0 - 1e-9]
             close = np.mean([r.call == "close" for r in results]) if results else float("nan")
             close_far = np.mean([r.call == "close" for r in far]) if far else float("nan")

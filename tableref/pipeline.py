@@ -117,7 +117,7 @@ def _position_sigma_mm(
     edge fit) and the part that does not (table mapping, rim height, uncorrected lens)."""
     fit = np.asarray(detections.center_sigma_px / px_per_mm, dtype=np.float64)
     mapping = calibration.mapping_sigma_mm(centers_mm) if len(centers_mm) else np.empty(0)
-    terms = [mapping, np.full(len(centers_mm), settings.outline_model_sigma_mm)]
+    terms = [mapping, np.asarray(detections.model_sigma_mm, dtype=np.float64)]
     if calibration.heights_corrected:
         # A rim height error dh moves the corrected centre by dh * (distance from the nadir) / camera height.
         assert calibration.camera_position_mm is not None
@@ -131,15 +131,20 @@ def _position_sigma_mm(
 
 
 def size_sigma_mm(
-    fitted_mm: NDArray[np.float64], snapped_mm: NDArray[np.float64], sizes_mm: Sequence[float], fit_sigma_mm: float
+    fitted_mm: NDArray[np.float64],
+    snapped_mm: NDArray[np.float64],
+    sizes_mm: Sequence[float],
+    fit_sigma_mm: float | NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """(N,) 1-sigma uncertainty of each snapped base size: the spread of the standard sizes weighted by how well
-    each explains the fitted diameter (N,), a fit being good to ``fit_sigma_mm``. Near zero for a size far from
-    its neighbours (50 against 40 and 60), about half a step between close ones (25, 27, 28.5)."""
+    each explains the fitted diameter (N,), a fit being good to ``fit_sigma_mm`` (one for all, or (N,)). Near zero
+    for a size far from its neighbours (50 against 40 and 60), about half a step between close ones (25, 27,
+    28.5)."""
     if len(fitted_mm) == 0:
         return np.empty(0)
     sizes = np.asarray(sizes_mm, dtype=np.float64)[None, :]
-    log_p = -0.5 * ((fitted_mm[:, None] - sizes) / fit_sigma_mm) ** 2
+    scale = np.broadcast_to(np.asarray(fit_sigma_mm, dtype=np.float64), fitted_mm.shape)[:, None]
+    log_p = -0.5 * ((fitted_mm[:, None] - sizes) / scale) ** 2
     p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     return np.asarray(np.sqrt(np.sum(p * (sizes - snapped_mm[:, None]) ** 2, axis=1)), dtype=np.float64)
@@ -164,7 +169,7 @@ def state_from_detections(
     random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
     sigma = np.hypot(random, systematic)
     size_sigma = size_sigma_mm(
-        2.0 * detections.radius_px / px_per_mm, detections.diameter_mm, sizes_mm, settings.diameter_fit_sigma_mm
+        2.0 * detections.radius_px / px_per_mm, detections.diameter_mm, sizes_mm, detections.diameter_sigma_mm
     )
     order = np.lexsort((centers_mm[:, 0], centers_mm[:, 1])) if len(centers_mm) else np.empty(0, dtype=np.intp)
     models = tuple(

@@ -18,16 +18,10 @@ class PipelineSettings:
     # Base rims stand this high above the table (mm), give or take rim_height_sigma_mm (bases are 3-5 mm).
     rim_height_mm: float
     rim_height_sigma_mm: float
-    # What the outline model misses (bevels, flock over the rim, the wall's shading), per axis in mm: added in
-    # quadrature to every position's sigma.
-    outline_model_sigma_mm: float
     # Without a camera model the lens is uncorrected: this is added (in quadrature) to every position's sigma.
     uncorrected_lens_sigma_mm: float
     # A detection takes the identity of a roster model whose centre is within this distance (mm).
     roster_gate_mm: float
-    # How far a fitted base diameter strays from the true size (1-sigma, mm), measured on rendered frames: the
-    # base's size sigma follows from it and the standard sizes near the fit.
-    diameter_fit_sigma_mm: float
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,9 @@ class VisionSettings:
         outline_iterations: Levenberg-Marquardt steps.
         outline_reject_at: the steps before which rays the model does not explain are dropped.
         outline_ray_reject: a ray is dropped when its RMS residual is more than this many times the median.
+        edge_diameter_sigma_mm, outline_diameter_sigma_mm: how far a fitted diameter strays from the true size
+            (1-sigma, mm) when the edges (and the rim model) fitted it, and when the appearance fit did.
+        edge_model_sigma_mm, outline_model_sigma_mm: what each method's outline model misses, per axis (mm).
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -124,6 +127,10 @@ class VisionSettings:
     outline_iterations: int
     outline_reject_at: tuple[float, ...]
     outline_ray_reject: float
+    edge_diameter_sigma_mm: float
+    outline_diameter_sigma_mm: float
+    edge_model_sigma_mm: float
+    outline_model_sigma_mm: float
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -164,6 +171,10 @@ class VisionSettings:
             "edge_correlation_px",
             "min_wall_mm",
             "outline_step_px",
+            "edge_diameter_sigma_mm",
+            "outline_diameter_sigma_mm",
+            "edge_model_sigma_mm",
+            "outline_model_sigma_mm",
         )
         for name in positive:
             if getattr(self, name) <= 0:

@@ -621,6 +621,10 @@ def detect_bases(
     else:
         look = OutlineFit.none(len(live))
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
+    diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
+    diameter_sigma[live[look.ok]] = settings.outline_diameter_sigma_mm
+    model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
+    model_sigma[live[look.ok]] = settings.outline_model_sigma_mm
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     accept &= size_ok
@@ -647,4 +651,6 @@ def detect_bases(
         edge_coverage=coverage[kept],
         fit_rms_px=rms[kept],
         center_sigma_px=sigma[kept],
+        diameter_sigma_mm=diameter_sigma[kept],
+        model_sigma_mm=model_sigma[kept],
     )

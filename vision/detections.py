@@ -13,7 +13,16 @@ from vision.errors import VisionError
 FloatArray = NDArray[np.float64]
 
 # Every field but center_px is one value per base.
-_PER_BASE = ("radius_px", "diameter_mm", "score", "edge_coverage", "fit_rms_px", "center_sigma_px")
+_PER_BASE = (
+    "radius_px",
+    "diameter_mm",
+    "score",
+    "edge_coverage",
+    "fit_rms_px",
+    "center_sigma_px",
+    "diameter_sigma_mm",
+    "model_sigma_mm",
+)
 
 
 def _frozen(value: Any, shape: tuple[int, ...], name: str) -> FloatArray:
@@ -39,6 +48,11 @@ class BaseDetections:
         fit_rms_px (N,): RMS distance of those rim edge points from the fitted circle.
         center_sigma_px (N,): 1-sigma uncertainty of each coordinate of the centre (isotropic), from the fit's
             residuals and the number and angular spread of its rim points.
+        diameter_sigma_mm (N,): how far the fitted diameter (2 radius_px in mm, before snapping) may stray from
+            the true size, 1-sigma: what the method that fitted it reaches (see the vision settings).
+        model_sigma_mm (N,): what the outline model of the method that fitted the base misses (bevels, flock over
+            the rim, the wall's shading, contact shadows), 1-sigma per axis in mm: systematic, the same in every
+            frame of an unchanged table (unlike center_sigma_px).
 
     ``dets[mask]`` (boolean (N,) or integer indices) selects rows; ``len(dets)`` counts them.
     """
@@ -50,6 +64,8 @@ class BaseDetections:
     edge_coverage: FloatArray
     fit_rms_px: FloatArray
     center_sigma_px: FloatArray
+    diameter_sigma_mm: FloatArray
+    model_sigma_mm: FloatArray
 
     def __post_init__(self) -> None:
         center = np.asarray(self.center_px, dtype=np.float64)

@@ -28,6 +28,8 @@ def detections_at(points_px: np.ndarray, diameter_mm: float, sigma_px: float, px
         edge_coverage=np.ones(n),
         fit_rms_px=np.full(n, 0.1),
         center_sigma_px=np.full(n, sigma_px),
+        diameter_sigma_mm=np.full(n, 1.0),
+        model_sigma_mm=np.full(n, 0.45),
     )
 
 

@@ -7,7 +7,16 @@ import pytest
 
 from vision import BaseDetections, VisionError
 
-FIELDS = ("radius_px", "diameter_mm", "score", "edge_coverage", "fit_rms_px", "center_sigma_px")
+FIELDS = (
+    "radius_px",
+    "diameter_mm",
+    "score",
+    "edge_coverage",
+    "fit_rms_px",
+    "center_sigma_px",
+    "diameter_sigma_mm",
+    "model_sigma_mm",
+)
 
 
 def make(n: int, seed: int = 0) -> BaseDetections:

@@ -185,19 +185,37 @@ def _terms(
     return _Terms(1.0 - _phi(a), _phi(t), _phi(f), d_cover, d_top_term, d_shade)
 
 
-def _levels(basis: FloatArray, target: FloatArray, s: _Samples) -> FloatArray:
-    """(K * sectors, 4) least-squares levels of each sector for the weighted ``basis`` (K, N, 4)."""
-    g = s.group.ravel()
-    normal = np.empty((s.groups, _LEVELS, _LEVELS))
-    for i in range(_LEVELS):
-        for j in range(i, _LEVELS):
-            total = np.bincount(g, weights=(basis[..., i] * basis[..., j]).ravel(), minlength=s.groups)
-            normal[:, i, j] = normal[:, j, i] = total
-    rhs = np.stack(
-        [np.bincount(g, weights=(basis[..., i] * target).ravel(), minlength=s.groups) for i in range(_LEVELS)],
-        axis=-1,
-    )
-    return np.asarray(np.linalg.solve(normal + _RIDGE * np.eye(_LEVELS), rhs[..., None])[..., 0], dtype=np.float64)
+class _Projector:
+    """Least squares of each sector's levels on the weighted basis (K, N, 4): the normal matrices, factored once
+    for a basis, serve the levels and the projection of the Jacobian's columns."""
+
+    def __init__(self, basis: FloatArray, s: _Samples) -> None:
+        self.basis = basis
+        self.g = s.group.ravel()
+        self.group = s.group
+        self.groups = s.groups
+        normal = np.empty((s.groups, _LEVELS, _LEVELS))
+        for i in range(_LEVELS):
+            for j in range(i, _LEVELS):
+                total = np.bincount(self.g, weights=(basis[..., i] * basis[..., j]).ravel(), minlength=s.groups)
+                normal[:, i, j] = normal[:, j, i] = total
+        self.inverse = np.linalg.inv(normal + _RIDGE * np.eye(_LEVELS))
+
+    def solve(self, target: FloatArray) -> FloatArray:
+        """(K * sectors, 4) the levels that best give ``target`` (K, N)."""
+        rhs = np.stack(
+            [
+                np.bincount(self.g, weights=(self.basis[..., i] * target).ravel(), minlength=self.groups)
+                for i in range(_LEVELS)
+            ],
+            axis=-1,
+        )
+        return np.asarray((self.inverse @ rhs[..., None])[..., 0], dtype=np.float64)
+
+    def remove(self, values: FloatArray) -> FloatArray:
+        """``values`` (K, N) less their least-squares part in the span of each sector's basis."""
+        levels = self.solve(values)[self.group]
+        return np.asarray(values - (self.basis * levels).sum(axis=-1), dtype=np.float64)
 
 
 def _residuals(
@@ -211,15 +229,18 @@ def _residuals(
     jacobian: bool = False,
 ) -> tuple[FloatArray, FloatArray | None]:
     """(K, N) weighted residuals with each sector's levels solved by least squares, and (when asked) their
-    Jacobian (K, N, 4) by the parameters with the levels held (variable projection's usual approximation)."""
+    Jacobian (K, N, 4) by the parameters (Kaufman's approximation of variable projection)."""
     terms = _terms(params, s, top_shift, top_scale, shadow_px, bevel)
-    basis = terms.basis()
+    basis = terms.basis() * weight[..., None]
     target = s.grey * weight
-    levels = _levels(basis * weight[..., None], target, s)[s.group]
-    res = target - weight * np.einsum("kni,kni->kn", basis, levels)
+    projector = _Projector(basis, s)
+    levels = projector.solve(target)[s.group]
+    res = target - (basis * levels).sum(axis=-1)
     if not jacobian:
         return np.asarray(res, dtype=np.float64), None
-    jac = -weight[..., None] * terms.jacobian(levels)
+    # Kaufman's variable projection: each column's part that the sector's levels could absorb is taken out
+    moved = weight[..., None] * terms.jacobian(levels)
+    jac = -np.stack([projector.remove(moved[..., p]) for p in range(_PARAMS)], axis=-1)
     return np.asarray(res, dtype=np.float64), np.asarray(jac, dtype=np.float64)
 
 
@@ -283,8 +304,9 @@ def fit_outlines(
             res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
             cost = (res * res).sum(axis=1)
         assert jac is not None
-        jtj = np.einsum("kni,knj->kij", jac, jac)
-        jtr = np.einsum("kni,kn->ki", jac, res)
+        jac_t = jac.transpose(0, 2, 1)
+        jtj = jac_t @ jac
+        jtr = (jac_t @ res[..., None])[..., 0]
         scale = np.maximum(np.diagonal(jtj, axis1=1, axis2=2), 1e-9)
         damped = jtj + lam[:, None, None] * (np.eye(_PARAMS) * scale[:, None, :])
         delta = -np.linalg.solve(damped, jtr[..., None])[..., 0]

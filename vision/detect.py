@@ -24,9 +24,12 @@ Steps:
      Measured on every inlier ray against the mat just outside (``disc_outer_mm``) over the band
      ``disc_inner_mm`` inside: the median absolute grey difference (``min_disc_contrast``) and its ratio to
      the band's 90th percentile difference (``min_disc_fill``: a line fills only part of the band);
-   - size: the footprint radius, measured again with a model of the whole rim profile (:mod:`vision.profile`;
-     blur pushes the gradient peak outward by up to a millimetre at 1 px/mm), lies within
-     ``snap_tolerance_mm`` of a standard size (tokens, dice, pips and most round things are not standard).
+   - size: the footprint radius, measured again, lies within ``snap_tolerance_mm`` of a standard size (tokens,
+     dice, pips and most round things are not standard). Measured again how: where the camera's position is
+     known and the image resolves the wall and the contact shadow (``outline_min_px_per_mm``), footprint centre
+     and radius are fitted to the pixels with a model of the base's whole appearance (:mod:`vision.outline`);
+     otherwise the radius is corrected with a model of the mean rim profile (:mod:`vision.profile`; blur pushes
+     the gradient peak outward by up to a millimetre at 1 px/mm).
 
    Limits, by construction: a filled disc printed on the mat at a standard size passes; a base whose top
    matches the mat and whose visible wall is narrower than about the middle of ``disc_inner_mm`` is taken for

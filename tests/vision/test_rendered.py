@@ -1,17 +1,22 @@
-"""Regression guard on a realistic rendered frame: perspective, lens distortion, figures over the rims, shadows,
+"""Regression guard on realistic rendered frames: perspective, lens distortion, figures over the rims, shadows,
 dice, tokens, printed circles, terrain and a hand (see :mod:`tableref.synth`), scored end to end.
 
-The frame is rendered once per test session (seeded, so always the same). The bounds sit a small margin below
-what the detector reached when they were set (1080p, clutter "lots", seed 1006: recall 98 %, precision 95 %,
-sizes right 97 %, median centre error 0.28 mm, every coordinate error within 2 sigma; the detector before
-seeding by voting and the figure cue reached 92 % recall and 92 % precision), so that a change which loses
-bases, lets impostors through or makes sigma overconfident fails here.
+Each frame is rendered once per test session (seeded, so always the same). The bounds sit a small margin below
+what the detector reached when they were set, so that a change which loses bases, lets impostors through, gets
+sizes or centres wrong or makes sigma overconfident fails here:
+
+- 1080p, clutter "lots", seed 1006 (edges): recall 98 %, precision 95 %, sizes right 97 %, median centre error
+  0.28 mm, every coordinate error within 2 sigma (before seeding by voting and the figure cue: recall 92 %,
+  precision 92 %);
+- 4K, seed 2002 (the appearance fit): recall 90 %, precision 100 %, sizes right 85 %, median 0.22 mm, 93 % within
+  2 sigma; with the edges alone the same frame gives sizes right 74 %, median 0.39 mm, 84 % within 2 sigma.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tableref.config import load_config
@@ -19,37 +24,47 @@ from tableref.evaluate import FrameScore, load_samples, score_frame
 from tableref.synth.generate import random_scene
 from tableref.synth.make_samples import Sample, write_sample
 
-_SEED = 1006
 _MODELS = 60
+# resolution, seed: the frames
+FRAMES = {"1080p": 1006, "4k": 2002}
+# resolution -> lowest recall, precision, sizes right, share within 2 sigma; highest median centre error (mm)
+BOUNDS = {
+    "1080p": {"recall": 0.96, "precision": 0.94, "sizes": 0.92, "within_2_sigma": 0.9, "median_mm": 0.33},
+    "4k": {"recall": 0.87, "precision": 0.97, "sizes": 0.82, "within_2_sigma": 0.9, "median_mm": 0.26},
+}
 
 
-@pytest.fixture(scope="session")
-def rendered_score(tmp_path_factory: pytest.TempPathFactory) -> FrameScore:
-    out: Path = tmp_path_factory.mktemp("rendered")
-    write_sample(Sample("frame", "regression frame", lambda: random_scene(_SEED, "1080p", _MODELS, "lots"), _SEED), out)
+@pytest.fixture(scope="session", params=sorted(FRAMES))
+def rendered(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, FrameScore]:
+    resolution: str = request.param
+    seed = FRAMES[resolution]
+    out: Path = tmp_path_factory.mktemp(f"rendered_{resolution}")
+    scene = lambda: random_scene(seed, resolution, _MODELS, "lots")  # noqa: E731
+    write_sample(Sample("frame", "regression frame", scene, seed), out)
     (sample,) = load_samples(out)
     config = load_config()
-    return score_frame(sample, config, config.evaluate)
+    return resolution, score_frame(sample, config, config.evaluate)
 
 
-@pytest.mark.parametrize(
-    ("measure", "bound"),
-    [
-        ("recall", 0.96),
-        ("precision", 0.94),
-    ],
-)
-def test_rendered_frame_recall_and_precision(rendered_score: FrameScore, measure: str, bound: float) -> None:
-    value = getattr(rendered_score, measure)
-    assert value >= bound, f"{measure} {value:.3f} below {bound}"
+def _measures(score: FrameScore) -> dict[str, float]:
+    return {
+        "recall": score.recall,
+        "precision": score.precision,
+        "sizes": float(score.size_right.mean()),
+        "within_2_sigma": float((abs(score.z) <= 2.0).mean()),
+        "median_mm": float(np.median(score.error_mm)),
+    }
 
 
-def test_rendered_frame_sizes_and_centres(rendered_score: FrameScore) -> None:
-    assert rendered_score.visible_count >= 20, "the frame holds enough visible bases to judge by"
-    assert rendered_score.size_right.mean() >= 0.92
-    assert float(sorted(rendered_score.error_mm)[len(rendered_score.error_mm) // 2]) <= 0.33
+@pytest.mark.parametrize("measure", ["recall", "precision", "sizes", "within_2_sigma"])
+def test_rendered_frame_at_least(rendered: tuple[str, FrameScore], measure: str) -> None:
+    resolution, score = rendered
+    assert score.visible_count >= 20, "the frame holds enough visible bases to judge by"
+    value, bound = _measures(score)[measure], BOUNDS[resolution][measure]
+    assert value >= bound, f"{resolution}: {measure} {value:.3f} below {bound}"
 
 
-def test_rendered_frame_sigma_is_not_overconfident(rendered_score: FrameScore) -> None:
-    within = float((abs(rendered_score.z) <= 2.0).mean())
-    assert within >= 0.9, f"only {within:.1%} of the coordinate errors within 2 sigma"
+def test_rendered_frame_centres(rendered: tuple[str, FrameScore]) -> None:
+    resolution, score = rendered
+    value, bound = _measures(score)["median_mm"], BOUNDS[resolution]["median_mm"]
+    assert value <= bound, f"{resolution}: median centre error {value:.3f} mm above {bound}"

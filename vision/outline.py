@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch
-from vision.profile import _phi
+from vision.profile import normal_cdf
 from vision.rim import sample_grey
 
 FloatArray = NDArray[np.float64]
@@ -182,7 +182,7 @@ def _terms(
     d_cover = np.stack([pdf_a * out_x, pdf_a * out_y, pdf_a * out_r, pdf_a * d_out / sigma], axis=-1)
     d_top_term = np.stack([pdf_t * tx / rho_t, pdf_t * ty / rho_t, pdf_t * top_scale, pdf_t * d_top / sigma], axis=-1)
     d_shade = np.stack([pdf_f * fx / rho_f, pdf_f * fy / rho_f, pdf_f, np.zeros_like(pdf_f)], axis=-1)
-    return _Terms(1.0 - _phi(a), _phi(t), _phi(f), d_cover, d_top_term, d_shade)
+    return _Terms(1.0 - normal_cdf(a), normal_cdf(t), normal_cdf(f), d_cover, d_top_term, d_shade)
 
 
 class _Projector:

@@ -36,7 +36,7 @@ _RHO_LIMIT_PX = 2.0
 _SQRT2 = math.sqrt(2.0)
 
 
-def _phi(x: FloatArray) -> FloatArray:
+def normal_cdf(x: FloatArray) -> FloatArray:
     """Standard normal CDF, vectorised (math.erf through numpy's frompyfunc is slow; this is exact enough)."""
     # Abramowitz & Stegun 7.1.26 erf approximation, |error| < 1.5e-7.
     z = np.abs(x) / _SQRT2
@@ -52,8 +52,8 @@ def _levels(
     """Best (mat, wall, top) levels (K, 3) for shape parameters ``theta`` (K, 3) = (rho, width, sigma), with the
     weighted basis (K, M, 3) and weighted target (K, M) they were solved from."""
     rho, width, sigma = theta[:, 0:1], theta[:, 1:2], theta[:, 2:3]
-    a = _phi((rho - u[None, :]) / sigma)
-    b = _phi((rho - width - u[None, :]) / sigma)
+    a = normal_cdf((rho - u[None, :]) / sigma)
+    b = normal_cdf((rho - width - u[None, :]) / sigma)
     # I = mat * (1 - a) + wall * (a - b) + top * b
     basis = np.stack([1.0 - a, a - b, b], axis=-1) * weight[..., None]
     target = profile * weight

@@ -15,7 +15,7 @@ from tableref.config import load_config
 from vision.detect import detect_bases
 from vision.outline import fit_outlines, middle_of
 from vision.parallax import RimParallax
-from vision.profile import _phi
+from vision.profile import normal_cdf
 from vision.rim import ray_directions
 
 SETTINGS = dataclasses.replace(load_config().vision, min_figure_contrast=0.0)
@@ -45,7 +45,7 @@ def draw_base(
     shift = SHIFT_RATIO * away
     d_foot = np.hypot(xs - cx, ys - cy) - r
     d_top = np.hypot(xs - cx - shift[0], ys - cy - shift[1]) - r * (1.0 + SHIFT_RATIO)
-    image = mat * (1.0 - shadow * _phi(-d_foot / (SHADOW_MM * PX_PER_MM)))
+    image = mat * (1.0 - shadow * normal_cdf(-d_foot / (SHADOW_MM * PX_PER_MM)))
     image = np.where(d_foot <= 0, wall, image)
     image = np.where(d_top <= 0, top, image)
     small = image.reshape(h, SUPERSAMPLE, w, SUPERSAMPLE).mean(axis=(1, 3))

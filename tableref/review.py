@@ -387,7 +387,9 @@ def regroup(
         if model not in ids:
             raise rules.StateError(f"model {model!r} is in no state of this game; expected one of its model ids")
         if unit is not None and unit not in known:
-            raise rules.StateError(f"model {model!r}: unit {unit!r} is not one of the units ({', '.join(known)})")
+            raise rules.StateError(
+                f"model {model!r}: unit {unit!r} is not one of the units ({', '.join(sorted(known))})"
+            )
 
     def unit_of(model: str, unit: str | None) -> str | None:
         return membership.get(model, unit)

@@ -86,7 +86,7 @@ class OutlineFit:
 
 class _Samples:
     """The pixels a fit looks at: points (K, N, 2) on rays through the outline, their grey levels (K, N), the
-    sector of each point as a flat (K * sectors) index (K, N), and which ray each point is on (K, N)."""
+    sector of each point as a flat (K * sectors) index (K, N); points run ray by ray, ``per_ray`` to a ray."""
 
     def __init__(
         self,
@@ -113,7 +113,6 @@ class _Samples:
         flat = np.arange(k)[:, None] * sectors + sector
         m = len(offsets)
         self.group = np.repeat(flat[..., None], m, axis=-1).reshape(k, -1)
-        self.ray = np.repeat(np.arange(n)[None, :, None], m, axis=-1).reshape(1, -1).repeat(k, axis=0)
         self.per_ray = m
         self.rays = n
         self.groups = k * sectors

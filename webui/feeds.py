@@ -137,7 +137,27 @@ class SourceFeed(Feed):
             yield last
 
 
-class StateFeed(Feed):
+class ImageFeed(Feed):
+    """One image repeated at ``fps``: a camera watching an unchanging table (a still photo, an upload)."""
+
+    kind = "image"
+
+    def __init__(self, image_bgr: NDArray[np.uint8], name: str, scene: Scene, fps: float) -> None:
+        self.image = _readonly(image_bgr)
+        self.name = name
+        self.scene = scene
+        self.fps = fps
+
+    def frames(self) -> Iterator[FeedFrame]:
+        pacer = _Pacer(self.fps)
+        k = 0
+        while True:
+            pacer.wait()
+            yield FeedFrame(k, self.image, self.scene)
+            k += 1
+
+
+class StateFeed(ImageFeed):
     """A table state with no camera: the table drawn top-down at ``px_per_mm``, repeated at ``fps``. Detection is
     skipped; the state's models are the detections, its units the roster."""
 
@@ -151,19 +171,9 @@ class StateFeed(Feed):
         fps: float,
         roster: rules.TableState | None = None,
     ) -> None:
-        self.name = name
-        self.fps = fps
-        self.image = _readonly(draw_state(state, px_per_mm))
         start = roster if roster is not None else state
-        self.scene = Scene(key=f"state:{name}", roster=start, state=state, px_per_mm=px_per_mm)
-
-    def frames(self) -> Iterator[FeedFrame]:
-        pacer = _Pacer(self.fps)
-        k = 0
-        while True:
-            pacer.wait()
-            yield FeedFrame(k, self.image, self.scene)
-            k += 1
+        scene = Scene(key=f"state:{name}", roster=start, state=state, px_per_mm=px_per_mm)
+        super().__init__(draw_state(state, px_per_mm), name, scene, fps)
 
 
 @dataclass(frozen=True)
@@ -284,26 +294,6 @@ def state_feed(path: Path, px_per_mm: float, fps: float, roster: rules.TableStat
     frame_sections = {k: v for k, v in state.extras.items() if k != "calibration"}
     state = replace(state, extras=MappingProxyType(frame_sections))
     return StateFeed(state, path.name, px_per_mm, fps, roster)
-
-
-class ImageFeed(Feed):
-    """One image repeated at ``fps``: a camera watching an unchanging table (a still photo, an upload)."""
-
-    kind = "image"
-
-    def __init__(self, image_bgr: NDArray[np.uint8], name: str, scene: Scene, fps: float) -> None:
-        self.image = _readonly(image_bgr)
-        self.name = name
-        self.scene = scene
-        self.fps = fps
-
-    def frames(self) -> Iterator[FeedFrame]:
-        pacer = _Pacer(self.fps)
-        k = 0
-        while True:
-            pacer.wait()
-            yield FeedFrame(k, self.image, self.scene)
-            k += 1
 
 
 def source_feed(spec: str, scene: Scene, fps: float, folder_period_s: float) -> Feed:

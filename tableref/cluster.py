@@ -1,8 +1,9 @@
 """Reviews of several recordings on a Dask cluster: one task per recording.
 
 A review job needs nothing from the others and writes only its own SQLite file, and a killed job resumes from that
-file, so the mapping is one task per recording with retries left to the engine. The workers need this package
-installed and the recordings, spec, camera, roster and output folder at the same paths (shared storage).
+file, so the mapping is one task per recording; a task lost with its worker is run again by the scheduler (and
+resumes from its database). The workers need this package installed and the recordings, spec, camera, roster and
+output folder at the same paths (shared storage).
 
 ``dask.distributed`` is an optional dependency (``pip install 'tableref[cluster]'``); it is imported only here and
 only when a cluster is asked for.
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tableref.errors import UsageError
-from tableref.review_run import ReviewJob, review_job
+from tableref.review_run import ReviewJob, review_job_reported
 
 # ``--dask local``: a cluster of worker processes on this machine (for trying the flag, or a big single machine).
 LOCAL_ADDRESS = "local"
@@ -62,13 +63,6 @@ def close(client: Any) -> None:
         cluster.close()
 
 
-def _run(job: ReviewJob) -> dict[str, Any]:
-    try:
-        return review_job(job)
-    except Exception as exc:  # reported by the caller in one line, with the recording's name
-        return {"source": job.source, "out": job.out, "error": f"{type(exc).__name__}: {exc}"}
-
-
 def review_on_cluster(
     jobs: list[ReviewJob],
     client: Any,
@@ -80,7 +74,7 @@ def review_on_cluster(
     ``progress`` as each recording finishes: a remote task reports only when it is done."""
     distributed = _distributed()
     # pure=False: the same job submitted again (a resumed review) must run again, not come from a cache
-    futures = client.map(_run, jobs, pure=False, retries=1)
+    futures = client.map(review_job_reported, jobs, pure=False)
     where = {f.key: k for k, f in enumerate(futures)}
     out: list[dict[str, Any]] = [{} for _ in jobs]
     for future in distributed.as_completed(futures):

@@ -338,11 +338,17 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
         }
 
 
-def _worker(job: ReviewJob, queue: Any) -> dict[str, Any]:
+def review_job_reported(job: ReviewJob, progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """:func:`review_job` for a worker of many: a failure becomes the summary's one-line ``error`` (with the
+    recording's name beside it) instead of stopping the others."""
     try:
-        return review_job(job, queue.put)
-    except Exception as exc:  # reported by the parent in one line, with the recording's name
+        return review_job(job, progress)
+    except Exception as exc:  # reported by the caller in one line, with the recording's name
         return {"source": job.source, "out": job.out, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _worker(job: ReviewJob, queue: Any) -> dict[str, Any]:
+    return review_job_reported(job, queue.put)
 
 
 def review_many(

@@ -56,7 +56,7 @@ class VisionSettings:
             contact shadow and the blur each span about a pixel and trade off, and the edges do better.
         outline_window_mm: (inward, outward) extent (mm) of the pixels looked at about each outline.
         outline_step_px: their spacing along each ray (px).
-        outline_sectors: sectors of directions around a base with grey levels of their own.
+        outline_sectors: sectors of directions around a base with grey levels of their own; it divides ``rays``.
         contact_shadow_mm: how far (mm, the normal CDF's scale) a base's contact shadow fades into the mat.
         bevel_mm: how much smaller (mm, in radius) a base's top is than its footprint (0: straight walls).
         outline_iterations: Levenberg-Marquardt steps.
@@ -64,7 +64,10 @@ class VisionSettings:
         outline_ray_reject: a ray is dropped when its RMS residual is more than this many times the median.
         edge_diameter_sigma_mm, outline_diameter_sigma_mm: how far a fitted diameter strays from the true size
             (1-sigma, mm) when the edges (and the rim model) fitted it, and when the appearance fit did.
-        edge_model_sigma_mm, outline_model_sigma_mm: what each method's outline model misses, per axis (mm).
+        edge_model_sigma_mm, outline_model_sigma_mm: what each method's outline model misses, per axis (mm);
+            for the appearance fit, a floor under its own misfit:
+        outline_misfit_rays, outline_misfit_scale: the appearance fit's centre sigma from how its residuals
+            cluster (clusters of this many consecutive rays; it divides ``rays``), scaled by this factor.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -131,6 +134,8 @@ class VisionSettings:
     outline_diameter_sigma_mm: float
     edge_model_sigma_mm: float
     outline_model_sigma_mm: float
+    outline_misfit_rays: int
+    outline_misfit_scale: float
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -209,6 +214,17 @@ class VisionSettings:
             )
         if self.outline_sectors < 1 or self.outline_iterations < 0:
             raise SettingsError("outline_sectors must be at least 1 and outline_iterations not negative")
+        if self.outline_misfit_rays < 1 or self.rays % self.outline_misfit_rays:
+            raise SettingsError(
+                f"outline_misfit_rays must divide rays, got {self.outline_misfit_rays} of {self.rays} rays"
+            )
+        if self.outline_misfit_scale < 0:
+            raise SettingsError(f"outline_misfit_scale must not be negative, got {self.outline_misfit_scale}")
+        if self.rays % self.outline_sectors:
+            raise SettingsError(
+                f"outline_sectors must divide rays (each sector the same number of rays), got {self.outline_sectors} "
+                f"sectors of {self.rays} rays"
+            )
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
         if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:

@@ -625,9 +625,12 @@ def detect_bases(
         look = OutlineFit.none(len(live))
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
-    diameter_sigma[live[look.ok]] = settings.outline_diameter_sigma_mm
+    scaled = settings.outline_misfit_scale / scale
+    diameter_sigma[live[look.ok]] = np.hypot(
+        settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[look.ok]
+    )
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
-    model_sigma[live[look.ok]] = settings.outline_model_sigma_mm
+    model_sigma[live[look.ok]] = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[look.ok])
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     accept &= size_ok

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch
 from vision.profile import normal_cdf
-from vision.rim import sample_grey
+from vision.rim import sample_points
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -68,25 +68,31 @@ _MIN_RAY_SHARE = 0.4
 class OutlineFit:
     """Fitted footprints: ``center_px`` (K, 2) footprint centre, ``radius_px`` (K,) footprint radius,
     ``sigma_px`` (K,) blur, ``rms_grey`` (K,) RMS residual over the rays kept, ``rays_kept`` (K,) their share,
-    ``ok`` (K,) whether the fit is usable."""
+    ``misfit_px`` (K,) and ``radius_misfit_px`` (K,) how far the centre (per axis) and the radius may be off by
+    what the model does not explain (1-sigma, px; see :func:`_misfit_sigma`), ``ok`` (K,) whether the fit is
+    usable."""
 
     center_px: FloatArray
     radius_px: FloatArray
     sigma_px: FloatArray
     rms_grey: FloatArray
     rays_kept: FloatArray
+    misfit_px: FloatArray
+    radius_misfit_px: FloatArray
     ok: BoolArray
 
     @classmethod
     def none(cls, k: int) -> OutlineFit:
         """No fit for ``k`` bases (every ``ok`` False)."""
         z = np.zeros(k)
-        return cls(np.zeros((k, 2)), z, z, z, z, np.zeros(k, np.bool_))
+        return cls(np.zeros((k, 2)), z, z, z, z, z, z, np.zeros(k, np.bool_))
 
 
 class _Samples:
-    """The pixels a fit looks at: points (K, N, 2) on rays through the outline, their grey levels (K, N), the
-    sector of each point as a flat (K * sectors) index (K, N); points run ray by ray, ``per_ray`` to a ray."""
+    """The pixels a fit looks at, grouped by sector: each base's rays are taken in turn from the first ray of its
+    sector 0 (centred on the direction away from the nadir), so that a sector is ``rays / sectors`` consecutive
+    rays and every group operation is a reshape. ``points`` (K, N, 2) on the rays through the outline, their grey
+    levels (K, N); points run ray by ray, ``per_ray`` to a ray; ``order`` (K, n) the ray of each place."""
 
     def __init__(
         self,
@@ -99,23 +105,27 @@ class _Samples:
         settings: VisionSettings,
     ) -> None:
         k, n = len(radius_px), len(directions)
+        sectors = settings.outline_sectors
         inner_mm, outer_mm = settings.outline_window_mm
         offsets = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + 1e-9, settings.outline_step_px)
-        ray_radius = radius_px[:, None] + ray_stretch(parallax, middle_px, directions)
-        self.grey = sample_grey(grey, middle_px, ray_radius, offsets, directions).astype(np.float64).reshape(k, -1)
-        reach = ray_radius[..., None] + offsets[None, None, :]
-        self.points = (middle_px[:, None, None, :] + reach[..., None] * directions[None, :, None, :]).reshape(k, -1, 2)
         away = _away(parallax, middle_px)
-        cos = away @ directions.T
-        sin = away[:, 0:1] * directions[None, :, 1] - away[:, 1:2] * directions[None, :, 0]
-        sectors = settings.outline_sectors
-        sector = np.floor((np.arctan2(sin, cos) + math.pi) / (2 * math.pi) * sectors + 0.5).astype(np.intp) % sectors
-        flat = np.arange(k)[:, None] * sectors + sector
+        per_sector = n // sectors
+        # rays run at equal angles from +x: the ray that starts sector 0 lies half a sector before the away direction
+        first = np.round(np.arctan2(away[:, 1], away[:, 0]) / (2 * math.pi) * n - (per_sector - 1) / 2.0)
+        self.order = (first.astype(np.intp)[:, None] + np.arange(n)[None, :]) % n
+        ray_dir = directions[self.order]
+        ray_radius = radius_px[:, None] + ray_stretch(parallax, middle_px, ray_dir)
         m = len(offsets)
-        self.group = np.repeat(flat[..., None], m, axis=-1).reshape(k, -1)
+        reach = ray_radius[..., None] + offsets[None, None, :]
+        self.points = (middle_px[:, None, None, :] + reach[..., None] * ray_dir[:, :, None, :]).reshape(k, -1, 2)
+        self.grey = sample_points(grey, self.points).astype(np.float64)
         self.per_ray = m
         self.rays = n
-        self.groups = k * sectors
+        self.sectors = sectors
+
+    def by_ray(self, values: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """(K, n) per-ray values in the global ray order taken into this sample's order."""
+        return np.take_along_axis(values, self.order, axis=1)
 
 
 def _away(parallax: RimParallax | None, center_px: FloatArray) -> FloatArray:
@@ -185,36 +195,31 @@ def _terms(
 
 
 class _Projector:
-    """Least squares of each sector's levels on the weighted basis (K, N, 4): the normal matrices, factored once
+    """Least squares of each sector's levels on the weighted basis (K, N, 4): the normal matrices, inverted once
     for a basis, serve the levels and the projection of the Jacobian's columns."""
 
     def __init__(self, basis: FloatArray, s: _Samples) -> None:
-        self.basis = basis
-        self.g = s.group.ravel()
-        self.group = s.group
-        self.groups = s.groups
-        normal = np.empty((s.groups, _LEVELS, _LEVELS))
-        for i in range(_LEVELS):
-            for j in range(i, _LEVELS):
-                total = np.bincount(self.g, weights=(basis[..., i] * basis[..., j]).ravel(), minlength=s.groups)
-                normal[:, i, j] = normal[:, j, i] = total
-        self.inverse = np.linalg.inv(normal + _RIDGE * np.eye(_LEVELS))
+        k = basis.shape[0]
+        self.shape = (k, s.sectors, -1)
+        self.b = basis.reshape(k, s.sectors, -1, _LEVELS)
+        self.bt = self.b.swapaxes(-1, -2)
+        self.inverse = np.linalg.inv(self.bt @ self.b + _RIDGE * np.eye(_LEVELS))
 
     def solve(self, target: FloatArray) -> FloatArray:
-        """(K * sectors, 4) the levels that best give ``target`` (K, N)."""
-        rhs = np.stack(
-            [
-                np.bincount(self.g, weights=(self.basis[..., i] * target).ravel(), minlength=self.groups)
-                for i in range(_LEVELS)
-            ],
-            axis=-1,
-        )
-        return np.asarray((self.inverse @ rhs[..., None])[..., 0], dtype=np.float64)
+        """(K, sectors, 4) the levels that best give ``target`` (K, N)."""
+        rhs = self.bt @ target.reshape(*self.shape, 1)
+        return np.asarray((self.inverse @ rhs)[..., 0], dtype=np.float64)
+
+    def fitted(self, levels: FloatArray) -> FloatArray:
+        """(K, N) the model's grey levels for ``levels`` (K, sectors, 4)."""
+        return np.asarray((self.b @ levels[..., None]).reshape(levels.shape[0], -1), dtype=np.float64)
 
     def remove(self, values: FloatArray) -> FloatArray:
-        """``values`` (K, N) less their least-squares part in the span of each sector's basis."""
-        levels = self.solve(values)[self.group]
-        return np.asarray(values - (self.basis * levels).sum(axis=-1), dtype=np.float64)
+        """``values`` (K, N, P) less their least-squares part in the span of each sector's basis."""
+        k, _, p = values.shape
+        v = values.reshape(k, self.b.shape[1], -1, p)
+        coeff = self.inverse @ (self.bt @ v)
+        return np.asarray((v - self.b @ coeff).reshape(k, -1, p), dtype=np.float64)
 
 
 def _residuals(
@@ -233,14 +238,15 @@ def _residuals(
     basis = terms.basis() * weight[..., None]
     target = s.grey * weight
     projector = _Projector(basis, s)
-    levels = projector.solve(target)[s.group]
-    res = target - (basis * levels).sum(axis=-1)
+    levels = projector.solve(target)
+    res = target - projector.fitted(levels)
     if not jacobian:
         return np.asarray(res, dtype=np.float64), None
+    k, sectors = levels.shape[:2]
+    per_sample = np.broadcast_to(levels[:, :, None, :], (k, sectors, res.shape[1] // sectors, _LEVELS))
     # Kaufman's variable projection: each column's part that the sector's levels could absorb is taken out
-    moved = weight[..., None] * terms.jacobian(levels)
-    jac = -np.stack([projector.remove(moved[..., p]) for p in range(_PARAMS)], axis=-1)
-    return np.asarray(res, dtype=np.float64), np.asarray(jac, dtype=np.float64)
+    moved = weight[..., None] * terms.jacobian(per_sample.reshape(k, -1, _LEVELS))
+    return np.asarray(res, dtype=np.float64), -projector.remove(moved)
 
 
 def _kept_median(values: FloatArray, kept: BoolArray) -> FloatArray:
@@ -283,7 +289,7 @@ def fit_outlines(
     top_shift = 2.0 * half[:, None] * away
     top_scale = 1.0 + ratio
     shadow_px = settings.contact_shadow_mm * px_per_mm
-    ray_ok = inlier.copy()
+    ray_ok = samples.by_ray(inlier)
     weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
     params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX)])
     reach = _MAX_SHIFT_MM * px_per_mm
@@ -319,6 +325,7 @@ def fit_outlines(
             params = np.where(better[:, None], trial, params)
             cost = np.where(better, trial_cost, cost)
             res = np.where(better[:, None], trial_res, res)
+            jac = np.where(better[:, None, None], trial_jac, jac)
             break
         params = np.where(better[:, None], trial, params)
         res = np.where(better[:, None], trial_res, res)
@@ -328,11 +335,26 @@ def fit_outlines(
     used = weight.sum(axis=1)
     rms = np.sqrt(cost / np.maximum(used, 1.0))
     share = ray_ok.sum(axis=1) / max(samples.rays, 1)
-    ray_group = samples.group[:, :: samples.per_ray]
-    sectors_seen = np.bincount(ray_group[ray_ok], minlength=samples.groups)
-    enough = (sectors_seen.reshape(k, -1) >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline_sectors // 2
+    sectors_seen = ray_ok.reshape(k, samples.sectors, -1).sum(axis=2)
+    enough = (sectors_seen >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline_sectors // 2
     ok = np.all(np.isfinite(params), axis=1) & (share >= _MIN_RAY_SHARE) & enough
-    return OutlineFit(params[:, :2], params[:, 2], params[:, 3], rms, share, ok)
+    assert jac is not None
+    centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays)
+    ok &= np.isfinite(centre_misfit) & np.isfinite(radius_misfit)
+    return OutlineFit(params[:, :2], params[:, 2], params[:, 3], rms, share, centre_misfit, radius_misfit, ok)
+
+
+def _misfit_sigma(res: FloatArray, jac: FloatArray, clusters: int) -> tuple[FloatArray, FloatArray]:
+    """1-sigma of the fitted centre (K,) (per axis) and radius (K,) from the residuals' own scatter (K, N), with
+    the Jacobian (K, N, 4): the cluster-robust ("sandwich") covariance, clusters of consecutive rays. Where the
+    model does not explain a stretch of the outline (a cloak over the rim, a shading the model lacks), that
+    stretch's residuals pull together and these grow; a fit whose residuals are only noise keeps them small."""
+    k = res.shape[0]
+    bread = np.linalg.pinv(jac.transpose(0, 2, 1) @ jac)
+    pull = (jac * res[..., None]).reshape(k, clusters, -1, _PARAMS).sum(axis=2)
+    meat = pull.transpose(0, 2, 1) @ pull
+    var = np.maximum(np.diagonal(bread @ meat @ bread, axis1=1, axis2=2), 0.0)
+    return np.sqrt(0.5 * (var[:, 0] + var[:, 1])), np.sqrt(var[:, 2])
 
 
 def middle_of(footprint_px: FloatArray, parallax: RimParallax | None) -> FloatArray:

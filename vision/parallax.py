@@ -46,12 +46,13 @@ class RimParallax:
 
 
 def ray_stretch(parallax: RimParallax | None, center_px: FloatArray, directions: FloatArray) -> FloatArray:
-    """(K, n) how much farther than the circle's radius the stadium outline lies along each ray (px); zeros
-    without a parallax."""
+    """(K, n) how much farther than the circle's radius the stadium outline lies along each ray (px), the rays
+    ``directions`` (n, 2) shared or (K, n, 2) per outline; zeros without a parallax."""
     if parallax is None:
-        return np.zeros((len(center_px), len(directions)))
+        return np.zeros((len(center_px), directions.shape[-2]))
     half, unit = parallax.half_shift(center_px)
-    return np.asarray(half[:, None] * np.abs(unit @ directions.T), dtype=np.float64)
+    along = unit @ directions.T if directions.ndim == 2 else np.einsum("kj,knj->kn", unit, directions)
+    return np.asarray(half[:, None] * np.abs(along), dtype=np.float64)
 
 
 def unstretch(parallax: RimParallax | None, points_px: FloatArray, center_px: FloatArray) -> FloatArray:

@@ -61,19 +61,26 @@ def sample_grey(
         return np.zeros((0, n, m), np.float32)
     per_ray = radius_px[:, :, None] if radius_px.ndim == 2 else radius_px[:, None, None]
     rad = per_ray + offsets_px[None, None, :]
-    xs = (center_px[:, 0, None, None] + rad * directions[None, :, 0, None]).astype(np.float32)
-    ys = (center_px[:, 1, None, None] + rad * directions[None, :, 1, None]).astype(np.float32)
+    xs = center_px[:, 0, None, None] + rad * directions[None, :, 0, None]
+    ys = center_px[:, 1, None, None] + rad * directions[None, :, 1, None]
+    return sample_points(grey, np.stack([xs, ys], axis=-1).reshape(k, n * m, 2)).reshape(k, n, m)
+
+
+def sample_points(grey: NDArray[np.uint8], points_px: FloatArray) -> NDArray[np.float32]:
+    """Grey level of ``grey`` (H, W) at points (K, N, 2) (x, y): a (K, N) float32 array. Bilinear; points outside
+    the image take the nearest edge pixel."""
+    k, cols = points_px.shape[:2]
+    if k == 0 or cols == 0:
+        return np.zeros((k, cols), np.float32)
     # one map row per candidate keeps each remap row spatially coherent; a candidate with more samples than a
     # remap row may hold is spread over several rows, padded at the end
-    cols = n * m
     rows_per = max(1, math.ceil(cols / _MAX_REMAP_COLS))
     width = math.ceil(cols / rows_per)
     pad = rows_per * width - cols
-    xs_map = np.pad(xs.reshape(k, cols), ((0, 0), (0, pad)), mode="edge").reshape(k * rows_per, width)
-    ys_map = np.pad(ys.reshape(k, cols), ((0, 0), (0, pad)), mode="edge").reshape(k * rows_per, width)
-    out = cv2.remap(grey, xs_map, ys_map, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    flat = np.asarray(out, dtype=np.float32).reshape(k, rows_per * width)[:, :cols]
-    return flat.reshape(k, n, m)
+    maps = np.pad(points_px.astype(np.float32), ((0, 0), (0, pad), (0, 0)), mode="edge").reshape(k * rows_per, width, 2)
+    xs, ys = np.ascontiguousarray(maps[..., 0]), np.ascontiguousarray(maps[..., 1])
+    out = cv2.remap(grey, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(out, dtype=np.float32).reshape(k, rows_per * width)[:, :cols]
 
 
 def sample_mask(ignore: NDArray[np.uint8], points_px: FloatArray) -> BoolArray:

@@ -26,6 +26,7 @@ arc grouping joins the outlines of bases in contact), and ALT took two to three 
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import cv2
@@ -153,8 +154,13 @@ def find_seeds(
     found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose radius range overlaps
     its own adds nothing (the rim search about the voted one covers it) and is left out."""
     levels = SeedLevels(grey, px_per_mm, settings, ignore)
-    voted = vote_seeds(grey, px_per_mm, settings, ignore, levels)
-    hough = hough_seeds(grey, px_per_mm, settings, ignore, levels)
+    for small_mm, _large_mm in size_bands(settings.base_sizes_mm, settings.seed_band_ratio):
+        levels.level(reduction_factor(levels.scale0, settings.seed_radius_px / (small_mm / 2)))
+    # the two searches share only the finished levels: OpenCV's Hough runs without the GIL beside the voting
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        later = pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels)
+        voted = vote_seeds(grey, px_per_mm, settings, ignore, levels)
+        hough = later.result()
     if len(voted) and len(hough):
         dist = np.hypot(
             hough.center_px[:, None, 0] - voted.center_px[None, :, 0],

@@ -305,6 +305,7 @@ def test_bad_input_raises_named_errors(
         ({"disc_inner_mm": (2.0, 1.0)}, "disc_inner_mm"),
         ({"snap_tolerance_mm": float("inf")}, "finite"),
         ({"sample_step_px": 0.0}, "sample_step_px"),
+        ({"rays": 100, "outline_sectors": 12}, "outline_sectors must divide rays"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:

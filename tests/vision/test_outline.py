@@ -5,6 +5,7 @@ footprint by a bright wall or a dark contact shadow; the fit is not."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import cv2
 import numpy as np
@@ -100,3 +101,41 @@ def test_detection_reports_the_footprint_and_its_standard_size(
     # the detector reports the outline's middle (the base at half its rim height)
     expected = middle_of(np.array([center]), parallax)[0]
     assert np.hypot(*(dets.center_px[0] - expected)) / PX_PER_MM < 0.1
+
+
+def cover_with_blob(grey: NDArray[np.uint8], grey_level: float) -> NDArray[np.uint8]:
+    """``grey`` with a soft bright blob (a figure's cloak, a token) over the upper right of the base's rim."""
+    blob = np.zeros(grey.shape, np.float64)
+    cv2.ellipse(blob, (150, 100), (14, 8), 30, 0, 360, 1.0, -1)
+    blob = cv2.GaussianBlur(blob, (0, 0), 1.0)
+    return np.asarray(np.clip(grey * (1.0 - blob) + grey_level * blob, 0, 255), dtype=np.uint8)
+
+
+@pytest.mark.parametrize(("look", "mat", "wall", "top", "shadow"), LOOKS[1:])
+def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
+    look: str, mat: float, wall: float, top: float, shadow: float
+) -> None:
+    center = (118.3, 121.7)
+    radius_mm = 16.0
+    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
+    directions = ray_directions(SETTINGS.rays)
+    truth = np.array([center])
+    start = middle_of(truth, parallax) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
+    inlier = np.ones((1, len(directions)), np.bool_)
+    clean = draw_base(center, radius_mm, mat, wall, top, shadow, seed=5)
+    scale = SETTINGS.outline_misfit_scale / PX_PER_MM
+    fits = {}
+    for name, grey in (("clean", clean), ("covered", cover_with_blob(clean, 200.0))):
+        fit = fit_outlines(
+            grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, SETTINGS
+        )
+        assert fit.ok[0], f"{look}, {name}"
+        error_mm = np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM
+        sigma_mm = scale * fit.misfit_px[0]
+        # honest: the centre within 2 sigma per axis (the error's length within 2 sqrt(2) sigma)
+        assert error_mm <= 2.0 * math.sqrt(2.0) * max(sigma_mm, SETTINGS.outline_model_sigma_mm), f"{look}, {name}"
+        assert abs(fit.radius_px[0] / PX_PER_MM - radius_mm) <= 2.0 * 2.0 * scale * fit.radius_misfit_px[0] + 0.15
+        fits[name] = fit
+    # the blob pulls the fit and it says so; the clean base's misfit is a few hundredths of a millimetre
+    assert scale * fits["clean"].misfit_px[0] < 0.1
+    assert fits["covered"].misfit_px[0] > 10 * fits["clean"].misfit_px[0], look

@@ -62,6 +62,9 @@ class VisionSettings:
         outline_iterations: Levenberg-Marquardt steps.
         outline_reject_at: the steps before which rays the model does not explain are dropped.
         outline_ray_reject: a ray is dropped when its RMS residual is more than this many times the median.
+        outline_starts: where the fit starts from, in half parallax shifts towards the nadir from the edges'
+            outline middle (0: the edges' own reading; 1: their circle read as the top disc); a later start's
+            fit replaces an earlier one when its RMS residual is below ``outline_start_margin`` times the earlier's.
         edge_diameter_sigma_mm, outline_diameter_sigma_mm: how far a fitted diameter strays from the true size
             (1-sigma, mm) when the edges (and the rim model) fitted it, and when the appearance fit did.
         edge_model_sigma_mm, outline_model_sigma_mm: what each method's outline model misses, per axis (mm);
@@ -129,6 +132,8 @@ class VisionSettings:
     bevel_mm: float
     outline_iterations: int
     outline_reject_at: tuple[float, ...]
+    outline_starts: tuple[float, ...]
+    outline_start_margin: float
     outline_ray_reject: float
     edge_diameter_sigma_mm: float
     outline_diameter_sigma_mm: float
@@ -197,6 +202,7 @@ class VisionSettings:
             "vote_fraction",
             "edge_peak_fraction",
             "ring_support_fraction",
+            "outline_start_margin",
             "min_edge_coverage",
             "min_disc_fill",
         ):
@@ -225,6 +231,8 @@ class VisionSettings:
                 f"outline_sectors must divide rays (each sector the same number of rays), got {self.outline_sectors} "
                 f"sectors of {self.rays} rays"
             )
+        if not self.outline_starts:
+            raise SettingsError("outline_starts must list at least one start (0: where the edges put the base)")
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
         if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:

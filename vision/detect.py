@@ -88,9 +88,6 @@ _FIRST_PASS_SLACK_PX = 1.0
 _MIN_REFINE_HALF_WIDTH_PX = 2.5
 # Two first-pass circles of the same size closer than this fraction of their radius are one base seen twice.
 _SAME_BASE_CENTER_FRACTION = 0.3
-# A smaller circle whose centre lies within this fraction of its own radius from a larger circle's centre is the
-# larger base's top (or an edge of its figure), not a base of its own.
-_CONCENTRIC_FRACTION = 0.5
 # Each centre-finding round narrows the ring tolerance by this factor (from the seed search slack).
 _CENTRE_NARROWING = 3.0
 # Grid step (px) of the radii tried about a first centre, and how far (px) from such a circle an edge may lie and
@@ -530,14 +527,16 @@ def _resolve_overlaps(
     center: FloatArray, radius: FloatArray, nominal_mm: FloatArray, score: FloatArray, px_per_mm: float, max_mm: float
 ) -> NDArray[np.intp]:
     """Indices kept after dropping nested circles and impossible overlaps, best score first: a circle that
-    overlaps kept ones by more than ``max_mm`` is dropped, unless all of those are concentric circles inside it
-    (its top, its figure): then it is the footprint and replaces them."""
+    overlaps kept ones by more than ``max_mm`` is dropped, unless all of those are smaller circles inside it (its
+    top, its figure's outline; two bases cannot nest): then it is the footprint and replaces them."""
     if len(radius) == 0:
         return np.zeros(0, np.intp)
     nominal_px = nominal_mm / 2 * px_per_mm
     dist = _centre_distances(center)
-    # inside[i, j]: circle j is smaller than circle i and centred on it
-    inside = (nominal_px[None, :] < nominal_px[:, None]) & (dist < _CONCENTRIC_FRACTION * nominal_px[None, :])
+    # inside[i, j]: circle j is smaller than circle i and lies within it (up to the overlap allowed between bases)
+    inside = (nominal_px[None, :] < nominal_px[:, None]) & (
+        dist + nominal_px[None, :] <= nominal_px[:, None] + max_mm * px_per_mm
+    )
     overlap_mm = (nominal_px[:, None] + nominal_px[None, :] - dist) / px_per_mm
     np.fill_diagonal(overlap_mm, -np.inf)
     return _keep_best(score, overlap_mm > max_mm, inside)

@@ -26,7 +26,7 @@ wall's width, its grey level and the contact shadow trade off against it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -86,6 +86,19 @@ class OutlineFit:
         """No fit for ``k`` bases (every ``ok`` False)."""
         z = np.zeros(k)
         return cls(np.zeros((k, 2)), z, z, z, z, z, z, np.zeros(k, np.bool_))
+
+    def where(self, take: BoolArray, other: OutlineFit) -> OutlineFit:
+        """These fits, with ``other``'s for the bases where ``take`` (K,) is true."""
+        return OutlineFit(
+            *(
+                np.where(
+                    take.reshape(-1, *[1] * (getattr(self, f.name).ndim - 1)),
+                    getattr(other, f.name),
+                    getattr(self, f.name),
+                )
+                for f in fields(self)
+            )
+        )
 
 
 class _Samples:
@@ -272,7 +285,39 @@ def fit_outlines(
     """Fit the appearance model (module docstring) to each base found by the edge fit: ``middle_px`` (K, 2) its
     outline's centre (the stadium's middle, as :func:`vision.detect.detect_bases` reports it), ``radius_px`` (K,)
     its radius, ``inlier`` (K, n) the rays (``directions`` (n, 2)) whose edges it kept. Returns footprint centres
-    (K, 2) and radii (K,) in the same pixels (``grey`` (H, W) uint8, ``px_per_mm`` of it)."""
+    (K, 2) and radii (K,) in the same pixels (``grey`` (H, W) uint8, ``px_per_mm`` of it).
+
+    The fit starts from each of ``outline_starts`` in turn (the edges' middle moved that many half parallax
+    shifts towards the nadir) and keeps, per base, the first usable fit unless a later one's RMS residual is below
+    ``outline_start_margin`` times it: a wall of the top's colour over a dark shadow lets the top disc pass for
+    the footprint, a local fit that a start nearer the truth escapes; among fits about as good, the first stays
+    (choosing among them by a hair only adds noise)."""
+    best = OutlineFit.none(len(radius_px))
+    if parallax is None:
+        starts: tuple[float, ...] = (0.0,)
+        half, unit = np.zeros(len(radius_px)), np.zeros((len(radius_px), 2))
+    else:
+        starts = settings.outline_starts
+        half, unit = parallax.half_shift(middle_px)
+    for start in starts:
+        moved = middle_px - start * half[:, None] * unit
+        fit = _fit_from(grey, moved, radius_px, inlier, directions, px_per_mm, parallax, settings)
+        better = fit.rms_grey < settings.outline_start_margin * best.rms_grey
+        best = best.where(fit.ok & (~best.ok | better), fit)
+    return best
+
+
+def _fit_from(
+    grey: NDArray[np.uint8],
+    middle_px: FloatArray,
+    radius_px: FloatArray,
+    inlier: BoolArray,
+    directions: FloatArray,
+    px_per_mm: float,
+    parallax: RimParallax | None,
+    settings: VisionSettings,
+) -> OutlineFit:
+    """One fit of every base from the outline middles ``middle_px`` (K, 2) (see :func:`fit_outlines`)."""
     k = len(radius_px)
     if k == 0:
         return OutlineFit.none(0)

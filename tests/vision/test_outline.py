@@ -124,10 +124,12 @@ def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
     inlier = np.ones((1, len(directions)), np.bool_)
     clean = draw_base(center, radius_mm, mat, wall, top, shadow, seed=5)
     scale = SETTINGS.outline_misfit_scale / PX_PER_MM
+    # one start: from another the fit may leave the blob out altogether
+    one_start = dataclasses.replace(SETTINGS, outline_starts=(0.0,))
     fits = {}
     for name, grey in (("clean", clean), ("covered", cover_with_blob(clean, 200.0))):
         fit = fit_outlines(
-            grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, SETTINGS
+            grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, one_start
         )
         assert fit.ok[0], f"{look}, {name}"
         error_mm = np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM
@@ -139,3 +141,28 @@ def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
     # the blob pulls the fit and it says so; the clean base's misfit is a few hundredths of a millimetre
     assert scale * fits["clean"].misfit_px[0] < 0.1
     assert fits["covered"].misfit_px[0] > 10 * fits["clean"].misfit_px[0], look
+
+
+@pytest.mark.parametrize("radius_mm", [16.0, 20.0])
+def test_a_start_nearer_the_truth_escapes_the_top_read_as_the_footprint(radius_mm: float) -> None:
+    # the top the mat's grey over a dark wall: started where the edges would put the top disc, one fit settles with
+    # the top disc for the footprint; the start one half shift towards the nadir finds the footprint
+    _, mat, wall, top, shadow = LOOKS[2]
+    center = (118.3, 121.7)
+    truth = np.array([center])
+    grey = draw_base(center, radius_mm, mat, wall, top, shadow, seed=7)
+    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
+    directions = ray_directions(SETTINGS.rays)
+    half, unit = parallax.half_shift(truth)
+    start = middle_of(truth, parallax) + 2.0 * half[:, None] * unit
+    inlier = np.ones((1, len(directions)), np.bool_)
+    errors_mm = {}
+    for name, starts in (("one start", (0.0,)), ("the default starts", SETTINGS.outline_starts)):
+        settings = dataclasses.replace(SETTINGS, outline_starts=starts)
+        fit = fit_outlines(
+            grey, start, np.array([radius_mm * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, settings
+        )
+        assert fit.ok[0], name
+        errors_mm[name] = float(np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM)
+    assert errors_mm["one start"] > 0.4, errors_mm
+    assert errors_mm["the default starts"] < 0.1, errors_mm

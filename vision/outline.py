@@ -299,25 +299,31 @@ def fit_outlines(
     else:
         starts = settings.outline_starts
         half, unit = parallax.half_shift(middle_px)
+    inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings)
     for start in starts:
-        moved = middle_px - start * half[:, None] * unit
-        fit = _fit_from(grey, moved, radius_px, inlier, directions, px_per_mm, parallax, settings)
+        fit = _fit_from(middle_px - start * half[:, None] * unit, inputs)
         better = fit.rms_grey < settings.outline_start_margin * best.rms_grey
         best = best.where(fit.ok & (~best.ok | better), fit)
     return best
 
 
-def _fit_from(
-    grey: NDArray[np.uint8],
-    middle_px: FloatArray,
-    radius_px: FloatArray,
-    inlier: BoolArray,
-    directions: FloatArray,
-    px_per_mm: float,
-    parallax: RimParallax | None,
-    settings: VisionSettings,
-) -> OutlineFit:
+@dataclass(frozen=True)
+class _Inputs:
+    """What every start's fit shares (see :func:`fit_outlines` for each)."""
+
+    grey: NDArray[np.uint8]
+    radius_px: FloatArray
+    inlier: BoolArray
+    directions: FloatArray
+    px_per_mm: float
+    parallax: RimParallax | None
+    settings: VisionSettings
+
+
+def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     """One fit of every base from the outline middles ``middle_px`` (K, 2) (see :func:`fit_outlines`)."""
+    grey, radius_px, inlier, directions = inputs.grey, inputs.radius_px, inputs.inlier, inputs.directions
+    px_per_mm, parallax, settings = inputs.px_per_mm, inputs.parallax, inputs.settings
     k = len(radius_px)
     if k == 0:
         return OutlineFit.none(0)

@@ -2,7 +2,7 @@
 1", 2" and 3" lines, at 1080p and 4K, with and without camera.json. Counts wrong `clear` calls (must be zero) and
 the share of `close` calls, overall and for pairs at least 1 mm from their line.
 
-    .venv/bin/python bench/bench_calls.py [--frames 3] [--resolutions 1080p 4k] [--lens both|yes|no] [--config F]
+    .venv/bin/python bench/bench_calls.py [--frames 8] [--resolutions 1080p 4k] [--lens both|yes|no] [--config F]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def run(resolution: str, lens: bool, frames: int, config_path: str | None = None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=3)
+    parser.add_argument("--frames", type=int, default=8)
     parser.add_argument("--resolutions", nargs="+", default=["1080p", "4k"])
     parser.add_argument("--lens", choices=["both", "yes", "no"], default="both", help="with camera.json, without, both")
     parser.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")

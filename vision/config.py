@@ -68,9 +68,9 @@ class VisionSettings:
         edge_diameter_sigma_mm, outline_diameter_sigma_mm: how far a fitted diameter strays from the true size
             (1-sigma, mm) when the edges (and the rim model) fitted it, and when the appearance fit did.
         edge_model_sigma_mm, outline_model_sigma_mm: what each method's outline model misses, per axis (mm);
-            for the appearance fit, a floor under its own misfit:
-        outline_misfit_rays, outline_misfit_scale: the appearance fit's centre sigma from how its residuals
-            cluster (clusters of this many consecutive rays; it divides ``rays``), scaled by this factor.
+            for the appearance fit a floor, its own misfit (next) added in quadrature.
+        outline_misfit_rays, outline_misfit_scale: the appearance fit's centre and radius sigmas from how its
+            residuals cluster (clusters of this many consecutive rays; it divides ``rays``), times this factor.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).

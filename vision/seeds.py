@@ -116,8 +116,9 @@ class SeedLevels:
     def __init__(
         self, grey: NDArray[np.uint8], px_per_mm: float, settings: VisionSettings, ignore: NDArray[np.uint8] | None
     ) -> None:
-        bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
-        self.first = reduction_factor(px_per_mm, settings.seed_radius_px / (bands_mm[0][0] / 2))
+        self.bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
+        self._seed_radius_px = settings.seed_radius_px
+        self.first = reduction_factor(px_per_mm, settings.seed_radius_px / (self.bands_mm[0][0] / 2))
         self.scale0 = px_per_mm / self.first
         self._blur_px = settings.seed_blur_px
         self._grey = _reduced(grey, self.first)
@@ -142,6 +143,16 @@ class SeedLevels:
             self._made[extra] = (grey, hidden)
         return self._made[extra]
 
+    def extra(self, small_mm: float) -> int:
+        """The further reduction (beyond ``first``) for a band whose smallest base is ``small_mm`` in diameter:
+        until that base is about ``seed_radius_px`` in radius."""
+        return reduction_factor(self.scale0, self._seed_radius_px / (small_mm / 2))
+
+    def make_all(self) -> None:
+        """Make every band's level now (then the searches only read them, and may run on threads)."""
+        for small_mm, _large_mm in self.bands_mm:
+            self.level(self.extra(small_mm))
+
 
 def find_seeds(
     grey: NDArray[np.uint8],
@@ -154,8 +165,7 @@ def find_seeds(
     found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose radius range overlaps
     its own adds nothing (the rim search about the voted one covers it) and is left out."""
     levels = SeedLevels(grey, px_per_mm, settings, ignore)
-    for small_mm, _large_mm in size_bands(settings.base_sizes_mm, settings.seed_band_ratio):
-        levels.level(reduction_factor(levels.scale0, settings.seed_radius_px / (small_mm / 2)))
+    levels.make_all()
     # the two searches share only the finished levels: OpenCV's Hough runs without the GIL beside the voting
     with ThreadPoolExecutor(max_workers=1) as pool:
         later = pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels)
@@ -247,14 +257,13 @@ def vote_seeds(
     apart) with at least ``vote_fraction`` of the smallest rim's length in votes are the candidates, each
     placed within its cell by a parabola through its neighbours. ``radius_px`` is the band's middle radius,
     ``band_px`` its range with ``seed_radius_margin``."""
-    bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
     levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
     first, scale0 = levels.first, levels.scale0
     centers, radii, bands, factors = [], [], [], []
     # bands reduced by the same factor share their edges (at about 1 px/mm the two smallest bands do)
     edges_at: dict[int, tuple[tuple[int, ...], tuple[NDArray[np.float32], ...]]] = {}
-    for small_mm, large_mm in bands_mm:
-        extra = reduction_factor(scale0, settings.seed_radius_px / (small_mm / 2))
+    for small_mm, large_mm in levels.bands_mm:
+        extra = levels.extra(small_mm)
         scale = scale0 / extra
         if extra not in edges_at:
             smooth, hidden = levels.level(extra)
@@ -326,14 +335,13 @@ def hough_seeds(
     is about ``seed_radius_px`` in radius: large bases need no fine pixels to be found, and the search costs
     about the square of the scale. Candidates whose centre is ignored are dropped. Duplicates across bands are
     kept: the refinement merges them."""
-    bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
     levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
     first, scale0 = levels.first, levels.scale0
     found = []
     bands = []
     factors = []
-    for small_mm, large_mm in bands_mm:
-        extra = reduction_factor(scale0, settings.seed_radius_px / (small_mm / 2))
+    for small_mm, large_mm in levels.bands_mm:
+        extra = levels.extra(small_mm)
         level = levels.level(extra)[0]
         scale = scale0 / extra
         r_min = max(MIN_SEED_RADIUS_PX, math.floor(small_mm / 2 * scale * (1 - settings.seed_radius_margin)))

@@ -7,6 +7,7 @@ import dataclasses
 import cv2
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
@@ -62,15 +63,24 @@ def test_blank_image_gives_no_seeds() -> None:
     assert seeds.center_px.shape == (0, 2)
 
 
+def textured_scene(px_per_mm: float, count: int, seed: int) -> tuple[NDArray[np.uint8], vs.Scene]:
+    """A 250 x 350 mm drawn scene of ``count`` bases on a textured mat: its grey image and the scene."""
+    rng = np.random.default_rng(seed)
+    shape = (int(250 * px_per_mm), int(350 * px_per_mm))
+    scene = vs.draw_scene(shape, px_per_mm, vs.random_layout(rng, shape, px_per_mm, count), rng, vs.TEXTURED)
+    return np.asarray(cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2GRAY), dtype=np.uint8), scene
+
+
+def distances(truth_px: NDArray[np.float64], found_px: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(T, F) distances from each true centre (T, 2) to each found one (F, 2)."""
+    return np.asarray(np.hypot(*(truth_px[:, None, :] - found_px[None, :, :]).transpose(2, 0, 1)))
+
+
 @pytest.mark.parametrize("px_per_mm", [1.0, 2.0, 4.0])
 def test_every_drawn_base_gets_a_seed_near_it(px_per_mm: float) -> None:
-    rng = np.random.default_rng(11)
-    shape = (int(250 * px_per_mm), int(350 * px_per_mm))
-    bases = vs.random_layout(rng, shape, px_per_mm, 10)
-    scene = vs.draw_scene(shape, px_per_mm, bases, rng, vs.TEXTURED)
-    seeds = find_seeds(cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2GRAY), px_per_mm, SETTINGS)
-    truth = scene.centers_px
-    dist = np.hypot(truth[:, None, 0] - seeds.center_px[None, :, 0], truth[:, None, 1] - seeds.center_px[None, :, 1])
+    grey, scene = textured_scene(px_per_mm, count=10, seed=11)
+    seeds = find_seeds(grey, px_per_mm, SETTINGS)
+    dist = distances(scene.centers_px, seeds.center_px)
     radius = scene.diameters_mm / 2 * px_per_mm
     # a seed needs only to land within a few millimetres (or a tenth of a large base's radius)
     assert np.all(dist.min(axis=1) <= np.maximum(3.0 * px_per_mm, 0.1 * radius))
@@ -99,13 +109,9 @@ def test_seeds_in_ignored_pixels_are_dropped() -> None:
 )
 def test_vote_seeds_land_within_a_cell(px_per_mm: float, cell_mm: float) -> None:
     settings = dataclasses.replace(SETTINGS, vote_cell_mm=cell_mm)
-    rng = np.random.default_rng(17)
-    shape = (int(250 * px_per_mm), int(350 * px_per_mm))
-    bases = vs.random_layout(rng, shape, px_per_mm, 8)
-    scene = vs.draw_scene(shape, px_per_mm, bases, rng, vs.TEXTURED)
-    seeds = vote_seeds(cv2.cvtColor(scene.image_bgr, cv2.COLOR_BGR2GRAY), px_per_mm, settings)
-    truth = scene.centers_px
-    dist = np.hypot(truth[:, None, 0] - seeds.center_px[None, :, 0], truth[:, None, 1] - seeds.center_px[None, :, 1])
+    grey, scene = textured_scene(px_per_mm, count=8, seed=17)
+    seeds = vote_seeds(grey, px_per_mm, settings)
+    dist = distances(scene.centers_px, seeds.center_px)
     # the peak is placed within its cell, so a seed lies within about a cell (and the blur) of the centre
     assert np.all(dist.min(axis=1) <= max(cell_mm, 1.5) * px_per_mm)
 

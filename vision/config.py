@@ -95,6 +95,13 @@ class VisionSettings:
         min_figure_contrast: smallest spread (grey levels) of the grey level around circles in that band: a base
             carries a figure, a token or a printed circle is the same all the way round.
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
+        ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
+            up to this much larger in radius (mm), touching the reading on one side, in the best of this many
+            directions (0 mm: no other readings looked for);
+        ambiguity_parallax_starts: and footprints this many half parallax shifts towards the nadir (the reading
+            being the top);
+        ambiguity_max_rms_px: such a reading counts when it passes the tests of a base with an RMS residual up
+            to this; the base's model sigma then covers it.
     """
 
     base_sizes_mm: tuple[float, ...]
@@ -155,6 +162,10 @@ class VisionSettings:
     figure_band: tuple[float, ...]
     min_figure_contrast: float
     max_overlap_mm: float
+    ambiguity_reach_mm: float
+    ambiguity_shifts: int
+    ambiguity_parallax_starts: tuple[float, ...]
+    ambiguity_max_rms_px: float
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -185,6 +196,7 @@ class VisionSettings:
             "outline_diameter_sigma_mm",
             "edge_model_sigma_mm",
             "outline_model_sigma_mm",
+            "ambiguity_max_rms_px",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -248,7 +260,15 @@ class VisionSettings:
                 f"figure_band must be [start, end] with 0 <= start < end <= 1 (radius fractions), got "
                 f"{list(self.figure_band)}"
             )
-        non_negative = ("min_figure_contrast", "seed_blur_px", "profile_blur_px", "min_edge_gradient", "edge_bias_px")
+        non_negative = (
+            "ambiguity_reach_mm",
+            "ambiguity_shifts",
+            "min_figure_contrast",
+            "seed_blur_px",
+            "profile_blur_px",
+            "min_edge_gradient",
+            "edge_bias_px",
+        )
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must not be negative, got {getattr(self, name)!r}")

@@ -39,6 +39,10 @@ Steps:
    dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower
    score is dropped.
 
+6. Other readings (:func:`_other_readings`): a base read by its edges alone may be read wrong by millimetres and
+   still pass every test - its top read as the footprint, or a circle on part of its rim and part of its figure.
+   Where the edges allow such another reading, the base's model sigma grows to cover it.
+
 The centre's 1-sigma uncertainty comes from the covariance of the geometric fit (residual variance over the
 inlier count, shaped by their angular spread), with rays closer together along the rim than
 ``edge_correlation_px`` counted as one, plus ``edge_bias_px / px_per_mm`` in quadrature for the pull of nearby
@@ -196,6 +200,21 @@ def _rim_fit(
 
 def _coverage(fit: CircleFit) -> FloatArray:
     return np.asarray(fit.inlier.mean(axis=1), dtype=np.float64)
+
+
+def _rim_and_disc_pass(
+    fit: CircleFit, contrast: FloatArray, fill: FloatArray, max_rms_px: float, settings: VisionSettings
+) -> BoolArray:
+    """(K,) the circle cues of a base: a fit, enough rim seen, round to ``max_rms_px``, a filled disc (see
+    :func:`_disc_contrast`)."""
+    return np.asarray(
+        fit.ok
+        & (_coverage(fit) >= settings.min_edge_coverage)
+        & (fit.rms_px <= max_rms_px)
+        & (contrast >= settings.min_disc_contrast)
+        & (fill >= settings.min_disc_fill),
+        dtype=np.bool_,
+    )
 
 
 def _ring_support(
@@ -542,6 +561,136 @@ def _resolve_overlaps(
     return _keep_best(score, overlap_mm > max_mm, inside)
 
 
+def _tangent_starts(
+    grey: NDArray[np.uint8],
+    center: FloatArray,
+    radius: FloatArray,
+    polarity: FloatArray,
+    size_mm: FloatArray,
+    scale: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+    parallax: RimParallax | None,
+) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
+    """Larger circles around each reading, touching it on one side: per reading and standard size up to
+    ``ambiguity_reach_mm`` larger in radius, the best of ``ambiguity_shifts`` directions, scored by the share of
+    the rays on which the two circles part that have an edge near the larger one (none: left out). Returns
+    owner (M,), centre (M, 2) and radius (M,) px."""
+    none = (np.zeros(0, np.intp), np.zeros((0, 2)), np.zeros(0))
+    sizes = np.asarray(settings.base_sizes_mm, dtype=np.float64)
+    reach_px = settings.ambiguity_reach_mm * scale
+    grow = (sizes[None, :] - size_mm[:, None]) / 2 * scale
+    owner, which = np.nonzero((grow > 0) & (grow <= reach_px))
+    if owner.size == 0 or settings.ambiguity_shifts < 1:
+        return none
+    angle = 2 * math.pi * np.arange(settings.ambiguity_shifts) / settings.ambiguity_shifts
+    unit = np.tile(np.stack([np.cos(angle), np.sin(angle)], axis=1), (len(owner), 1))
+    owner = np.repeat(owner, len(angle))
+    alt_r = np.repeat(sizes[which] / 2 * scale, len(angle))
+    alt_c = center[owner] + (alt_r - radius[owner])[:, None] * unit
+    # one wide search per reading, from just inside its rim to the far side of the largest alternative
+    half = reach_px + settings.refine_search_mm * scale
+    ray_radius = radius[:, None] + half + ray_stretch(parallax, center, directions)
+    deriv = ray_derivative(
+        grey, center, ray_radius, half, directions, settings.sample_step_px, settings.profile_blur_px
+    )
+    peaks = find_peaks(
+        deriv, polarity, settings.sample_step_px, settings.min_edge_gradient, settings.edge_peak_fraction
+    )
+    target = _ray_distance_to_circle(center[owner], alt_c, alt_r, directions) - radius[owner, None] - half
+    tolerance = max(settings.refine_search_mm * scale / 2, _RING_TOLERANCE_PX)
+    on_alt = (peaks.good[owner] & (np.abs(peaks.offset_px[owner] - target[..., None]) <= tolerance)).any(axis=-1)
+    # the side the two circles share says nothing: only rays where they part count
+    apart = target + half > tolerance
+    support = (on_alt & apart).sum(axis=1) / np.maximum(apart.sum(axis=1), 1)
+    # the best direction of each (reading, size)
+    support = support.reshape(-1, len(angle))
+    pick = np.arange(len(support)) * len(angle) + np.argmax(support, axis=1)
+    pick = pick[support.max(axis=1) > 0]
+    return owner[pick], alt_c[pick], alt_r[pick]
+
+
+def _other_readings(
+    grey: NDArray[np.uint8],
+    ignore: NDArray[np.uint8] | None,
+    center: FloatArray,
+    radius: FloatArray,
+    polarity: FloatArray,
+    size_mm: FloatArray,
+    examine: BoolArray,
+    scale: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+    parallax: RimParallax | None = None,
+) -> FloatArray:
+    """How far (mm) each accepted reading (centre (K, 2) and radius (K,) px, snapped size (K,) mm) may be off
+    because the edges also allow another base reading there (K,; 0 where they do not, or where ``examine`` (K,)
+    is false; those are still neighbours): the centre shift plus the radius change to the farthest such reading,
+    which bounds how much any gap to the base would change.
+
+    Two ways a reading goes wrong by millimetres while passing every test:
+
+    - it is the base's top: where the wall facing the camera is dark and the mat beyond it too, the top's edge
+      outlines the base all round. The footprint is then towards the nadir, ``ambiguity_parallax_starts`` half
+      parallax shifts (the bases' rims are not all the height assumed);
+    - it runs on part of the rim and part of the figure: a smaller circle inside the footprint, touching it on
+      one side (:func:`_tangent_starts`).
+
+    From each such start a circle is fitted to the nearest edges (of the reading's polarity around a smaller
+    reading, of either beyond a top); it is another reading when
+    it passes the tests of a base (coverage, a disc, a standard size no smaller, no neighbour cut into) with an
+    RMS residual up to ``ambiguity_max_rms_px`` (a footprint beside a dark wall and its shadow is rough)."""
+    other_mm = np.zeros(len(radius))
+    look = np.flatnonzero(examine)
+    if look.size == 0 or settings.ambiguity_reach_mm <= 0:
+        return other_mm
+    owner, start_c, start_r = _tangent_starts(
+        grey, center[look], radius[look], polarity[look], size_mm[look], scale, directions, settings, parallax
+    )
+    owner = look[owner]
+    n_tangent = len(owner)
+    if parallax is not None and settings.ambiguity_parallax_starts:
+        half, unit = parallax.half_shift(center)
+        steps = np.asarray(settings.ambiguity_parallax_starts, dtype=np.float64)
+        rows = np.repeat(look, len(steps))
+        moved_c = center[rows] - (np.tile(steps, look.size) * half[rows])[:, None] * unit[rows]
+        owner = np.concatenate([owner, rows])
+        start_c = np.concatenate([start_c, moved_c])
+        start_r = np.concatenate([start_r, radius[rows]])
+    if owner.size == 0:
+        return other_mm
+    # a larger footprint around a reading shows the reading's polarity; the footprint beyond a top may not (a dark
+    # wall between a light top and a dark mat)
+    either = np.arange(len(owner)) >= n_tangent
+    fit_polarity = np.where(either, 0.0, polarity[owner])
+    fit, _peaks = _rim_fit(
+        grey,
+        ignore,
+        start_c,
+        start_r,
+        max(settings.refine_search_mm * scale, _MIN_REFINE_HALF_WIDTH_PX),
+        fit_polarity,
+        "nearest",
+        directions,
+        settings,
+        parallax,
+    )
+    contrast, fill = _disc_contrast(
+        grey, fit.center_px, fit.radius_px, fit.inlier, scale, directions, settings, parallax
+    )
+    size, size_ok = snap_diameters(2 * fit.radius_px / scale, settings.base_sizes_mm, settings.snap_tolerance_mm)
+    passes = _rim_and_disc_pass(fit, contrast, fill, settings.ambiguity_max_rms_px, settings)
+    passes &= size_ok & (size >= size_mm[owner])
+    # a base there would cut into a neighbour: no reading
+    dist = np.hypot(fit.center_px[:, None, 0] - center[None, :, 0], fit.center_px[:, None, 1] - center[None, :, 1])
+    overlap_mm = (fit.radius_px[:, None] + radius[None, :] - dist) / scale
+    overlap_mm[np.arange(len(owner)), owner] = -np.inf
+    passes &= overlap_mm.max(axis=1, initial=-np.inf) <= settings.max_overlap_mm
+    moved_mm = (np.hypot(*(fit.center_px - center[owner]).T) + np.abs(fit.radius_px - radius[owner])) / scale
+    np.maximum.at(other_mm, owner[passes], moved_mm[passes])
+    return other_mm
+
+
 def detect_bases(
     topdown_bgr: NDArray[np.uint8],
     px_per_mm: float,
@@ -604,13 +753,7 @@ def detect_bases(
     coverage = _coverage(fit)
     contrast, fill = _disc_contrast(grey, center, radius, fit.inlier, scale, directions, settings, parallax)
     rms = fit.rms_px
-    accept = (
-        fit.ok
-        & (coverage >= settings.min_edge_coverage)
-        & (rms <= settings.max_fit_rms_px)
-        & (contrast >= settings.min_disc_contrast)
-        & (fill >= settings.min_disc_fill)
-    )
+    accept = _rim_and_disc_pass(fit, contrast, fill, settings.max_fit_rms_px, settings)
     figure = _figure_contrast(grey, center, radius, directions, settings)
     accept &= figure >= settings.min_figure_contrast
     # the footprint radius, free of the blur-and-wall shift, decides the size
@@ -648,6 +791,24 @@ def detect_bases(
     # 5. duplicates and impossible pairs
     kept = idx[_resolve_overlaps(center[idx], radius[idx], final_size[idx], score[idx], scale, settings.max_overlap_mm)]
     kept = kept[np.argsort(-score[kept], kind="stable")]
+    # another reading the edges allow (the appearance fit weighs such readings itself, from its starts): two
+    # equally likely readings a distance d apart have a spread of d / 2
+    by_edges = np.ones(len(radius), np.bool_)
+    by_edges[live[look.ok]] = False
+    other_mm = _other_readings(
+        grey,
+        ignore,
+        center[kept],
+        radius[kept],
+        polarity[kept],
+        final_size[kept],
+        by_edges[kept],
+        scale,
+        directions,
+        settings,
+        parallax,
+    )
+    model_sigma[kept] = np.hypot(model_sigma[kept], other_mm / 2)
     return BaseDetections(
         center_px=center[kept],
         radius_px=radius[kept],

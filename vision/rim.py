@@ -141,11 +141,15 @@ class Peaks:
 def find_peaks(
     deriv: RayDerivative, polarity: FloatArray | None, step_px: float, min_gradient: float, peak_fraction: float
 ) -> Peaks:
-    """Local maxima of ``polarity * derivative`` (or of its magnitude when ``polarity`` is None) that are at least
-    ``min_gradient`` and at least ``peak_fraction`` of the ray's strongest one, each placed to a fraction of a
-    sample by a parabola through it and its two neighbours."""
+    """Local maxima of ``polarity * derivative`` (of its magnitude where ``polarity`` (K,) is None or 0) that are
+    at least ``min_gradient`` and at least ``peak_fraction`` of the ray's strongest one, each placed to a fraction
+    of a sample by a parabola through it and its two neighbours."""
     value = deriv.value.astype(np.float64)
-    q = np.abs(value) if polarity is None else value * polarity[:, None, None]
+    if polarity is None:
+        q = np.abs(value)
+    else:
+        sign = polarity[:, None, None]
+        q = np.where(sign == 0, np.abs(value), value * sign)
     k, n, length = q.shape
     if length < 3:
         empty = np.zeros((k, n, 0))

@@ -20,6 +20,10 @@ from vision import (
     VisionSettings,
     detect_bases,
 )
+from vision.detect import _other_readings
+from vision.outline import middle_of
+from vision.parallax import RimParallax
+from vision.rim import ray_directions
 
 # The drawn scenes' figures are random blobs whose colour may match the base's top, and the clean look has none:
 # the figure cue is switched off here and tested on its own below and on rendered frames (test_rendered.py).
@@ -306,6 +310,8 @@ def test_bad_input_raises_named_errors(
         ({"snap_tolerance_mm": float("inf")}, "finite"),
         ({"sample_step_px": 0.0}, "sample_step_px"),
         ({"rays": 100, "outline_sectors": 12}, "outline_sectors must divide rays"),
+        ({"ambiguity_max_rms_px": 0.0}, "ambiguity_max_rms_px"),
+        ({"ambiguity_shifts": -1}, "ambiguity_shifts"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:
@@ -327,3 +333,72 @@ def test_a_disc_without_a_figure_is_not_a_base(px_per_mm: float, seed: int) -> N
     dets = detect_bases(image, px_per_mm, DEFAULT_SETTINGS)
     assert len(dets) == 1
     assert abs(dets.center_px[0, 0] - 60 * px_per_mm) < 2
+
+
+# A 1080p frame of a 6' table: 1 px/mm, the camera 1.23 m above a 4 mm rim, the nadir about 0.9 m away.
+RAISED = vs.RaisedView(1.0, (120, 120), (-700.0, -600.0), 4.0 / (1230.0 - 4.0), 2.5)
+# mat, wall, top grey levels and contact shadow depth
+RAISED_LOOKS = {
+    "light top, dark wall": (90.0, 40.0, 170.0, 0.3),
+    "sand": (60.0, 120.0, 170.0, 0.25),
+    "grey": (60.0, 100.0, 105.0, 0.2),
+}
+
+
+@pytest.mark.parametrize("look", sorted(RAISED_LOOKS))
+@pytest.mark.parametrize(
+    ("reading", "radius_mm", "size_mm"),
+    [
+        ("the footprint", 16.0, 32.0),
+        # the top disc's edge all round, fitted as the footprint: one parallax shift away from the nadir
+        ("the top", 15.0, 28.5),
+        # part of the rim and part of the figure: a 25 mm circle touching the footprint from inside
+        ("a circle inside", 12.5, 25.0),
+    ],
+)
+def test_another_reading_the_edges_allow_is_as_far_as_the_reading_is_off(
+    look: str, reading: str, radius_mm: float, size_mm: float
+) -> None:
+    mat, wall, top, shadow = RAISED_LOOKS[look]
+    footprint = (60.3, 61.7)
+    grey = vs.draw_raised_base(RAISED, footprint, 16.0, mat, wall, top, shadow, seed=3)
+    parallax = RimParallax(RAISED.nadir_px, RAISED.shift_ratio)
+    truth = middle_of(np.array([footprint]), parallax)
+    half, unit = parallax.half_shift(truth)
+    center = {
+        "the footprint": truth,
+        "the top": truth + half[:, None] * unit,
+        "a circle inside": truth + 3.5 * np.array([[0.6, -0.8]]),
+    }[reading]
+    # how much a gap to the base changes if the reading stands for the true base
+    off_mm = float(np.hypot(*(center[0] - truth[0])) + abs(radius_mm - 16.0))
+    polarity = np.array([-1.0 if top > mat else 1.0])
+    other_mm = _other_readings(
+        grey,
+        None,
+        center,
+        np.array([radius_mm]),
+        polarity,
+        np.array([size_mm]),
+        np.array([True]),
+        RAISED.px_per_mm,
+        ray_directions(SETTINGS.rays),
+        SETTINGS,
+        parallax,
+    )
+    if off_mm == 0.0:
+        assert other_mm[0] < 0.5
+    else:
+        assert 0.85 * off_mm <= other_mm[0] <= 1.5 * off_mm + 1.0
+
+
+def test_other_readings_are_looked_for_only_where_asked_and_not_at_all_when_switched_off() -> None:
+    mat, wall, top, shadow = RAISED_LOOKS["sand"]
+    grey = vs.draw_raised_base(RAISED, (60.3, 61.7), 16.0, mat, wall, top, shadow, seed=4)
+    args = (np.array([[62.4, 58.9]]), np.array([12.5]), np.array([-1.0]), np.array([25.0]))
+    directions = ray_directions(SETTINGS.rays)
+    found = _other_readings(grey, None, *args, np.array([True]), 1.0, directions, SETTINGS)
+    assert found[0] > 5.0
+    assert _other_readings(grey, None, *args, np.array([False]), 1.0, directions, SETTINGS)[0] == 0.0
+    off = dataclasses.replace(SETTINGS, ambiguity_reach_mm=0.0)
+    assert _other_readings(grey, None, *args, np.array([True]), 1.0, directions, off)[0] == 0.0

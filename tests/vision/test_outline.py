@@ -13,15 +13,14 @@ import pytest
 from numpy.typing import NDArray
 
 from tableref.config import load_config
+from tests.vision import vision_scenes as vs
 from vision.detect import detect_bases
 from vision.outline import fit_outlines, middle_of
 from vision.parallax import RimParallax
-from vision.profile import normal_cdf
 from vision.rim import ray_directions
 
 SETTINGS = dataclasses.replace(load_config().vision, min_figure_contrast=0.0)
 PX_PER_MM = 2.0
-SUPERSAMPLE = 4
 SIZE_PX = (240, 240)
 # The nadir lies far to the upper left: the top disc shows pushed down and right, the wall up and left.
 NADIR_PX = (-400.0, -300.0)
@@ -31,28 +30,7 @@ SHIFT_RATIO = RIM_MM / (CAMERA_MM - RIM_MM)
 SHADOW_MM = 2.5
 
 
-def draw_base(
-    center_px: tuple[float, float], radius_mm: float, mat: float, wall: float, top: float, shadow: float, seed: int
-) -> NDArray[np.uint8]:
-    """A grey image (H, W): the mat darkened by a contact shadow, the wall between footprint and shifted top disc,
-    the top; drawn at SUPERSAMPLE times the resolution, averaged down, blurred a little, with sensor noise."""
-    h, w = SIZE_PX
-    ys, xs = np.mgrid[0 : h * SUPERSAMPLE, 0 : w * SUPERSAMPLE].astype(np.float64)
-    xs = (xs + 0.5) / SUPERSAMPLE - 0.5
-    ys = (ys + 0.5) / SUPERSAMPLE - 0.5
-    cx, cy = center_px
-    r = radius_mm * PX_PER_MM
-    away = np.array([cx - NADIR_PX[0], cy - NADIR_PX[1]])
-    shift = SHIFT_RATIO * away
-    d_foot = np.hypot(xs - cx, ys - cy) - r
-    d_top = np.hypot(xs - cx - shift[0], ys - cy - shift[1]) - r * (1.0 + SHIFT_RATIO)
-    image = mat * (1.0 - shadow * normal_cdf(-d_foot / (SHADOW_MM * PX_PER_MM)))
-    image = np.where(d_foot <= 0, wall, image)
-    image = np.where(d_top <= 0, top, image)
-    small = image.reshape(h, SUPERSAMPLE, w, SUPERSAMPLE).mean(axis=(1, 3))
-    small = cv2.GaussianBlur(small, (0, 0), 0.6)
-    rng = np.random.default_rng(seed)
-    return np.asarray(np.clip(small + rng.normal(0.0, 1.5, small.shape), 0, 255), dtype=np.uint8)
+VIEW = vs.RaisedView(PX_PER_MM, SIZE_PX, NADIR_PX, SHIFT_RATIO, SHADOW_MM)
 
 
 # mat, wall, top grey levels and contact shadow strength: the cases that pull edges off the footprint
@@ -70,7 +48,7 @@ def test_the_fit_finds_the_footprint(
     look: str, mat: float, wall: float, top: float, shadow: float, radius_mm: float
 ) -> None:
     center = (118.3, 121.7)
-    grey = draw_base(center, radius_mm, mat, wall, top, shadow, seed=int(radius_mm * 10))
+    grey = vs.draw_raised_base(VIEW, center, radius_mm, mat, wall, top, shadow, seed=int(radius_mm * 10))
     parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
     directions = ray_directions(SETTINGS.rays)
     truth = np.array([center])
@@ -91,7 +69,7 @@ def test_detection_reports_the_footprint_and_its_standard_size(
     look: str, mat: float, wall: float, top: float, shadow: float
 ) -> None:
     center = (118.3, 121.7)
-    grey = draw_base(center, 16.0, mat, wall, top, shadow, seed=3)
+    grey = vs.draw_raised_base(VIEW, center, 16.0, mat, wall, top, shadow, seed=3)
     # a figure on the base, so that it passes for one (its top is not a plain disc)
     grey[110:128, 112:124] = np.uint8(np.clip(top + 60 if top < 128 else top - 80, 0, 255))
     parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
@@ -122,7 +100,7 @@ def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
     truth = np.array([center])
     start = middle_of(truth, parallax) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
     inlier = np.ones((1, len(directions)), np.bool_)
-    clean = draw_base(center, radius_mm, mat, wall, top, shadow, seed=5)
+    clean = vs.draw_raised_base(VIEW, center, radius_mm, mat, wall, top, shadow, seed=5)
     scale = SETTINGS.outline_misfit_scale / PX_PER_MM
     # one start: from another the fit may leave the blob out altogether
     one_start = dataclasses.replace(SETTINGS, outline_starts=(0.0,))
@@ -152,7 +130,7 @@ def test_a_start_nearer_the_truth_escapes_the_top_read_as_the_footprint(radius_m
     _, mat, wall, top, shadow = LOOKS[2]
     center = (118.3, 121.7)
     truth = np.array([center])
-    grey = draw_base(center, radius_mm, mat, wall, top, shadow, seed=7)
+    grey = vs.draw_raised_base(VIEW, center, radius_mm, mat, wall, top, shadow, seed=7)
     parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
     directions = ray_directions(SETTINGS.rays)
     half, unit = parallax.half_shift(truth)

@@ -19,6 +19,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.profile import normal_cdf
+
 STANDARD_SIZES_MM = (25.0, 27.0, 28.5, 32.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)
 
 # Fixed-point bits for cv2 drawing calls: 1/256 px steps keep polygon corners where they are meant to be.
@@ -358,3 +360,51 @@ def draw_scene(
         img += rng.normal(0, look.noise_sigma, img.shape).astype(np.float32)
     out = np.clip(np.round(img), 0, 255).astype(np.uint8)
     return Scene(out, px_per_mm, tuple(bases), marker_mask)
+
+
+# Raised bases are drawn at this many times the resolution and averaged down.
+_SUPERSAMPLE = 4
+
+
+@dataclass(frozen=True)
+class RaisedView:
+    """How a camera at a finite height sees a raised base: image scale and size (px, as (H, W)), the nadir in
+    the image, how far the top disc shows pushed away from it per px of distance (rim height over camera height
+    minus rim height), and the reach (mm) of the contact shadow."""
+
+    px_per_mm: float
+    size_px: tuple[int, int]
+    nadir_px: tuple[float, float]
+    shift_ratio: float
+    shadow_mm: float
+
+
+def draw_raised_base(
+    view: RaisedView,
+    center_px: tuple[float, float],
+    radius_mm: float,
+    mat: float,
+    wall: float,
+    top: float,
+    shadow: float,
+    seed: int,
+) -> NDArray[np.uint8]:
+    """A grey image (H, W) of one base with its footprint at ``center_px``: the mat (grey level) darkened by a
+    contact shadow (``shadow``: its depth, 0-1), the wall between footprint and the shifted top disc, the top;
+    drawn at a finer resolution, averaged down, blurred a little, with sensor noise."""
+    h, w = view.size_px
+    ys, xs = np.mgrid[0 : h * _SUPERSAMPLE, 0 : w * _SUPERSAMPLE].astype(np.float64)
+    xs = (xs + 0.5) / _SUPERSAMPLE - 0.5
+    ys = (ys + 0.5) / _SUPERSAMPLE - 0.5
+    cx, cy = center_px
+    r = radius_mm * view.px_per_mm
+    shift = view.shift_ratio * np.array([cx - view.nadir_px[0], cy - view.nadir_px[1]])
+    d_foot = np.hypot(xs - cx, ys - cy) - r
+    d_top = np.hypot(xs - cx - shift[0], ys - cy - shift[1]) - r * (1.0 + view.shift_ratio)
+    image = mat * (1.0 - shadow * normal_cdf(-d_foot / (view.shadow_mm * view.px_per_mm)))
+    image = np.where(d_foot <= 0, wall, image)
+    image = np.where(d_top <= 0, top, image)
+    small = image.reshape(h, _SUPERSAMPLE, w, _SUPERSAMPLE).mean(axis=(1, 3))
+    small = cv2.GaussianBlur(small, (0, 0), 0.6)
+    rng = np.random.default_rng(seed)
+    return np.asarray(np.clip(small + rng.normal(0.0, 1.5, small.shape), 0, 255), dtype=np.uint8)

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch
-from vision.profile import normal_cdf
+from vision.profile import normal_cdf_from_density
 from vision.rim import sample_points
 
 FloatArray = NDArray[np.float64]
@@ -47,8 +47,9 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _LAMBDA_START = 1e-4
 _LAMBDA_DOWN = 0.1
 _LAMBDA_UP = 10.0
-# A fit has converged when no step moves a parameter by more than this (px).
-_CONVERGED_PX = 1e-3
+# A base's fit has converged when a step finds nothing better or moves no parameter by more than this (px): a
+# hundredth of a pixel is far below what the fit can tell.
+_CONVERGED_PX = 0.01
 # Fitted parameters: footprint centre (x, y), radius, blur; the blur's index.
 _PARAMS = 4
 _BLUR = 3
@@ -136,6 +137,13 @@ class _Samples:
         self.rays = n
         self.sectors = sectors
 
+    def take(self, rows: NDArray[np.intp]) -> _Samples:
+        """The samples of the bases ``rows`` only."""
+        part = object.__new__(_Samples)
+        part.order, part.points, part.grey = self.order[rows], self.points[rows], self.grey[rows]
+        part.per_ray, part.rays, part.sectors = self.per_ray, self.rays, self.sectors
+        return part
+
     def by_ray(self, values: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """(K, n) per-ray values in the global ray order taken into this sample's order."""
         return np.take_along_axis(values, self.order, axis=1)
@@ -195,7 +203,8 @@ def _terms(
     foot_outer = d_foot <= d_top
     d_out = np.where(foot_outer, d_foot, d_top)
     a, t, f = -d_out / sigma, -d_top / sigma, -d_foot / shadow_px
-    pdf_a, pdf_t, pdf_f = _pdf(a) / sigma, _pdf(t) / sigma, _pdf(f) / shadow_px
+    density = [_pdf(a), _pdf(t), _pdf(f)]
+    pdf_a, pdf_t, pdf_f = density[0] / sigma, density[1] / sigma, density[2] / shadow_px
     # d(distance)/d(cx, cy, radius) of footprint and top circle; the outline takes the outer one's
     out_x = np.where(foot_outer, fx / rho_f, tx / rho_t)
     out_y = np.where(foot_outer, fy / rho_f, ty / rho_t)
@@ -204,7 +213,8 @@ def _terms(
     d_cover = np.stack([pdf_a * out_x, pdf_a * out_y, pdf_a * out_r, pdf_a * d_out / sigma], axis=-1)
     d_top_term = np.stack([pdf_t * tx / rho_t, pdf_t * ty / rho_t, pdf_t * top_scale, pdf_t * d_top / sigma], axis=-1)
     d_shade = np.stack([pdf_f * fx / rho_f, pdf_f * fy / rho_f, pdf_f, np.zeros_like(pdf_f)], axis=-1)
-    return _Terms(1.0 - normal_cdf(a), normal_cdf(t), normal_cdf(f), d_cover, d_top_term, d_shade)
+    cdf_a, cdf_t, cdf_f = (normal_cdf_from_density(v, d) for v, d in zip((a, t, f), density, strict=True))
+    return _Terms(1.0 - cdf_a, cdf_t, cdf_f, d_cover, d_top_term, d_shade)
 
 
 class _Projector:
@@ -348,9 +358,13 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     upper = np.column_stack([foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1])])
     extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm)
     res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
+    assert jac is not None
     cost = (res * res).sum(axis=1)
     lam = np.full(k, _LAMBDA_START)
     reject_at = set(settings.outline_reject_at)
+    # bases leave the loop as they converge (a step that improves nothing or moves nothing), and all come back
+    # when rays are rejected: most converge in a few steps, a few take all of them
+    active = np.ones(k, np.bool_)
     for it in range(settings.outline_iterations):
         if it in reject_at:
             per_ray = np.sqrt((res.reshape(k, samples.rays, -1) ** 2).mean(axis=-1))
@@ -358,31 +372,37 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             ray_ok &= per_ray <= settings.outline_ray_reject * median[:, None]
             weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
             res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
+            assert jac is not None
             cost = (res * res).sum(axis=1)
-        assert jac is not None
-        jac_t = jac.transpose(0, 2, 1)
-        jtj = jac_t @ jac
-        jtr = (jac_t @ res[..., None])[..., 0]
+            active[:] = True
+        rows = np.flatnonzero(active)
+        if rows.size == 0:
+            break
+        jac_a, res_a = jac[rows], res[rows]
+        jac_t = jac_a.transpose(0, 2, 1)
+        jtj = jac_t @ jac_a
+        jtr = (jac_t @ res_a[..., None])[..., 0]
         scale = np.maximum(np.diagonal(jtj, axis1=1, axis2=2), 1e-9)
-        damped = jtj + lam[:, None, None] * (np.eye(_PARAMS) * scale[:, None, :])
+        damped = jtj + lam[rows, None, None] * (np.eye(_PARAMS) * scale[:, None, :])
         delta = -np.linalg.solve(damped, jtr[..., None])[..., 0]
-        trial = np.clip(params + delta, lower, upper)
-        trial_res, trial_jac = _residuals(trial, samples, weight, *extra, jacobian=True)
+        trial = np.clip(params[rows] + delta, lower[rows], upper[rows])
+        extra_a = (top_shift[rows], top_scale, shadow_px, extra[3])
+        trial_res, trial_jac = _residuals(trial, samples.take(rows), weight[rows], *extra_a, jacobian=True)
         assert trial_jac is not None
         trial_cost = (trial_res * trial_res).sum(axis=1)
-        better = trial_cost < cost
-        # converged: the step moved nothing by more than a thousandth of a pixel
-        if np.all(~better | (np.abs(trial - params).max(axis=1) < _CONVERGED_PX)) and it not in reject_at:
-            params = np.where(better[:, None], trial, params)
-            cost = np.where(better, trial_cost, cost)
-            res = np.where(better[:, None], trial_res, res)
-            jac = np.where(better[:, None, None], trial_jac, jac)
-            break
-        params = np.where(better[:, None], trial, params)
-        res = np.where(better[:, None], trial_res, res)
-        jac = np.where(better[:, None, None], trial_jac, jac)
-        cost = np.where(better, trial_cost, cost)
-        lam = np.where(better, lam * _LAMBDA_DOWN, lam * _LAMBDA_UP)
+        better = trial_cost < cost[rows]
+        moved = np.abs(trial - params[rows]).max(axis=1)
+        took = rows[better]
+        params[took], res[took], jac[took], cost[took] = (
+            trial[better],
+            trial_res[better],
+            trial_jac[better],
+            trial_cost[better],
+        )
+        lam[rows] = np.where(better, lam[rows] * _LAMBDA_DOWN, lam[rows] * _LAMBDA_UP)
+        # converged: the step moved nothing by more than a thousandth of a pixel, or found nothing better
+        if it not in reject_at:
+            active[rows[~better | (moved < _CONVERGED_PX)]] = False
     used = weight.sum(axis=1)
     rms = np.sqrt(cost / np.maximum(used, 1.0))
     share = ray_ok.sum(axis=1) / max(samples.rays, 1)

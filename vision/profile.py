@@ -34,16 +34,24 @@ _SIGMA_RANGE_PX = (0.25, 4.0)
 _WIDTH_MIN_PX = 0.2
 _RHO_LIMIT_PX = 2.0
 _SQRT2 = math.sqrt(2.0)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_INV_SQRT_2PI = 1.0 / _SQRT_2PI
 
 
 def normal_cdf(x: FloatArray) -> FloatArray:
     """Standard normal CDF, vectorised (math.erf through numpy's frompyfunc is slow; this is exact enough)."""
-    # Abramowitz & Stegun 7.1.26 erf approximation, |error| < 1.5e-7.
+    return normal_cdf_from_density(x, np.exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+def normal_cdf_from_density(x: FloatArray, density: FloatArray) -> FloatArray:
+    """Standard normal CDF at ``x`` given the standard normal density there (any shape): a caller that needs
+    both computes the exponential once."""
+    # Abramowitz & Stegun 7.1.26 erf approximation, |error| < 1.5e-7; its exp(-z^2) is the density times sqrt(2 pi)
     z = np.abs(x) / _SQRT2
     t = 1.0 / (1.0 + 0.3275911 * z)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    erf = 1.0 - poly * np.exp(-z * z)
-    return np.asarray(0.5 * (1.0 + np.sign(x) * erf), dtype=np.float64)
+    tail = 0.5 * poly * density * _SQRT_2PI
+    return np.asarray(np.where(x >= 0, 1.0 - tail, tail), dtype=np.float64)
 
 
 def _levels(

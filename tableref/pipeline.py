@@ -123,8 +123,9 @@ def _position_sigma_mm(
         assert calibration.camera_position_mm is not None
         nadir = calibration.camera_position_mm[:2]
         lever = np.hypot(*(centers_mm - nadir).T) / float(calibration.camera_position_mm[2])
-        # the fitted centre sits at about half the rim height, so half of a rim height error shows
-        terms.append(0.5 * settings.rim_height_sigma_mm * lever)
+        # a centre the edges read sits at about half the rim height, so half of a rim height error shows; the
+        # appearance fit finds each base's own height
+        terms.append(0.5 * settings.rim_height_sigma_mm * lever * detections.rim_height_share)
     if not calibration.lens_corrected:
         terms.append(np.full(len(centers_mm), settings.uncorrected_lens_sigma_mm))
     return fit, np.asarray(np.sqrt(np.sum(np.square(terms), axis=0)), dtype=np.float64)

@@ -65,6 +65,8 @@ class VisionSettings:
         outline_starts: where the fit starts from, in half parallax shifts towards the nadir from the edges'
             outline middle (0: the edges' own reading; 1: their circle read as the top disc); a later start's
             fit replaces an earlier one when its RMS residual is below ``outline_start_margin`` times the earlier's.
+        outline_height_ratio: (low, high) bounds of each base's rim height as fitted, over the height assumed.
+        outline_height_sigma: the spread of that ratio the fit assumes before it looks (a prior about 1).
         edge_diameter_sigma_mm, outline_diameter_sigma_mm: how far a fitted diameter strays from the true size
             (1-sigma, mm) when the edges (and the rim model) fitted it, and when the appearance fit did.
         edge_model_sigma_mm, outline_model_sigma_mm: what each method's outline model misses, per axis (mm);
@@ -140,6 +142,8 @@ class VisionSettings:
     outline_iterations: int
     outline_reject_at: tuple[float, ...]
     outline_starts: tuple[float, ...]
+    outline_height_ratio: tuple[float, ...]
+    outline_height_sigma: float
     outline_start_margin: float
     outline_ray_reject: float
     edge_diameter_sigma_mm: float
@@ -197,6 +201,7 @@ class VisionSettings:
             "edge_model_sigma_mm",
             "outline_model_sigma_mm",
             "ambiguity_max_rms_px",
+            "outline_height_sigma",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -242,6 +247,14 @@ class VisionSettings:
             raise SettingsError(
                 f"outline_sectors must divide rays (each sector the same number of rays), got {self.outline_sectors} "
                 f"sectors of {self.rays} rays"
+            )
+        if (
+            len(self.outline_height_ratio) != 2
+            or not 0 < self.outline_height_ratio[0] <= 1 <= self.outline_height_ratio[1]
+        ):
+            raise SettingsError(
+                "outline_height_ratio must be [low, high] with 0 < low <= 1 <= high, got "
+                f"{list(self.outline_height_ratio)}"
             )
         if not self.outline_starts:
             raise SettingsError("outline_starts must list at least one start (0: where the edges put the base)")

@@ -819,4 +819,5 @@ def detect_bases(
         center_sigma_px=sigma[kept],
         diameter_sigma_mm=diameter_sigma[kept],
         model_sigma_mm=model_sigma[kept],
+        rim_height_share=np.where(by_edges[kept], 1.0, 0.0),
     )

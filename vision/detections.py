@@ -22,6 +22,7 @@ _PER_BASE = (
     "center_sigma_px",
     "diameter_sigma_mm",
     "model_sigma_mm",
+    "rim_height_share",
 )
 
 
@@ -53,6 +54,9 @@ class BaseDetections:
         model_sigma_mm (N,): what the outline model of the method that fitted the base misses (bevels, flock over
             the rim, the wall's shading, contact shadows), 1-sigma per axis in mm: systematic, the same in every
             frame of an unchanged table (unlike center_sigma_px).
+        rim_height_share (N,): how much of an error in the rim height assumed moves the centre: 1 where the edges
+            read the outline, whose middle stands at about half the rim height; 0 where the appearance fit found
+            the footprint with the base's own rim height.
 
     ``dets[mask]`` (boolean (N,) or integer indices) selects rows; ``len(dets)`` counts them.
     """
@@ -66,6 +70,7 @@ class BaseDetections:
     center_sigma_px: FloatArray
     diameter_sigma_mm: FloatArray
     model_sigma_mm: FloatArray
+    rim_height_share: FloatArray
 
     def __post_init__(self) -> None:
         center = np.asarray(self.center_px, dtype=np.float64)

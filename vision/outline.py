@@ -50,9 +50,10 @@ _LAMBDA_UP = 10.0
 # A base's fit has converged when a step finds nothing better or moves no parameter by more than this (px): a
 # hundredth of a pixel is far below what the fit can tell.
 _CONVERGED_PX = 0.01
-# Fitted parameters: footprint centre (x, y), radius, blur; the blur's index.
-_PARAMS = 4
-_BLUR = 3
+# Fitted parameters: footprint centre (x, y), radius, blur, and the rim's height over the one assumed (the top
+# disc's shift scales with it).
+_PARAMS = 5
+_HEIGHT = 4
 # A small ridge keeps a sector's levels solvable when one of its terms is absent (no wall on the far side).
 _RIDGE = 1e-6
 # Blur (px) the fit starts from, and its bounds: beyond them the model is not what is seen.
@@ -68,14 +69,15 @@ _MIN_RAY_SHARE = 0.4
 @dataclass(frozen=True)
 class OutlineFit:
     """Fitted footprints: ``center_px`` (K, 2) footprint centre, ``radius_px`` (K,) footprint radius,
-    ``sigma_px`` (K,) blur, ``rms_grey`` (K,) RMS residual over the rays kept, ``rays_kept`` (K,) their share,
-    ``misfit_px`` (K,) and ``radius_misfit_px`` (K,) how far the centre (per axis) and the radius may be off by
-    what the model does not explain (1-sigma, px; see :func:`_misfit_sigma`), ``ok`` (K,) whether the fit is
-    usable."""
+    ``sigma_px`` (K,) blur, ``height_ratio`` (K,) the rim's height over the one assumed, ``rms_grey`` (K,) RMS
+    residual over the rays kept, ``rays_kept`` (K,) their share, ``misfit_px`` (K,) and ``radius_misfit_px`` (K,)
+    how far the centre (per axis) and the radius may be off by what the model does not explain (1-sigma, px; see
+    :func:`_misfit_sigma`), ``ok`` (K,) whether the fit is usable."""
 
     center_px: FloatArray
     radius_px: FloatArray
     sigma_px: FloatArray
+    height_ratio: FloatArray
     rms_grey: FloatArray
     rays_kept: FloatArray
     misfit_px: FloatArray
@@ -86,7 +88,7 @@ class OutlineFit:
     def none(cls, k: int) -> OutlineFit:
         """No fit for ``k`` bases (every ``ok`` False)."""
         z = np.zeros(k)
-        return cls(np.zeros((k, 2)), z, z, z, z, z, z, np.zeros(k, np.bool_))
+        return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, np.zeros(k, np.bool_))
 
     def where(self, take: BoolArray, other: OutlineFit) -> OutlineFit:
         """These fits, with ``other``'s for the bases where ``take`` (K,) is true."""
@@ -193,9 +195,10 @@ def _terms(
 ) -> _Terms:
     """The model's terms for ``params`` (K, 4) = footprint (cx, cy, radius) and blur, the top being ``bevel`` px
     smaller than the footprint (before its parallax scale)."""
-    cx, cy, radius, sigma = (params[:, i : i + 1] for i in range(_PARAMS))
+    cx, cy, radius, sigma, height = (params[:, i : i + 1] for i in range(_PARAMS))
     fx, fy = s.points[..., 0] - cx, s.points[..., 1] - cy
-    tx, ty = fx - top_shift[:, 0:1], fy - top_shift[:, 1:2]
+    shift_x, shift_y = top_shift[:, 0:1], top_shift[:, 1:2]
+    tx, ty = fx - height * shift_x, fy - height * shift_y
     rho_f = np.maximum(np.hypot(fx, fy), 1e-9)
     rho_t = np.maximum(np.hypot(tx, ty), 1e-9)
     d_foot = rho_f - radius
@@ -210,9 +213,15 @@ def _terms(
     out_y = np.where(foot_outer, fy / rho_f, ty / rho_t)
     out_r = np.where(foot_outer, 1.0, top_scale)
     # d(Phi(-d / w)) = pdf(-d / w) / w * (-d(d)), and d(d)/d(cx) = -x / rho, d(d)/d(radius) = -1 (or -scale)
-    d_cover = np.stack([pdf_a * out_x, pdf_a * out_y, pdf_a * out_r, pdf_a * d_out / sigma], axis=-1)
-    d_top_term = np.stack([pdf_t * tx / rho_t, pdf_t * ty / rho_t, pdf_t * top_scale, pdf_t * d_top / sigma], axis=-1)
-    d_shade = np.stack([pdf_f * fx / rho_f, pdf_f * fy / rho_f, pdf_f, np.zeros_like(pdf_f)], axis=-1)
+    # the top circle moves with the height: d(distance)/d(height) = -(t . shift) / rho_t
+    along_shift = (tx * shift_x + ty * shift_y) / rho_t
+    out_h = np.where(foot_outer, 0.0, along_shift)
+    d_cover = np.stack([pdf_a * out_x, pdf_a * out_y, pdf_a * out_r, pdf_a * d_out / sigma, pdf_a * out_h], axis=-1)
+    d_top_term = np.stack(
+        [pdf_t * tx / rho_t, pdf_t * ty / rho_t, pdf_t * top_scale, pdf_t * d_top / sigma, pdf_t * along_shift], axis=-1
+    )
+    zero = np.zeros_like(pdf_f)
+    d_shade = np.stack([pdf_f * fx / rho_f, pdf_f * fy / rho_f, pdf_f, zero, zero], axis=-1)
     cdf_a, cdf_t, cdf_f = (normal_cdf_from_density(v, d) for v, d in zip((a, t, f), density, strict=True))
     return _Terms(1.0 - cdf_a, cdf_t, cdf_f, d_cover, d_top_term, d_shade)
 
@@ -352,14 +361,23 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     shadow_px = settings.contact_shadow_mm * px_per_mm
     ray_ok = samples.by_ray(inlier)
     weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
-    params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX)])
+    low_h, high_h = settings.outline_height_ratio
+    params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX), np.ones(k)])
     reach = _MAX_SHIFT_MM * px_per_mm
-    lower = np.column_stack([foot - reach, radius_px - reach, np.full(k, _SIGMA_RANGE_PX[0])])
-    upper = np.column_stack([foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1])])
+    lower = np.column_stack([foot - reach, radius_px - reach, np.full(k, _SIGMA_RANGE_PX[0]), np.full(k, low_h)])
+    upper = np.column_stack([foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1]), np.full(k, high_h)])
     extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm)
     res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
     assert jac is not None
     cost = (res * res).sum(axis=1)
+    # the height's prior, as a residual in the data's own units: its noise over the prior's spread, squared
+    height_sigma = settings.outline_height_sigma
+
+    def prior_weight(data_cost: FloatArray) -> FloatArray:
+        noise2 = data_cost / np.maximum(weight.sum(axis=1), 1.0)
+        return np.asarray(noise2 / height_sigma**2, dtype=np.float64)
+
+    prior = prior_weight(cost)
     lam = np.full(k, _LAMBDA_START)
     reject_at = set(settings.outline_reject_at)
     # bases leave the loop as they converge (a step that improves nothing or moves nothing), and all come back
@@ -374,6 +392,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
             assert jac is not None
             cost = (res * res).sum(axis=1)
+            prior = prior_weight(cost)
             active[:] = True
         rows = np.flatnonzero(active)
         if rows.size == 0:
@@ -382,6 +401,9 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         jac_t = jac_a.transpose(0, 2, 1)
         jtj = jac_t @ jac_a
         jtr = (jac_t @ res_a[..., None])[..., 0]
+        off = params[rows, _HEIGHT] - 1.0
+        jtj[:, _HEIGHT, _HEIGHT] += prior[rows]
+        jtr[:, _HEIGHT] += prior[rows] * off
         scale = np.maximum(np.diagonal(jtj, axis1=1, axis2=2), 1e-9)
         damped = jtj + lam[rows, None, None] * (np.eye(_PARAMS) * scale[:, None, :])
         delta = -np.linalg.solve(damped, jtr[..., None])[..., 0]
@@ -390,7 +412,8 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         trial_res, trial_jac = _residuals(trial, samples.take(rows), weight[rows], *extra_a, jacobian=True)
         assert trial_jac is not None
         trial_cost = (trial_res * trial_res).sum(axis=1)
-        better = trial_cost < cost[rows]
+        trial_prior = prior[rows] * (trial[:, _HEIGHT] - 1.0) ** 2
+        better = trial_cost + trial_prior < cost[rows] + prior[rows] * off**2
         moved = np.abs(trial - params[rows]).max(axis=1)
         took = rows[better]
         params[took], res[took], jac[took], cost[took] = (
@@ -402,7 +425,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         lam[rows] = np.where(better, lam[rows] * _LAMBDA_DOWN, lam[rows] * _LAMBDA_UP)
         # converged: the step moved nothing by more than a thousandth of a pixel, or found nothing better
         if it not in reject_at:
-            active[rows[~better | (moved < _CONVERGED_PX)]] = False
+            active[rows[moved < _CONVERGED_PX]] = False
     used = weight.sum(axis=1)
     rms = np.sqrt(cost / np.maximum(used, 1.0))
     share = ray_ok.sum(axis=1) / max(samples.rays, 1)
@@ -410,18 +433,24 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     enough = (sectors_seen >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline_sectors // 2
     ok = np.all(np.isfinite(params), axis=1) & (share >= _MIN_RAY_SHARE) & enough
     assert jac is not None
-    centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays)
+    centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays, prior)
     ok &= np.isfinite(centre_misfit) & np.isfinite(radius_misfit)
-    return OutlineFit(params[:, :2], params[:, 2], params[:, 3], rms, share, centre_misfit, radius_misfit, ok)
+    return OutlineFit(
+        params[:, :2], params[:, 2], params[:, 3], params[:, _HEIGHT], rms, share, centre_misfit, radius_misfit, ok
+    )
 
 
-def _misfit_sigma(res: FloatArray, jac: FloatArray, clusters: int) -> tuple[FloatArray, FloatArray]:
+def _misfit_sigma(
+    res: FloatArray, jac: FloatArray, clusters: int, height_prior: FloatArray
+) -> tuple[FloatArray, FloatArray]:
     """1-sigma of the fitted centre (K,) (per axis) and radius (K,) from the residuals' own scatter (K, N), with
     the Jacobian (K, N, 4): the cluster-robust ("sandwich") covariance, clusters of consecutive rays. Where the
     model does not explain a stretch of the outline (a cloak over the rim, a shading the model lacks), that
     stretch's residuals pull together and these grow; a fit whose residuals are only noise keeps them small."""
     k = res.shape[0]
-    bread = np.linalg.pinv(jac.transpose(0, 2, 1) @ jac)
+    information = jac.transpose(0, 2, 1) @ jac
+    information[:, _HEIGHT, _HEIGHT] += height_prior
+    bread = np.linalg.pinv(information)
     pull = (jac * res[..., None]).reshape(k, clusters, -1, _PARAMS).sum(axis=2)
     meat = pull.transpose(0, 2, 1) @ pull
     var = np.maximum(np.diagonal(bread @ meat @ bread, axis1=1, axis2=2), 0.0)

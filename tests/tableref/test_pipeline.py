@@ -30,6 +30,7 @@ def detections_at(points_px: np.ndarray, diameter_mm: float, sigma_px: float, px
         center_sigma_px=np.full(n, sigma_px),
         diameter_sigma_mm=np.full(n, 1.0),
         model_sigma_mm=np.full(n, 0.45),
+        rim_height_share=np.ones(n),
     )
 
 

@@ -311,6 +311,8 @@ def test_bad_input_raises_named_errors(
         ({"sample_step_px": 0.0}, "sample_step_px"),
         ({"rays": 100, "outline_sectors": 12}, "outline_sectors must divide rays"),
         ({"ambiguity_max_rms_px": 0.0}, "ambiguity_max_rms_px"),
+        ({"outline_height_ratio": (1.1, 1.5)}, "outline_height_ratio"),
+        ({"outline_height_sigma": 0.0}, "outline_height_sigma"),
         ({"ambiguity_shifts": -1}, "ambiguity_shifts"),
     ],
 )

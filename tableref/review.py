@@ -52,19 +52,12 @@ class Placement:
 
 
 @dataclass(frozen=True)
-class Move:
-    """A model that moved between two consecutive settled states: straight ``distance_mm`` and the shortest
-    legal ``path_mm`` (both lower bounds of what it travelled), 1-sigma ``sigma_mm``."""
+class Move(rules.ModelMove):
+    """A model's move (see :class:`rules.ModelMove`) from settled state ``from_state`` to the next,
+    ``to_state``."""
 
-    model: str
-    unit: str | None
     from_state: int
     to_state: int
-    from_mm: tuple[float, float]
-    to_mm: tuple[float, float]
-    distance_mm: float
-    path_mm: float
-    sigma_mm: float
 
 
 @dataclass(frozen=True)
@@ -269,17 +262,7 @@ def moves_between(
     paths = {m.model: m.path_mm for v in verdicts for m in v.models}
     moved = rules.movement.moved_models(before, after, profile)
     moves = [
-        Move(
-            m.model,
-            m.unit,
-            index - 1,
-            index,
-            m.from_mm,
-            m.to_mm,
-            m.distance_mm,
-            paths.get(m.model, m.path_mm),
-            m.sigma_mm,
-        )
+        Move(**{**vars(m), "path_mm": paths.get(m.model, m.path_mm)}, from_state=index - 1, to_state=index)
         for m in moved
     ]
     return moves, verdicts

@@ -219,7 +219,17 @@ class ReviewStore:
         moves: dict[int, list[Move]] = {}
         for r in self.db.execute("SELECT * FROM moves ORDER BY state, model"):
             moves.setdefault(r[0], []).append(
-                Move(r[1], r[2], r[3], r[0], (r[4], r[5]), (r[6], r[7]), r[8], r[9], r[10])
+                Move(
+                    model=r[1],
+                    unit=r[2],
+                    from_mm=(r[4], r[5]),
+                    to_mm=(r[6], r[7]),
+                    distance_mm=r[8],
+                    path_mm=r[9],
+                    sigma_mm=r[10],
+                    from_state=r[3],
+                    to_state=r[0],
+                )
             )
         placed: dict[tuple[int, str], list[Placement]] = {}
         for r in self.db.execute("SELECT * FROM placements ORDER BY state, kind, model"):

@@ -10,8 +10,10 @@ import pytest
 from calibration.camera import CameraModel, camera_from_dict
 from calibration.spec import TableSpec, load_table_spec
 from tableref.config import Config, load_config
+from tableref.synth.game import GameVideo
 from tableref.synth.generate import fit_camera, plain_scene
 from tableref.synth.render import Truth, render
+from tests.tableref.review_game import make_game
 
 # A 720p camera 1.4 m up, off to one side and tilted, with barrel distortion: parallax and lens both matter.
 FRAME_SIZE = (1280, 720)
@@ -25,6 +27,12 @@ class Rendered:
     truth: Truth
     spec: TableSpec
     camera: CameraModel
+
+
+@pytest.fixture(scope="session")
+def game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
+    """The review tests' recorded game (see :mod:`tests.tableref.review_game`)."""
+    return make_game(tmp_path_factory.mktemp("game"))
 
 
 @pytest.fixture(scope="session")

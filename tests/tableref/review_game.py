@@ -7,7 +7,9 @@ Move; a casualty removed and an Advance; a unit arriving and a move too long for
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -104,3 +106,12 @@ def make_game(folder: Path, hand_hold_frames: int = 0, bump_mm: float = 0.0) -> 
         seed=5,
         hand_hold_frames=hand_hold_frames,
     )
+
+
+def copy_recording(game: GameVideo, folder: Path, names: Sequence[str]) -> list[Path]:
+    """The game's recording copied into ``folder`` once per name (``name`` plus the recording's suffix), as if
+    several tables had been filmed."""
+    paths = [folder / f"{name}{game.path.suffix}" for name in names]
+    for path in paths:
+        shutil.copy(game.path, path)
+    return paths

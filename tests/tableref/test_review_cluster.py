@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,14 +13,9 @@ from tableref.cluster import ClusterError, connect, review_on_cluster
 from tableref.review_run import ReviewJob, review_job
 from tableref.review_store import ReviewStore
 from tableref.synth.game import GameVideo
-from tests.tableref.review_game import make_game
+from tests.tableref.review_game import copy_recording
 
 distributed = pytest.importorskip("dask.distributed")
-
-
-@pytest.fixture(scope="module")
-def game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
-    return make_game(tmp_path_factory.mktemp("cluster_game"))
 
 
 def _positions(path: Path) -> list[list[tuple[str, float, float]]]:
@@ -31,13 +25,20 @@ def _positions(path: Path) -> list[list[tuple[str, float, float]]]:
 
 
 def _jobs(game: GameVideo, folder: Path, names: list[str]) -> list[ReviewJob]:
-    jobs = []
-    for name in names:
-        source = folder / f"{name}{game.path.suffix}"
-        if name != "missing":
-            shutil.copy(game.path, source)
-        jobs.append(ReviewJob(str(source), str(folder / f"{name}.sqlite"), None, None, None, "skirmish", None, None))
-    return jobs
+    copy_recording(game, folder, [name for name in names if name != "missing"])
+    return [
+        ReviewJob(
+            str(folder / f"{name}{game.path.suffix}"),
+            str(folder / f"{name}.sqlite"),
+            None,
+            None,
+            None,
+            "skirmish",
+            None,
+            None,
+        )
+        for name in names
+    ]
 
 
 def test_the_cluster_gives_the_local_reviews_in_job_order(game: GameVideo, tmp_path: Path) -> None:
@@ -58,10 +59,7 @@ def test_the_cluster_gives_the_local_reviews_in_job_order(game: GameVideo, tmp_p
 def test_local_worker_processes_from_the_command_line(
     capsys: pytest.CaptureFixture[str], game: GameVideo, tmp_path: Path
 ) -> None:
-    sources = []
-    for name in ("a", "b"):
-        sources.append(tmp_path / f"{name}{game.path.suffix}")
-        shutil.copy(game.path, sources[-1])
+    sources = copy_recording(game, tmp_path, ["a", "b"])
     out = tmp_path / "reviews"
     code = main(["review", *map(str, sources), "--out", str(out), "--dask", "local", "--workers", "2", "--quiet"])
     stdout = capsys.readouterr().out

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from tests.tableref.review_game import (
     ALPHA_MOVE_MM,
     BUMPED_FROM_STATE,
     CHARLIE_MOVE_MM,
+    copy_recording,
     make_game,
     roster_state,
     truth_states,
@@ -40,11 +40,6 @@ POSITION_TOL_MM = 3.0
 
 class Killed(Exception):
     """Stands for the process being killed in the middle of a review."""
-
-
-@pytest.fixture(scope="session")
-def game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
-    return make_game(tmp_path_factory.mktemp("game"))
 
 
 @pytest.fixture(scope="session")
@@ -206,10 +201,7 @@ def test_a_folder_of_photos(capsys: pytest.CaptureFixture[str], game: GameVideo,
 def test_several_recordings_in_parallel(
     capsys: pytest.CaptureFixture[str], game: GameVideo, roster: Path, tmp_path: Path
 ) -> None:
-    sources = []
-    for name in ("table1", "table2"):
-        sources.append(tmp_path / f"{name}.avi")
-        shutil.copy(game.path, sources[-1])
+    sources = copy_recording(game, tmp_path, ["table1", "table2"])
     out = tmp_path / "reviews"
     code, stdout, _ = run(capsys, "review", *sources, "--roster", roster, "--out", out, "--workers", "2", "--quiet")
     assert code == 0, stdout

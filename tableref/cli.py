@@ -14,6 +14,7 @@ import calibration
 import rules
 import vision
 from tableref import cli_calibration, cli_pipeline, cli_review
+from tableref.cli_options import add_json_option, add_profile_option
 from tableref.config import ConfigError
 from tableref.errors import UsageError
 from tableref.report import format_findings
@@ -21,7 +22,6 @@ from tableref.sources import SourceError
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
-DEFAULT_PROFILE = "skirmish"
 # Entry point group of sub-commands from other packages: each is called with the sub-parsers object.
 COMMANDS_GROUP = "tableref.commands"
 
@@ -52,12 +52,8 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Report engaged units, cohesion breaks, overlaps and illegal placements of a table state.",
     )
     p.add_argument("state", nargs="?", help="table state JSON (default: the bundled sample)")
-    p.add_argument(
-        "--profile",
-        default=DEFAULT_PROFILE,
-        help=f"rule profile: {', '.join(rules.builtin_profiles())} or a .toml file (default: {DEFAULT_PROFILE})",
-    )
-    p.add_argument("--json", action="store_true", help="print the findings document as JSON")
+    add_profile_option(p)
+    add_json_option(p, "the findings document as JSON")
     p.set_defaults(func=_cmd_check)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 import calibration
+from tableref.cli_options import add_config_option, add_table_options
 from tableref.config import load_config
 from tableref.sources import read_image
 
@@ -55,10 +56,6 @@ def _cmd_calibrate_camera(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _config_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", help="settings TOML overriding tableref's defaults ([calibration] section)")
-
-
 def add_markers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``tableref markers [--table SPEC] --out FILE.pdf``."""
     p = sub.add_parser(
@@ -67,9 +64,9 @@ def add_markers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         description="Write a PDF of the table spec's markers at true size, each with its id and place, a 100 mm "
         "scale bar to check the printer, and a placement sheet of the whole table.",
     )
-    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
+    add_table_options(p, camera=False)
     p.add_argument("--out", required=True, help="PDF file to write")
-    _config_option(p)
+    add_config_option(p, "calibration")
     p.set_defaults(func=_cmd_markers)
 
 
@@ -81,7 +78,7 @@ def add_board(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Write a PDF of the ChArUco board that 'tableref calibrate-camera' looks for, at true size.",
     )
     p.add_argument("--out", required=True, help="PDF file to write")
-    _config_option(p)
+    add_config_option(p, "calibration")
     p.set_defaults(func=_cmd_board)
 
 
@@ -95,5 +92,5 @@ def add_calibrate_camera(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     p.add_argument("images", nargs="+", help="photos of the board, all from one camera at one size")
     p.add_argument("--out", required=True, help="camera.json to write")
-    _config_option(p)
+    add_config_option(p, "calibration")
     p.set_defaults(func=_cmd_calibrate_camera)

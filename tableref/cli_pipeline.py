@@ -14,6 +14,12 @@ from numpy.typing import NDArray
 import rules
 from calibration.camera import CameraModel, load_camera
 from calibration.spec import load_table_spec
+from tableref.cli_options import (
+    add_config_option,
+    add_json_option,
+    add_roster_options,
+    add_table_options,
+)
 from tableref.config import load_config
 from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
@@ -23,7 +29,6 @@ from tableref.report import format_findings, format_length
 from tableref.sources import read_image
 
 EXIT_OK = 0
-DEFAULT_PROFILE = "skirmish"
 _PALETTE = ((0, 200, 255), (255, 120, 0), (80, 220, 80), (220, 80, 220), (0, 120, 255), (255, 220, 0))
 
 
@@ -187,12 +192,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+ROSTER_HELP = "table state JSON whose models give ids and units"
+
+
 def _frame_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("frame", type=Path, help="a camera frame (JPEG, PNG, ...)")
-    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
-    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
-    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_table_options(p)
+    add_config_option(p)
+    add_json_option(p)
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -205,8 +212,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "analyze", help="detect, take identities from a roster, run the rules", description="Findings for a photo."
     )
     _frame_args(p)
-    p.add_argument("--roster", required=True, help="table state JSON whose models give ids and units")
-    p.add_argument("--profile", default=DEFAULT_PROFILE, help=f"rule profile (default: {DEFAULT_PROFILE})")
+    add_roster_options(p, True, ROSTER_HELP)
     p.set_defaults(func=_cmd_analyze)
 
     p = sub.add_parser(
@@ -216,12 +222,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "the profile. Several frames of an unchanged table are fused and the uncertainty shrinks.",
     )
     p.add_argument("items", nargs="+", metavar="FRAME... A B", help="one or more frames, then two model ids")
-    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
-    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
-    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
-    p.add_argument("--roster", required=True, help="table state JSON whose models give ids and units")
-    p.add_argument("--profile", default=DEFAULT_PROFILE, help=f"rule profile (default: {DEFAULT_PROFILE})")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_table_options(p)
+    add_config_option(p)
+    add_roster_options(p, True, ROSTER_HELP)
+    add_json_option(p)
     p.set_defaults(func=_cmd_measure, intermixed=True)
 
     p = sub.add_parser(
@@ -231,6 +235,6 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("folder", nargs="?", default="sample_images", help="frames with NAME.truth.json beside each")
     p.add_argument("--no-camera", action="store_true", help="ignore camera.json files (lens uncorrected)")
-    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_config_option(p)
+    add_json_option(p)
     p.set_defaults(func=_cmd_evaluate)

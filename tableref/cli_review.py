@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tableref.cli_options import add_config_option, add_json_option, add_roster_options, add_table_options
 from tableref.errors import UsageError
 from tableref.progress import Progress
 from tableref.review_run import Recording, ReviewJob, review_many
@@ -15,7 +16,6 @@ from tableref.review_store import ReviewStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-DEFAULT_PROFILE = "skirmish"
 REVIEW_SUFFIX = ".sqlite"
 
 
@@ -106,14 +106,12 @@ def add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "again resumes an interrupted review.",
     )
     p.add_argument("videos", nargs="+", metavar="VIDEO", help="video file or folder of photos (several: in parallel)")
-    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
-    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
-    p.add_argument("--roster", help="table state JSON giving ids and units of the models of the first settled state")
-    p.add_argument("--profile", default=DEFAULT_PROFILE, help=f"rule profile (default: {DEFAULT_PROFILE})")
+    add_table_options(p)
+    add_roster_options(p, False, "table state JSON giving ids and units of the models of the first settled state")
     p.add_argument(
         "--out", help="review database (default: NAME.sqlite here); a folder when several recordings are given"
     )
-    p.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    add_json_option(p, "the timeline as JSON")
     p.add_argument("--actions", help='JSON {"unit": "move|charge|advance|advance+charge"} of declared actions')
     p.add_argument(
         "--workers",
@@ -129,5 +127,5 @@ def add_review(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "workers need tableref and the files at the same paths) or 'local' for worker processes on this machine",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
+    add_config_option(p)
     p.set_defaults(func=_cmd_review)

@@ -16,6 +16,7 @@ from werkzeug.serving import make_server
 import rules
 from calibration.camera import load_camera
 from calibration.spec import load_table_spec
+from tableref.cli_options import add_profile_option, add_table_options
 from tableref.config import load_config
 from webui import create_app
 from webui.blueprints.review import REVIEW_KEY
@@ -36,7 +37,6 @@ from webui.roster import roster_from_json
 from webui.settings import WebuiSettings, load_webui_settings
 
 EXIT_OK = 0
-DEFAULT_PROFILE = "skirmish"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 # A source word ending so is a table state file (served without a camera), not a frame source.
@@ -153,13 +153,8 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="camera index (0), stream URL, video file, image, folder of images, or a table state .json "
         "(default: the bundled sample game)",
     )
-    p.add_argument("--table", help="table spec TOML (default: the bundled 6'x4' table with 8 markers)")
-    p.add_argument("--camera", help="camera.json from `tableref calibrate-camera` (corrects the lens)")
-    p.add_argument(
-        "--profile",
-        default=DEFAULT_PROFILE,
-        help=f"rule profile: {', '.join(rules.builtin_profiles())} or a .toml file (default: {DEFAULT_PROFILE})",
-    )
+    add_table_options(p)
+    add_profile_option(p)
     p.add_argument("--roster", help="table state JSON whose models and units give identities")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST}, this machine)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0: any free one)")

@@ -772,7 +772,12 @@ def detect_bases(
         settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[look.ok]
     )
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
-    model_sigma[live[look.ok]] = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[look.ok])
+    # the starts' fits about as good as the one kept: two equally likely readings d apart have a spread of d / 2
+    model_sigma[live[look.ok]] = np.sqrt(
+        settings.outline_model_sigma_mm**2
+        + (scaled * look.misfit_px[look.ok]) ** 2
+        + (0.5 * look.other_start_px[look.ok] / scale) ** 2
+    )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     accept &= size_ok

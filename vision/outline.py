@@ -26,7 +26,7 @@ wall's width, its grey level and the contact shadow trade off against it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -72,7 +72,8 @@ class OutlineFit:
     ``sigma_px`` (K,) blur, ``height_ratio`` (K,) the rim's height over the one assumed, ``rms_grey`` (K,) RMS
     residual over the rays kept, ``rays_kept`` (K,) their share, ``misfit_px`` (K,) and ``radius_misfit_px`` (K,)
     how far the centre (per axis) and the radius may be off by what the model does not explain (1-sigma, px; see
-    :func:`_misfit_sigma`), ``ok`` (K,) whether the fit is usable."""
+    :func:`_misfit_sigma`), ``other_start_px`` (K,) how far from it the farthest fit from another start that is
+    about as good lies (0: none), ``ok`` (K,) whether the fit is usable."""
 
     center_px: FloatArray
     radius_px: FloatArray
@@ -82,13 +83,14 @@ class OutlineFit:
     rays_kept: FloatArray
     misfit_px: FloatArray
     radius_misfit_px: FloatArray
+    other_start_px: FloatArray
     ok: BoolArray
 
     @classmethod
     def none(cls, k: int) -> OutlineFit:
         """No fit for ``k`` bases (every ``ok`` False)."""
         z = np.zeros(k)
-        return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, np.zeros(k, np.bool_))
+        return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, z, np.zeros(k, np.bool_))
 
     def where(self, take: BoolArray, other: OutlineFit) -> OutlineFit:
         """These fits, with ``other``'s for the bases where ``take`` (K,) is true."""
@@ -319,11 +321,18 @@ def fit_outlines(
         starts = settings.outline_starts
         half, unit = parallax.half_shift(middle_px)
     inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings)
+    fits = []
     for start in starts:
         fit = _fit_from(middle_px - start * half[:, None] * unit, inputs)
         better = fit.rms_grey < settings.outline_start_margin * best.rms_grey
         best = best.where(fit.ok & (~best.ok | better), fit)
-    return best
+        fits.append(fit)
+    # the fits about as good as the one kept (within the margin, which could not choose between them)
+    other = np.zeros(len(radius_px))
+    for fit in fits:
+        alike = fit.ok & best.ok & (settings.outline_start_margin * fit.rms_grey <= best.rms_grey)
+        other = np.where(alike, np.maximum(other, np.hypot(*(fit.center_px - best.center_px).T)), other)
+    return replace(best, other_start_px=other)
 
 
 @dataclass(frozen=True)
@@ -436,7 +445,16 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays, prior)
     ok &= np.isfinite(centre_misfit) & np.isfinite(radius_misfit)
     return OutlineFit(
-        params[:, :2], params[:, 2], params[:, 3], params[:, _HEIGHT], rms, share, centre_misfit, radius_misfit, ok
+        params[:, :2],
+        params[:, 2],
+        params[:, 3],
+        params[:, _HEIGHT],
+        rms,
+        share,
+        centre_misfit,
+        radius_misfit,
+        np.zeros(k),
+        ok,
     )
 
 

@@ -31,6 +31,9 @@ Steps:
      otherwise the radius is corrected with a model of the mean rim profile (:mod:`vision.profile`; blur pushes
      the gradient peak outward by up to a millimetre at 1 px/mm).
 
+   Where the appearance fit runs, a candidate that failed only the disc test gets a second one at the footprint
+   the fit finds: edges that ran out into a contact shadow put the band partly on the mat.
+
    Limits, by construction: a filled disc printed on the mat at a standard size passes; a base whose top
    matches the mat and whose visible wall is narrower than about the middle of ``disc_inner_mm`` is taken for
    a printed ring; at about 1 px/mm a printed line blurs into a wall and passes.
@@ -756,15 +759,40 @@ def detect_bases(
     accept = _rim_and_disc_pass(fit, contrast, fill, settings.max_fit_rms_px, settings)
     figure = _figure_contrast(grey, center, radius, directions, settings)
     accept &= figure >= settings.min_figure_contrast
+    by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
+    # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,
+    # a candidate that failed only the disc test is tested again at the footprint the fit finds
+    retry = np.zeros(len(radius), np.bool_)
+    if by_appearance:
+        retry = _rim_and_disc_pass(
+            fit, np.full(len(radius), np.inf), np.ones(len(radius)), settings.max_fit_rms_px, settings
+        )
+        retry &= (figure >= settings.min_figure_contrast) & ~accept
     # the footprint radius, free of the blur-and-wall shift, decides the size
-    live = np.flatnonzero(accept)
+    live = np.flatnonzero(accept | retry)
     rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)
     # the footprint from the whole appearance (wall, top, contact shadow) where the camera's position says where the
     # wall shows; the rim model elsewhere and where that fails
-    if parallax is not None and scale >= settings.outline_min_px_per_mm:
+    if by_appearance:
         look = fit_outlines(grey, center[live], radius[live], fit.inlier[live], directions, scale, parallax, settings)
     else:
         look = OutlineFit.none(len(live))
+    again = np.flatnonzero(retry[live] & look.ok)
+    if again.size:
+        rows = live[again]
+        contrast_again, fill_again = _disc_contrast(
+            grey,
+            middle_of(look.center_px[again], parallax),
+            look.radius_px[again],
+            fit.inlier[rows],
+            scale,
+            directions,
+            settings,
+            parallax,
+        )
+        disc = (contrast_again >= settings.min_disc_contrast) & (fill_again >= settings.min_disc_fill)
+        accept[rows[disc]] = True
+        contrast[rows[disc]] = contrast_again[disc]
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     scaled = settings.outline_misfit_scale / scale

@@ -205,19 +205,16 @@ def _coverage(fit: CircleFit) -> FloatArray:
     return np.asarray(fit.inlier.mean(axis=1), dtype=np.float64)
 
 
-def _rim_and_disc_pass(
-    fit: CircleFit, contrast: FloatArray, fill: FloatArray, max_rms_px: float, settings: VisionSettings
-) -> BoolArray:
-    """(K,) the circle cues of a base: a fit, enough rim seen, round to ``max_rms_px``, a filled disc (see
-    :func:`_disc_contrast`)."""
+def _rim_pass(fit: CircleFit, max_rms_px: float, settings: VisionSettings) -> BoolArray:
+    """(K,) the rim cues of a base: a fit, enough of the rim seen, round to ``max_rms_px``."""
     return np.asarray(
-        fit.ok
-        & (_coverage(fit) >= settings.min_edge_coverage)
-        & (fit.rms_px <= max_rms_px)
-        & (contrast >= settings.min_disc_contrast)
-        & (fill >= settings.min_disc_fill),
-        dtype=np.bool_,
+        fit.ok & (_coverage(fit) >= settings.min_edge_coverage) & (fit.rms_px <= max_rms_px), dtype=np.bool_
     )
+
+
+def _disc_pass(contrast: FloatArray, fill: FloatArray, settings: VisionSettings) -> BoolArray:
+    """(K,) a filled disc inside the rim, not a printed ring (see :func:`_disc_contrast`)."""
+    return np.asarray((contrast >= settings.min_disc_contrast) & (fill >= settings.min_disc_fill), dtype=np.bool_)
 
 
 def _ring_support(
@@ -577,8 +574,8 @@ def _tangent_starts(
 ) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
     """Larger circles around each reading, touching it on one side: per reading and standard size up to
     ``ambiguity_reach_mm`` larger in radius, the best of ``ambiguity_shifts`` directions, scored by the share of
-    the rays on which the two circles part that have an edge near the larger one (none: left out). Returns
-    owner (M,), centre (M, 2) and radius (M,) px."""
+    the rays on which the two circles part that have an edge of the reading's polarity near the larger one (none:
+    left out). Returns owner (M,), centre (M, 2) and radius (M,) px."""
     none = (np.zeros(0, np.intp), np.zeros((0, 2)), np.zeros(0))
     sizes = np.asarray(settings.base_sizes_mm, dtype=np.float64)
     reach_px = settings.ambiguity_reach_mm * scale
@@ -640,9 +637,9 @@ def _other_readings(
       one side (:func:`_tangent_starts`).
 
     From each such start a circle is fitted to the nearest edges (of the reading's polarity around a smaller
-    reading, of either beyond a top); it is another reading when
-    it passes the tests of a base (coverage, a disc, a standard size no smaller, no neighbour cut into) with an
-    RMS residual up to ``ambiguity_max_rms_px`` (a footprint beside a dark wall and its shadow is rough)."""
+    reading, of either beyond a top); it is another reading when it passes the tests of a base (coverage, a disc,
+    a standard size no smaller, no neighbour cut into) with an RMS residual up to ``ambiguity_max_rms_px`` (a
+    footprint beside a dark wall and its shadow is rough)."""
     other_mm = np.zeros(len(radius))
     look = np.flatnonzero(examine)
     if look.size == 0 or settings.ambiguity_reach_mm <= 0:
@@ -682,7 +679,7 @@ def _other_readings(
         grey, fit.center_px, fit.radius_px, fit.inlier, scale, directions, settings, parallax
     )
     size, size_ok = snap_diameters(2 * fit.radius_px / scale, settings.base_sizes_mm, settings.snap_tolerance_mm)
-    passes = _rim_and_disc_pass(fit, contrast, fill, settings.ambiguity_max_rms_px, settings)
+    passes = _rim_pass(fit, settings.ambiguity_max_rms_px, settings) & _disc_pass(contrast, fill, settings)
     passes &= size_ok & (size >= size_mm[owner])
     # a base there would cut into a neighbour: no reading
     dist = np.hypot(fit.center_px[:, None, 0] - center[None, :, 0], fit.center_px[:, None, 1] - center[None, :, 1])
@@ -756,18 +753,14 @@ def detect_bases(
     coverage = _coverage(fit)
     contrast, fill = _disc_contrast(grey, center, radius, fit.inlier, scale, directions, settings, parallax)
     rms = fit.rms_px
-    accept = _rim_and_disc_pass(fit, contrast, fill, settings.max_fit_rms_px, settings)
+    rim_ok = _rim_pass(fit, settings.max_fit_rms_px, settings)
     figure = _figure_contrast(grey, center, radius, directions, settings)
-    accept &= figure >= settings.min_figure_contrast
+    rim_ok &= figure >= settings.min_figure_contrast
+    accept = rim_ok & _disc_pass(contrast, fill, settings)
     by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
     # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,
     # a candidate that failed only the disc test is tested again at the footprint the fit finds
-    retry = np.zeros(len(radius), np.bool_)
-    if by_appearance:
-        retry = _rim_and_disc_pass(
-            fit, np.full(len(radius), np.inf), np.ones(len(radius)), settings.max_fit_rms_px, settings
-        )
-        retry &= (figure >= settings.min_figure_contrast) & ~accept
+    retry = rim_ok & ~accept if by_appearance else np.zeros(len(radius), np.bool_)
     # the footprint radius, free of the blur-and-wall shift, decides the size
     live = np.flatnonzero(accept | retry)
     rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)
@@ -790,7 +783,7 @@ def detect_bases(
             settings,
             parallax,
         )
-        disc = (contrast_again >= settings.min_disc_contrast) & (fill_again >= settings.min_disc_fill)
+        disc = _disc_pass(contrast_again, fill_again, settings)
         accept[rows[disc]] = True
         contrast[rows[disc]] = contrast_again[disc]
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))

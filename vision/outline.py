@@ -14,13 +14,16 @@ with a model of all of it. For a sample point ``p`` near the outline::
 Phi(-d_top / sigma) (inside the top disc), ``shadow`` = Phi(-d_footprint / contact_shadow) (the contact shadow
 around the footprint), with ``d_*`` signed distances (px) and Phi the normal CDF. The grey levels (mat, wall, top,
 shade) are solved linearly for each sector of directions around the base (light and wall change around it); the
-footprint centre, its radius and the blur sigma by Levenberg-Marquardt. The top is ``bevel_mm`` smaller in
-radius than the footprint (0 for straight walls; fitted freely, the bevel trades off against the radius). Rays
-that the model does not explain (a figure's cloak or weapon over the rim, a neighbour, a token) are dropped as the
-fit goes: those whose RMS residual is more than ``outline_ray_reject`` times the base's median.
+footprint centre, its radius, the blur sigma and the rim's height by Levenberg-Marquardt. The top is ``bevel_mm``
+smaller in radius than the footprint (0 for straight walls; fitted freely, the bevel trades off against the radius).
+Rays that the model does not explain (a figure's cloak or weapon over the rim, a neighbour, a token) are dropped as
+the fit goes: those whose RMS residual is more than ``outline_ray_reject`` times the base's median.
 
-The rim height is the pipeline's assumed one (the parallax's shift ratio): the fit does not free it, since the
-wall's width, its grey level and the contact shadow trade off against it.
+The rim's height is fitted as a ratio of the pipeline's assumed one (the parallax's shift ratio): the top disc's
+shift, and so the wall's width, scale with it. Bases differ (3-5 mm), and a height held wrong moves the footprint
+along the nadir line. But the wall's width, its grey level and the contact shadow trade off against it, and where
+wall and top share a colour the shift hardly shows: the height stays within ``outline_height_ratio`` and leans on
+the assumed one with a prior of spread ``outline_height_sigma``, weighted in the data's own noise.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _LAMBDA_START = 1e-4
 _LAMBDA_DOWN = 0.1
 _LAMBDA_UP = 10.0
-# A base's fit has converged when a step finds nothing better or moves no parameter by more than this (px): a
-# hundredth of a pixel is far below what the fit can tell.
+# A base's fit has converged when its step (taken or not: a step that did not help is retried with more damping)
+# moves no parameter by more than this (px): a hundredth of a pixel is far below what the fit can tell.
 _CONVERGED_PX = 0.01
 # Fitted parameters: footprint centre (x, y), radius, blur, and the rim's height over the one assumed (the top
 # disc's shift scales with it).
@@ -195,8 +198,9 @@ class _Terms:
 def _terms(
     params: FloatArray, s: _Samples, top_shift: FloatArray, top_scale: float, shadow_px: float, bevel: float
 ) -> _Terms:
-    """The model's terms for ``params`` (K, 4) = footprint (cx, cy, radius) and blur, the top being ``bevel`` px
-    smaller than the footprint (before its parallax scale)."""
+    """The model's terms for ``params`` (K, 5) = footprint (cx, cy, radius), blur and the rim's height ratio (the
+    top shifted by that times ``top_shift`` (K, 2)), the top being ``bevel`` px smaller than the footprint (before
+    its parallax scale)."""
     cx, cy, radius, sigma, height = (params[:, i : i + 1] for i in range(_PARAMS))
     fx, fy = s.points[..., 0] - cx, s.points[..., 1] - cy
     shift_x, shift_y = top_shift[:, 0:1], top_shift[:, 1:2]
@@ -389,8 +393,8 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     prior = prior_weight(cost)
     lam = np.full(k, _LAMBDA_START)
     reject_at = set(settings.outline_reject_at)
-    # bases leave the loop as they converge (a step that improves nothing or moves nothing), and all come back
-    # when rays are rejected: most converge in a few steps, a few take all of them
+    # bases leave the loop as they converge, and all come back when rays are rejected: most converge in a few
+    # steps, a few take all of them
     active = np.ones(k, np.bool_)
     for it in range(settings.outline_iterations):
         if it in reject_at:
@@ -432,7 +436,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             trial_cost[better],
         )
         lam[rows] = np.where(better, lam[rows] * _LAMBDA_DOWN, lam[rows] * _LAMBDA_UP)
-        # converged: the step moved nothing by more than a thousandth of a pixel, or found nothing better
+        # converged: the step moved nothing by more than _CONVERGED_PX
         if it not in reject_at:
             active[rows[moved < _CONVERGED_PX]] = False
     used = weight.sum(axis=1)

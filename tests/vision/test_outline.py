@@ -31,6 +31,12 @@ SHADOW_MM = 2.5
 
 
 VIEW = vs.RaisedView(PX_PER_MM, SIZE_PX, NADIR_PX, SHIFT_RATIO, SHADOW_MM)
+PARALLAX = RimParallax(NADIR_PX, SHIFT_RATIO)
+DIRECTIONS = ray_directions(SETTINGS.rays)
+# every drawn base stands here (footprint centre, px), off the pixel grid
+CENTER = (118.3, 121.7)
+TRUTH = np.array([CENTER])
+ALL_RAYS = np.ones((1, len(DIRECTIONS)), np.bool_)
 
 
 # mat, wall, top grey levels and contact shadow strength: the cases that pull edges off the footprint
@@ -47,19 +53,14 @@ LOOKS = [
 def test_the_fit_finds_the_footprint(
     look: str, mat: float, wall: float, top: float, shadow: float, radius_mm: float
 ) -> None:
-    center = (118.3, 121.7)
-    grey = vs.draw_raised_base(VIEW, center, radius_mm, mat, wall, top, shadow, seed=int(radius_mm * 10))
-    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
-    directions = ray_directions(SETTINGS.rays)
-    truth = np.array([center])
+    grey = vs.draw_raised_base(VIEW, CENTER, radius_mm, mat, wall, top, shadow, seed=int(radius_mm * 10))
     # start where an edge fit might have put it: half a millimetre off, 0.6 mm too large
-    start = middle_of(truth, parallax) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
-    inlier = np.ones((1, len(directions)), np.bool_)
+    start = middle_of(TRUTH, PARALLAX) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
     fit = fit_outlines(
-        grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, SETTINGS
+        grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, SETTINGS
     )
     assert fit.ok[0], look
-    error_mm = np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM
+    error_mm = np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM
     assert error_mm < 0.1, f"{look}: footprint centre {error_mm:.3f} mm off"
     assert abs(fit.radius_px[0] / PX_PER_MM - radius_mm) < 0.15, f"{look}: radius {fit.radius_px[0] / PX_PER_MM:.2f}"
 
@@ -68,16 +69,14 @@ def test_the_fit_finds_the_footprint(
 def test_detection_reports_the_footprint_and_its_standard_size(
     look: str, mat: float, wall: float, top: float, shadow: float
 ) -> None:
-    center = (118.3, 121.7)
-    grey = vs.draw_raised_base(VIEW, center, 16.0, mat, wall, top, shadow, seed=3)
+    grey = vs.draw_raised_base(VIEW, CENTER, 16.0, mat, wall, top, shadow, seed=3)
     # a figure on the base, so that it passes for one (its top is not a plain disc)
     grey[110:128, 112:124] = np.uint8(np.clip(top + 60 if top < 128 else top - 80, 0, 255))
-    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
-    dets = detect_bases(grey, PX_PER_MM, SETTINGS, parallax=parallax)
+    dets = detect_bases(grey, PX_PER_MM, SETTINGS, parallax=PARALLAX)
     assert len(dets) == 1, look
     assert dets.diameter_mm[0] == 32.0
     # the detector reports the outline's middle (the base at half its rim height)
-    expected = middle_of(np.array([center]), parallax)[0]
+    expected = middle_of(TRUTH, PARALLAX)[0]
     assert np.hypot(*(dets.center_px[0] - expected)) / PX_PER_MM < 0.1
 
 
@@ -101,24 +100,19 @@ def cover_with_blob(grey: NDArray[np.uint8], grey_level: float) -> NDArray[np.ui
 def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
     look: str, mat: float, wall: float, top: float, shadow: float, pulled: bool
 ) -> None:
-    center = (118.3, 121.7)
     radius_mm = 16.0
-    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
-    directions = ray_directions(SETTINGS.rays)
-    truth = np.array([center])
-    start = middle_of(truth, parallax) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
-    inlier = np.ones((1, len(directions)), np.bool_)
-    clean = vs.draw_raised_base(VIEW, center, radius_mm, mat, wall, top, shadow, seed=5)
+    start = middle_of(TRUTH, PARALLAX) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
+    clean = vs.draw_raised_base(VIEW, CENTER, radius_mm, mat, wall, top, shadow, seed=5)
     scale = SETTINGS.outline_misfit_scale / PX_PER_MM
     # one start: from another the fit may leave the blob out altogether
     one_start = dataclasses.replace(SETTINGS, outline_starts=(0.0,))
     fits = {}
     for name, grey in (("clean", clean), ("covered", cover_with_blob(clean, 200.0))):
         fit = fit_outlines(
-            grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, one_start
+            grey, start, np.array([(radius_mm + 0.6) * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, one_start
         )
         assert fit.ok[0], f"{look}, {name}"
-        error_mm = np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM
+        error_mm = np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM
         # honest, with the sigmas the detector reports: the centre within 2 sigma per axis (its error's length
         # within 2 sqrt(2) sigma), the diameter within 2 of its sigma
         sigma_mm = np.hypot(SETTINGS.outline_model_sigma_mm, scale * fit.misfit_px[0])
@@ -128,7 +122,7 @@ def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
         fits[name] = fit
     # where the blob pulls the fit, the fit says so; the clean base's misfit is a few hundredths of a millimetre
     assert scale * fits["clean"].misfit_px[0] < 0.1
-    covered_error_mm = np.hypot(*(fits["covered"].center_px[0] - truth[0])) / PX_PER_MM
+    covered_error_mm = np.hypot(*(fits["covered"].center_px[0] - TRUTH[0])) / PX_PER_MM
     if pulled:
         assert covered_error_mm > 0.2, look
         assert fits["covered"].misfit_px[0] > 10 * fits["clean"].misfit_px[0], look
@@ -142,22 +136,17 @@ def test_a_start_nearer_the_truth_escapes_the_top_read_as_the_footprint(radius_m
     # the top disc for the footprint; the start one half shift towards the nadir finds the footprint (the rim's
     # height held, the mechanism on its own)
     _, mat, wall, top, shadow = LOOKS[2]
-    center = (118.3, 121.7)
-    truth = np.array([center])
-    grey = vs.draw_raised_base(VIEW, center, radius_mm, mat, wall, top, shadow, seed=7)
-    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
-    directions = ray_directions(SETTINGS.rays)
-    half, unit = parallax.half_shift(truth)
-    start = middle_of(truth, parallax) + 2.0 * half[:, None] * unit
-    inlier = np.ones((1, len(directions)), np.bool_)
+    grey = vs.draw_raised_base(VIEW, CENTER, radius_mm, mat, wall, top, shadow, seed=7)
+    half, unit = PARALLAX.half_shift(TRUTH)
+    start = middle_of(TRUTH, PARALLAX) + 2.0 * half[:, None] * unit
     errors_mm = {}
     for name, starts in (("one start", (0.0,)), ("the default starts", SETTINGS.outline_starts)):
         settings = dataclasses.replace(SETTINGS, outline_starts=starts, outline_height_ratio=(1.0, 1.0))
         fit = fit_outlines(
-            grey, start, np.array([radius_mm * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, settings
+            grey, start, np.array([radius_mm * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, settings
         )
         assert fit.ok[0], name
-        errors_mm[name] = float(np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM)
+        errors_mm[name] = float(np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM)
     assert errors_mm["one start"] > 0.4, errors_mm
     assert errors_mm["the default starts"] < 0.1, errors_mm
 
@@ -169,17 +158,12 @@ def test_the_fit_finds_the_rims_own_height(
 ) -> None:
     # drawn with a rim of rim_mm, fitted with the parallax of the RIM_MM assumed: the top's shift says the height
     view = dataclasses.replace(VIEW, shift_ratio=rim_mm / (CAMERA_MM - rim_mm))
-    center = (118.3, 121.7)
-    truth = np.array([center])
-    grey = vs.draw_raised_base(view, center, 16.0, mat, wall, top, shadow, seed=11)
-    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
-    directions = ray_directions(SETTINGS.rays)
-    inlier = np.ones((1, len(directions)), np.bool_)
+    grey = vs.draw_raised_base(view, CENTER, 16.0, mat, wall, top, shadow, seed=11)
     radius = np.array([16.0 * PX_PER_MM])
-    fit = fit_outlines(grey, middle_of(truth, parallax), radius, inlier, directions, PX_PER_MM, parallax, SETTINGS)
+    fit = fit_outlines(grey, middle_of(TRUTH, PARALLAX), radius, ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, SETTINGS)
     assert fit.ok[0]
     assert abs(fit.height_ratio[0] - rim_mm / RIM_MM) < 0.07, look
-    assert np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM < 0.06, look
+    assert np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM < 0.06, look
 
 
 @pytest.mark.parametrize("margin", [0.95, 0.5])
@@ -188,17 +172,12 @@ def test_a_start_about_as_good_elsewhere_is_reported(margin: float) -> None:
     # finds the footprint with a smaller residual. A later start must beat the kept fit by the margin; with a margin
     # of 0.5 the first fit stays, and the better one, now "about as good", says how far off it may be
     _, mat, wall, top, shadow = LOOKS[2]
-    center = (118.3, 121.7)
-    truth = np.array([center])
-    grey = vs.draw_raised_base(VIEW, center, 16.0, mat, wall, top, shadow, seed=7)
-    parallax = RimParallax(NADIR_PX, SHIFT_RATIO)
-    directions = ray_directions(SETTINGS.rays)
-    half, unit = parallax.half_shift(truth)
-    start = middle_of(truth, parallax) + 2.0 * half[:, None] * unit
-    inlier = np.ones((1, len(directions)), np.bool_)
+    grey = vs.draw_raised_base(VIEW, CENTER, 16.0, mat, wall, top, shadow, seed=7)
+    half, unit = PARALLAX.half_shift(TRUTH)
+    start = middle_of(TRUTH, PARALLAX) + 2.0 * half[:, None] * unit
     settings = dataclasses.replace(SETTINGS, outline_start_margin=margin, outline_height_ratio=(1.0, 1.0))
-    fit = fit_outlines(grey, start, np.array([16.0 * PX_PER_MM]), inlier, directions, PX_PER_MM, parallax, settings)
-    error_mm = np.hypot(*(fit.center_px[0] - truth[0])) / PX_PER_MM
+    fit = fit_outlines(grey, start, np.array([16.0 * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, settings)
+    error_mm = np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM
     other_mm = fit.other_start_px[0] / PX_PER_MM
     if margin == 0.95:
         assert error_mm < 0.1 and other_mm < 0.05

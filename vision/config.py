@@ -104,6 +104,12 @@ class VisionSettings:
             being the top);
         ambiguity_max_rms_px: such a reading counts when it passes the tests of a base with an RMS residual up
             to this; the base's model sigma then covers it.
+    Second look, in colour (see :mod:`vision.colour`)
+        colour_gain: grey levels of the colour-contrast image per unit of chromaticity distance from the mat
+            (0: no second look).
+        colour_blur_px: Gaussian smoothing of that image (px).
+        colour_mask_margin_mm: the first look's bases, grown by this much, are left out of the second.
+        colour_min_figure_contrast: the figure test of the second look, in grey and in colour alike.
     """
 
     base_sizes_mm: tuple[float, ...]
@@ -170,6 +176,10 @@ class VisionSettings:
     ambiguity_shifts: int
     ambiguity_parallax_starts: tuple[float, ...]
     ambiguity_max_rms_px: float
+    colour_gain: float
+    colour_blur_px: float
+    colour_mask_margin_mm: float
+    colour_min_figure_contrast: float
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -277,6 +287,10 @@ class VisionSettings:
             "ambiguity_reach_mm",
             "ambiguity_shifts",
             "min_figure_contrast",
+            "colour_gain",
+            "colour_blur_px",
+            "colour_mask_margin_mm",
+            "colour_min_figure_contrast",
             "seed_blur_px",
             "profile_blur_px",
             "min_edge_gradient",

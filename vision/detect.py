@@ -46,6 +46,11 @@ Steps:
    still pass every test - its top read as the footprint, or a circle on part of its rim and part of its figure.
    Where the edges allow such another reading, the base's model sigma grows to cover it.
 
+7. A second look, in colour: steps 1-6 again on the distance of each pixel's chromaticity from the mat's
+   (:mod:`vision.colour`), with the bases found so far masked out; the appearance fit still looks at the grey
+   image. A base of the mat's grey level but not its colour shows there. Tokens and printed circles stand out
+   by colour too, so such a base must show its figure in grey and in colour (``colour_min_figure_contrast``).
+
 The centre's 1-sigma uncertainty comes from the covariance of the geometric fit (residual variance over the
 inlier count, shaped by their angular spread), with rays closer together along the rim than
 ``edge_correlation_px`` counted as one, plus ``edge_bias_px / px_per_mm`` in quadrature for the pull of nearby
@@ -61,6 +66,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.circlefit import CircleFit, fit_circles
+from vision.colour import chroma_contrast
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError
@@ -710,7 +716,53 @@ def detect_bases(
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     ignore = _check_mask(mask, grey.shape)
-    seeds = find_seeds(grey, scale, settings, ignore)
+    found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax)
+    colour = None
+    if settings.colour_gain > 0:
+        colour = chroma_contrast(np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px)
+    if colour is None:
+        return found
+    # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
+    # and printed circles stand out far more by colour than by grey level
+    seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
+    more = _detect_in(colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax)
+    more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
+    both = BaseDetections.concatenate([found, more])
+    return both[np.argsort(-both.score, kind="stable")]
+
+
+def _covered(
+    ignore: NDArray[np.uint8] | None, shape: tuple[int, ...], found: BaseDetections, margin_px: float
+) -> NDArray[np.uint8]:
+    """(H, W) uint8: ``ignore`` with every found base's disc, grown by ``margin_px``, set."""
+    covered = np.zeros(shape[:2], np.uint8) if ignore is None else ignore.copy()
+    for (x, y), r in zip(found.center_px, found.radius_px, strict=True):
+        cv2.circle(covered, (round(x), round(y)), round(r + margin_px), 255, -1)
+    return covered
+
+
+def _clear_of(more: BaseDetections, found: BaseDetections, px_per_mm: float, max_mm: float) -> BoolArray:
+    """(len(more),) which of ``more`` overlap none of ``found`` by more than ``max_mm`` (at their standard sizes)."""
+    if len(more) == 0 or len(found) == 0:
+        return np.ones(len(more), np.bool_)
+    dist = np.hypot(*(more.center_px[:, None, :] - found.center_px[None, :, :]).transpose(2, 0, 1))
+    overlap_mm = (more.diameter_mm[:, None] + found.diameter_mm[None, :]) / 2 - dist / px_per_mm
+    return np.asarray(overlap_mm.max(axis=1) <= max_mm, dtype=np.bool_)
+
+
+def _detect_in(
+    image: NDArray[np.uint8],
+    grey: NDArray[np.uint8],
+    min_figure: float,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+    parallax: RimParallax | None,
+) -> BaseDetections:
+    """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
+    contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
+    contact shadow it models. A base's figure must vary by ``min_figure`` in both."""
+    seeds = find_seeds(image, scale, settings, ignore)
     if len(seeds) == 0:
         return BaseDetections.empty()
     directions = ray_directions(settings.rays)
@@ -718,7 +770,7 @@ def detect_bases(
 
     # 2. footprint from the seeds, snapped to a size
     center, radius, polarity, support = _footprints(
-        grey, ignore, seeds, scale, ray_directions(settings.search_rays), settings
+        image, ignore, seeds, scale, ray_directions(settings.search_rays), settings
     )
     rough_mm = settings.snap_tolerance_mm + settings.refine_search_mm + 2 * _FIRST_PASS_SLACK_PX / scale
     nominal, fits_size = snap_diameters(2 * radius / scale, sizes, rough_mm)
@@ -734,7 +786,7 @@ def detect_bases(
     radius = nominal / 2 * scale
     for _ in range(settings.refine_passes):
         fit, _peaks = _rim_fit(
-            grey,
+            image,
             ignore,
             center,
             nominal / 2 * scale,
@@ -751,11 +803,13 @@ def detect_bases(
 
     # 4. is it a base? Shape and contrast first; the rim model (the costliest cue) only for what passes them
     coverage = _coverage(fit)
-    contrast, fill = _disc_contrast(grey, center, radius, fit.inlier, scale, directions, settings, parallax)
+    contrast, fill = _disc_contrast(image, center, radius, fit.inlier, scale, directions, settings, parallax)
     rms = fit.rms_px
     rim_ok = _rim_pass(fit, settings.max_fit_rms_px, settings)
-    figure = _figure_contrast(grey, center, radius, directions, settings)
-    rim_ok &= figure >= settings.min_figure_contrast
+    figure = _figure_contrast(image, center, radius, directions, settings)
+    if image is not grey:
+        figure = np.minimum(figure, _figure_contrast(grey, center, radius, directions, settings))
+    rim_ok &= figure >= min_figure
     accept = rim_ok & _disc_pass(contrast, fill, settings)
     by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
     # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,
@@ -763,7 +817,7 @@ def detect_bases(
     retry = rim_ok & ~accept if by_appearance else np.zeros(len(radius), np.bool_)
     # the footprint radius, free of the blur-and-wall shift, decides the size
     live = np.flatnonzero(accept | retry)
-    rim = _rim_model(grey, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)
+    rim = _rim_model(image, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)
     # the footprint from the whole appearance (wall, top, contact shadow) where the camera's position says where the
     # wall shows; the rim model elsewhere and where that fails
     if by_appearance:
@@ -774,7 +828,7 @@ def detect_bases(
     if again.size:
         rows = live[again]
         contrast_again, fill_again = _disc_contrast(
-            grey,
+            image,
             middle_of(look.center_px[again], parallax),
             look.radius_px[again],
             fit.inlier[rows],
@@ -822,7 +876,7 @@ def detect_bases(
     by_edges = np.ones(len(radius), np.bool_)
     by_edges[live[look.ok]] = False
     other_mm = _other_readings(
-        grey,
+        image,
         ignore,
         center[kept],
         radius[kept],

@@ -337,6 +337,45 @@ def test_a_disc_without_a_figure_is_not_a_base(px_per_mm: float, seed: int) -> N
     assert abs(dets.center_px[0, 0] - 60 * px_per_mm) < 2
 
 
+# Mat and base colours (BGR) of one grey level (BT.601 weights): only colour tells them apart. The figures are
+# painted dark red.
+ONE_GREY_LEVEL = {
+    "grey on mud": ((60.0, 120.0, 150.0), (122.0, 122.0, 122.0)),
+    "green on sand": ((90.0, 150.0, 170.0), (60.0, 222.0, 40.0)),
+}
+FIGURE_PAINT = (30.0, 30.0, 140.0)
+
+
+# Not green on sand at 1 px/mm: there the first look reads the 32 mm base as a 27 mm circle on part of its rim and
+# part of its dark figure (a limit of the edges, the same in grey alone).
+@pytest.mark.parametrize(
+    ("colours", "px_per_mm"),
+    [("grey on mud", 1.0), ("grey on mud", 2.0), ("grey on mud", 3.0), ("green on sand", 2.0), ("green on sand", 3.0)],
+)
+def test_a_base_of_the_mats_grey_level_is_found_by_its_colour_and_a_token_is_not(
+    colours: str, px_per_mm: float
+) -> None:
+    mat, base = ONE_GREY_LEVEL[colours]
+    rng = np.random.default_rng(17)
+    shape = (int(150 * px_per_mm), int(260 * px_per_mm))
+    bases = [
+        vs.Placed((45 * px_per_mm, 45 * px_per_mm), 32.0),
+        vs.Placed((120 * px_per_mm, 50 * px_per_mm), 25.0),
+        vs.Placed((200 * px_per_mm, 60 * px_per_mm), 40.0),
+        vs.Placed((70 * px_per_mm, 110 * px_per_mm), 28.5),
+    ]
+    tokens = [((150 * px_per_mm, 115 * px_per_mm), 32.0), ((215 * px_per_mm, 120 * px_per_mm), 25.0)]
+    scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, mat, base, FIGURE_PAINT, tokens)
+    dets = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS)
+    m = match(scene, dets)
+    assert len(m.truth_index) == len(bases), "every base found"
+    assert m.extra == 0, "no token taken for a base"
+    np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
+    assert np.max(m.distance_px) < 0.5 * px_per_mm
+    grey_only = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, colour_gain=0.0))
+    assert len(match(scene, grey_only).truth_index) < len(bases), "the grey levels alone do not show them all"
+
+
 # A 1080p frame of a 6' table: 1 px/mm, the camera 1.23 m above a 4 mm rim, the nadir about 0.9 m away.
 RAISED = vs.RaisedView(1.0, (120, 120), (-700.0, -600.0), 4.0 / (1230.0 - 4.0), 2.5)
 # mat, wall, top grey levels and contact shadow depth

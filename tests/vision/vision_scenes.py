@@ -189,10 +189,17 @@ def _shadow(
 
 
 def _figure(
-    img: NDArray[np.float32], cx: float, cy: float, r_px: float, px_per_mm: float, rng: np.random.Generator
+    img: NDArray[np.float32],
+    cx: float,
+    cy: float,
+    r_px: float,
+    px_per_mm: float,
+    rng: np.random.Generator,
+    colour: Colour | None = None,
 ) -> None:
-    """A miniature seen from above: a body blob inside the base, a weapon and sometimes a cloak over the rim."""
-    colour = tuple(float(c) for c in rng.uniform(20, 235, size=3))
+    """A miniature seen from above: a body blob inside the base, a weapon and sometimes a cloak over the rim; of
+    ``colour``, or a random one."""
+    colour = colour or tuple(float(c) for c in rng.uniform(20, 235, size=3))
     shape = img.shape[:2]
     # body: a wobbly blob within ~60 % of the radius
     n = 14
@@ -360,6 +367,39 @@ def draw_scene(
         img += rng.normal(0, look.noise_sigma, img.shape).astype(np.float32)
     out = np.clip(np.round(img), 0, 255).astype(np.uint8)
     return Scene(out, px_per_mm, tuple(bases), marker_mask)
+
+
+def draw_colour_scene(
+    shape_px: tuple[int, int],
+    px_per_mm: float,
+    bases: Sequence[Placed],
+    rng: np.random.Generator,
+    mat_bgr: Colour,
+    base_bgr: Colour,
+    figure_bgr: Colour,
+    tokens: Sequence[tuple[tuple[float, float], float]] = (),
+) -> Scene:
+    """Plain bases (wall and top alike) with figures of ``figure_bgr``, and flat tokens without, all of
+    ``base_bgr``, on a mat of ``mat_bgr`` with fine grain, under light that varies smoothly by about 10 % over the
+    table. When the two colours have one grey level, only colour tells a base from the mat."""
+    img = np.empty((*shape_px, 3), np.float32)
+    img[:] = mat_bgr
+    grain = cv2.GaussianBlur(rng.normal(0, 1, shape_px).astype(np.float32), (0, 0), 1.0)
+    img += 4.0 * grain[..., None]
+    for b in bases:
+        _disc(img, b.center_px[0], b.center_px[1], b.diameter_mm / 2.0 * px_per_mm, base_bgr)
+    for centre, size_mm in tokens:
+        _disc(img, centre[0], centre[1], size_mm / 2.0 * px_per_mm, base_bgr)
+    for b in bases:
+        _figure(img, b.center_px[0], b.center_px[1], b.diameter_mm / 2.0 * px_per_mm, px_per_mm, rng, figure_bgr)
+    h, w = shape_px
+    light = rng.normal(0, 1, (max(2, h // 60), max(2, w // 60))).astype(np.float32)
+    light = cv2.GaussianBlur(cv2.resize(light, (w, h), interpolation=cv2.INTER_CUBIC), (0, 0), 8)
+    img *= (1.0 + 0.08 * light)[..., None]
+    img = cv2.GaussianBlur(img, (0, 0), 0.8)
+    img += rng.normal(0, 2.0, img.shape).astype(np.float32)
+    out = np.clip(np.round(img), 0, 255).astype(np.uint8)
+    return Scene(out, px_per_mm, tuple(bases), np.zeros(shape_px, np.uint8))
 
 
 # Raised bases are drawn at this many times the resolution and averaged down.

@@ -18,6 +18,8 @@ _DARK_OFFSET = 1.0
 # The mat's chromaticity is the median of every this many pixels, along both axes: enough to be exact to well under
 # a grey level of the result, without sorting millions.
 _MAT_SAMPLE_STRIDE = 8
+# Rows of the image converted at a time.
+_BAND_ROWS = 64
 
 
 def chroma_contrast(
@@ -42,11 +44,15 @@ def chroma_contrast(
     offset = np.full((3, 1), _DARK_OFFSET)
     away = np.hstack([np.eye(3) - mat[:, None], offset - mat[:, None] * 3 * _DARK_OFFSET])
     total = np.array([[1.0, 1.0, 1.0, 3 * _DARK_OFFSET]])
-    pixels = np.ascontiguousarray(bgr).astype(np.float32)
-    diff = cv2.transform(pixels, away)
-    length = cv2.sqrt(cv2.transform(cv2.multiply(diff, diff), np.array([[1.0, 1.0, 1.0]])))
-    distance = cv2.divide(length, cv2.transform(pixels, total), scale=gain)
-    out = cv2.convertScaleAbs(distance)
+    square_sum = np.array([[1.0, 1.0, 1.0]])
+    image = np.ascontiguousarray(bgr)
+    out = np.empty(image.shape[:2], np.uint8)
+    # in bands of rows: the float copies stay small enough to be cached and reused rather than paged in afresh
+    for top in range(0, image.shape[0], _BAND_ROWS):
+        pixels = image[top : top + _BAND_ROWS].astype(np.float32)
+        diff = cv2.transform(pixels, away)
+        length = cv2.sqrt(cv2.transform(cv2.multiply(diff, diff), square_sum))
+        out[top : top + _BAND_ROWS] = cv2.convertScaleAbs(cv2.divide(length, cv2.transform(pixels, total), scale=gain))
     if blur_px > 0:
         out = cv2.GaussianBlur(out, (0, 0), blur_px)
     return np.asarray(out, dtype=np.uint8)

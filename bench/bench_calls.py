@@ -32,7 +32,8 @@ def run(resolution: str, lens: bool, frames: int, config_path: str | None = None
         image, truth = render(scene, seed)
         camera = camera_from_dict(dict(truth.camera)) if lens else None
         analysis = detect_frame(np.asarray(image), scene.table, config, camera)
-        state = carry_identities(analysis.state, truth.state, MATCH_GATE_MM)
+        # as `tableref measure` does: the roster's bases where the sizes measured allow them
+        state = carry_identities(analysis.state, truth.state, MATCH_GATE_MM, config.pipeline.roster_size_tolerance_mm)
         results += judge_pairs(state, pairs, CLOSE_SIGMAS)
         placed += len(pairs)
     return results, placed

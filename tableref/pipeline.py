@@ -254,10 +254,25 @@ def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableSta
     return replace(first.state, models=models, extras=MappingProxyType(extras))
 
 
-def carry_identities(detected: rules.TableState, roster: rules.TableState, gate_mm: float) -> rules.TableState:
+def _same_round_size(
+    measured: rules.RoundBase | rules.OvalBase, declared: rules.RoundBase | rules.OvalBase, within_mm: float
+) -> bool:
+    return (
+        isinstance(measured, rules.RoundBase)
+        and isinstance(declared, rules.RoundBase)
+        and abs(measured.diameter_mm - declared.diameter_mm) <= within_mm
+    )
+
+
+def carry_identities(
+    detected: rules.TableState, roster: rules.TableState, gate_mm: float, bases_within_mm: float | None = None
+) -> rules.TableState:
     """Give each detected model the id and unit of the roster model it matches (minimum total distance, no match
     farther than ``gate_mm``). Unmatched detections keep fresh ids that clash with no roster id; the roster's
-    units, terrain and table come along."""
+    units, terrain and table come along. With ``bases_within_mm``, a matched model also takes the roster model's
+    base when both are round and their diameters are at most that far apart (mm): the roster says what each model
+    stands on, the camera only measures it. A size read wrong by d mm widens the model's sigma by d / 2 (in
+    quadrature)."""
     det = detected.models
     ros = roster.models
     rows, cols = match_models(det, ros, gate_mm)
@@ -268,7 +283,15 @@ def carry_identities(detected: rules.TableState, roster: rules.TableState, gate_
     for i, m in enumerate(det):
         if i in matched:
             r = ros[matched[i]]
-            models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, m.base, m.sigma_mm))
+            if bases_within_mm is not None and _same_round_size(m.base, r.base, bases_within_mm):
+                # a size read wrong is a reading of part of the rim: its centre is off by about half the
+                # difference or more (a circle inside the footprint touches it on one side)
+                misread_mm = abs(m.base.semi_axes_mm[0] - r.base.semi_axes_mm[0])
+                models.append(
+                    rules.Model(r.id, r.unit, m.x_mm, m.y_mm, r.base, float(np.hypot(m.sigma_mm, misread_mm)))
+                )
+            else:
+                models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, m.base, m.sigma_mm))
         else:
             new_id = next(x for x in fresh if x not in taken)
             taken.add(new_id)

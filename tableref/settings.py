@@ -22,6 +22,8 @@ class PipelineSettings:
     uncorrected_lens_sigma_mm: float
     # A detection takes the identity of a roster model whose centre is within this distance (mm).
     roster_gate_mm: float
+    # ... and the roster model's round base when its diameter is within this distance (mm) of the size measured.
+    roster_size_tolerance_mm: float
 
 
 @dataclass(frozen=True)

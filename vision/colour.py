@@ -54,5 +54,5 @@ def chroma_contrast(
         length = cv2.sqrt(cv2.transform(cv2.multiply(diff, diff), square_sum))
         out[top : top + _BAND_ROWS] = cv2.convertScaleAbs(cv2.divide(length, cv2.transform(pixels, total), scale=gain))
     if blur_px > 0:
-        out = cv2.GaussianBlur(out, (0, 0), blur_px)
-    return np.asarray(out, dtype=np.uint8)
+        return np.asarray(cv2.GaussianBlur(out, (0, 0), blur_px), dtype=np.uint8)
+    return out

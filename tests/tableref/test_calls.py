@@ -29,7 +29,7 @@ def test_no_wrong_clear_call_on_a_rendered_frame(config: Config, lens: bool) -> 
     image, truth = render(scene, 11)
     camera = camera_from_dict(dict(truth.camera)) if lens else None
     analysis = detect_frame(np.asarray(image), scene.table, config, camera)
-    state = carry_identities(analysis.state, truth.state, gate_mm=10.0)
+    state = carry_identities(analysis.state, truth.state, 10.0, config.pipeline.roster_size_tolerance_mm)
     results = judge_pairs(state, pairs, close_sigmas=2.0)
     assert len(results) >= 4
     assert [r for r in results if r.wrong] == []

@@ -103,6 +103,37 @@ def test_carry_identities(detected: list[tuple[float, float]], expected: dict[st
     assert (state.unit("a").leader == "a1") is ("a1" in expected)
 
 
+ROUND_27 = rules.RoundBase(27.0)
+OVAL = rules.OvalBase(60.0, 35.0)
+
+
+@pytest.mark.parametrize(
+    ("measured_mm", "declared", "within_mm", "expected"),
+    [
+        # a neighbouring standard size: the roster's
+        (28.5, ROUND_27, 4.0, ROUND_27),
+        (25.0, ROUND_27, 4.0, ROUND_27),
+        # too far off to be a misread size: as measured
+        (40.0, ROUND_27, 4.0, rules.RoundBase(40.0, 0.8)),
+        # an oval in the roster: the camera measures round bases only, and the oval's turn is not known
+        (28.5, OVAL, 4.0, rules.RoundBase(28.5, 0.8)),
+        # not asked for
+        (28.5, ROUND_27, None, rules.RoundBase(28.5, 0.8)),
+    ],
+)
+def test_a_matched_model_takes_the_rosters_base_when_the_size_measured_allows_it(
+    measured_mm: float, declared: rules.RoundBase | rules.OvalBase, within_mm: float | None, expected: object
+) -> None:
+    roster = rules.TableState(rules.Table(1829.0, 1219.0), models=(rules.Model("a1", None, 100.0, 100.0, declared),))
+    found = rules.TableState(
+        rules.Table(1829.0, 1219.0), models=(rules.Model("m1", None, 102.0, 100.0, rules.RoundBase(measured_mm, 0.8)),)
+    )
+    (model,) = carry_identities(found, roster, 40.0, within_mm).models
+    assert model.id == "a1"
+    assert (model.x_mm, model.y_mm) == (102.0, 100.0)
+    assert model.base == expected
+
+
 def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config: Config) -> None:
     from tableref.pipeline import FrameAnalysis
 

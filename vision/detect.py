@@ -710,6 +710,7 @@ def detect_bases(
     ``px_per_mm`` in both directions; ``mask`` (H, W) uint8, nonzero on pixels to ignore (off the table, markers).
     ``parallax``, when given, says how the side walls stretch the outlines (see :mod:`vision.parallax`): each
     outline is then fitted as that stadium and its centre is the base's axis at half the rim height.
+    A colour image is looked at twice: in grey, then in colour where no base was found (step 7 above).
     Returns one row per base, best score first, centres and radii in this image's pixels (pixel centres at
     integer coordinates). Raises :class:`~vision.errors.ImageError`, :class:`~vision.errors.ScaleError` or
     :class:`~vision.errors.MaskError` on unusable input."""

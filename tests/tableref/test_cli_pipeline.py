@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tableref.cli import main
+from tableref.config import load_config
 from tests.tableref.conftest import Rendered
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
@@ -55,6 +56,26 @@ def test_analyze_takes_identities_from_the_roster(capsys: pytest.CaptureFixture[
     found = {m["id"] for m in doc["state"]["models"]}
     assert found & roster_ids
     assert set(doc["missing"]) == roster_ids - found
+
+
+def test_analyze_stands_matched_models_on_the_rosters_bases(
+    capsys: pytest.CaptureFixture[str], roster: Path, tmp_path: Path
+) -> None:
+    # declared sizes 1.5 mm off the standard ones the camera snaps to: a base reported at one came from the roster
+    doc = json.loads(roster.read_text())
+    for m in doc["models"]:
+        m["base"]["diameter_mm"] += 1.5
+    declared_path = tmp_path / "declared.json"
+    declared_path.write_text(json.dumps(doc))
+    declared = {m["id"]: m["base"]["diameter_mm"] for m in doc["models"]}
+    code, out, _ = run(capsys, "analyze", FRAME, "--camera", CAMERA, "--roster", declared_path, "--json")
+    assert code == 0
+    matched = [m for m in json.loads(out)["state"]["models"] if m["id"] in declared]
+    off_mm = [abs(m["base"]["diameter_mm"] - declared[m["id"]]) for m in matched]
+    # the roster's base, or a size measured too far from it to be a misread neighbouring size
+    tolerance_mm = load_config().pipeline.roster_size_tolerance_mm
+    assert all(off == 0 or off > tolerance_mm for off in off_mm)
+    assert sum(off == 0 for off in off_mm) >= 0.8 * len(declared)
 
 
 def test_measure_prints_gap_and_verdicts(capsys: pytest.CaptureFixture[str], roster: Path) -> None:

@@ -96,6 +96,8 @@ class VisionSettings:
             for.
         min_figure_contrast: smallest spread (grey levels) of the grey level around circles in that band: a base
             carries a figure, a token or a printed circle is the same all the way round.
+        faint_disc_contrast, faint_figure_contrast: a circle whose disc contrast is below the first and whose
+            figure spread is below the second is the mat's own texture (each test alone lets blotches through).
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
         ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
             up to this much larger in radius (mm), touching the reading on one side, in the best of this many
@@ -171,6 +173,8 @@ class VisionSettings:
     disc_outer_mm: tuple[float, ...]
     figure_band: tuple[float, ...]
     min_figure_contrast: float
+    faint_disc_contrast: float
+    faint_figure_contrast: float
     max_overlap_mm: float
     ambiguity_reach_mm: float
     ambiguity_shifts: int
@@ -287,6 +291,8 @@ class VisionSettings:
             "ambiguity_reach_mm",
             "ambiguity_shifts",
             "min_figure_contrast",
+            "faint_disc_contrast",
+            "faint_figure_contrast",
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",

@@ -811,6 +811,8 @@ def _detect_in(
     if image is not grey:
         figure = np.minimum(figure, _figure_contrast(grey, center, radius, directions, settings))
     rim_ok &= figure >= min_figure
+    # the mat's own blotches can pass the disc and the figure tests each, but only just: not both just
+    rim_ok &= (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
     accept = rim_ok & _disc_pass(contrast, fill, settings)
     by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
     # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,

@@ -15,6 +15,7 @@ sizes or centres wrong or makes sigma overconfident fails here:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +87,16 @@ def test_a_base_whose_edges_ran_into_its_shadow_is_tested_again_at_its_footprint
         if np.hypot(m.x_mm - truth["x_mm"], m.y_mm - truth["y_mm"]) < 1.0 and m.base.diameter_mm == 32.0
     ]
     assert len(found) == 1
+
+
+def test_the_mats_own_blotches_are_not_bases() -> None:
+    # The bundled 1080p frame of a melee on a blotchy sand mat: some blotches pass the disc test and the figure test
+    # each, just (disc contrast 10, figure spread 7-11 grey levels); not both just.
+    samples = load_samples(Path(__file__).resolve().parents[2] / "sample_images")
+    sample = next(s for s in samples if s.name.startswith("melee_hand"))
+    config = load_config()
+    each_alone = replace(config, vision=replace(config.vision, faint_disc_contrast=0.0))
+    with_rule = score_frame(sample, config, config.evaluate)
+    without = score_frame(sample, each_alone, config.evaluate)
+    assert with_rule.recall == without.recall
+    assert with_rule.precision >= without.precision + 0.05

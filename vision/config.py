@@ -98,6 +98,8 @@ class VisionSettings:
             carries a figure, a token or a printed circle is the same all the way round.
         faint_disc_contrast, faint_figure_contrast: a circle whose disc contrast is below the first and whose
             figure spread is below the second is the mat's own texture (each test alone lets blotches through).
+        ring_min_figure_contrast: inside a rim whose top has the mat's grey level (a printed ring, or a base whose
+            top is of the mat's colour) the figure must spread by at least this.
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
         ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
             up to this much larger in radius (mm), touching the reading on one side, in the best of this many
@@ -175,6 +177,7 @@ class VisionSettings:
     min_figure_contrast: float
     faint_disc_contrast: float
     faint_figure_contrast: float
+    ring_min_figure_contrast: float
     max_overlap_mm: float
     ambiguity_reach_mm: float
     ambiguity_shifts: int
@@ -293,6 +296,7 @@ class VisionSettings:
             "min_figure_contrast",
             "faint_disc_contrast",
             "faint_figure_contrast",
+            "ring_min_figure_contrast",
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",

@@ -861,8 +861,12 @@ def _detect_in(
     accept &= size_ok
     # a printed ring: a thin stroke with the mat's colour inside it too (the model sees through the blur)
     mat, top = rim.levels[:, 0], rim.levels[:, 2]
-    line = rim.ok & (np.abs(top - mat) < settings.min_disc_contrast) & (rim.width_px < settings.min_wall_mm * scale)
-    accept[live[line]] = False
+    like_mat = rim.ok & (np.abs(top - mat) < settings.min_disc_contrast)
+    line = like_mat & (rim.width_px < settings.min_wall_mm * scale)
+    # ... or a wider one: then only a figure tells a base whose top is of the mat's colour (where the image resolves
+    # a figure: at about 1 px/mm figures blur to spreads under the bar)
+    ring = like_mat & (figure[live] < settings.ring_min_figure_contrast) & (scale >= settings.outline_min_px_per_mm)
+    accept[live[line | ring]] = False
     score = (
         coverage
         * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)

@@ -89,14 +89,27 @@ def test_a_base_whose_edges_ran_into_its_shadow_is_tested_again_at_its_footprint
     assert len(found) == 1
 
 
+def _with_and_without(prefix: str, **changed: float) -> tuple[FrameScore, FrameScore]:
+    """The bundled sample whose name starts with ``prefix``, scored with the default settings and with the vision
+    settings ``changed``."""
+    samples = load_samples(Path(__file__).resolve().parents[2] / "sample_images")
+    sample = next(s for s in samples if s.name.startswith(prefix))
+    config = load_config()
+    other = replace(config, vision=replace(config.vision, **changed))
+    return score_frame(sample, config, config.evaluate), score_frame(sample, other, config.evaluate)
+
+
 def test_the_mats_own_blotches_are_not_bases() -> None:
     # The bundled 1080p frame of a melee on a blotchy sand mat: some blotches pass the disc test and the figure test
-    # each, just (disc contrast 10, figure spread 7-11 grey levels); not both just.
-    samples = load_samples(Path(__file__).resolve().parents[2] / "sample_images")
-    sample = next(s for s in samples if s.name.startswith("melee_hand"))
-    config = load_config()
-    each_alone = replace(config, vision=replace(config.vision, faint_disc_contrast=0.0))
-    with_rule = score_frame(sample, config, config.evaluate)
-    without = score_frame(sample, each_alone, config.evaluate)
+    # each, just (disc contrast 10-13, figure spread 6-11 grey levels); not both just.
+    with_rule, without = _with_and_without("melee_hand", faint_disc_contrast=0.0)
     assert with_rule.recall == without.recall
     assert with_rule.precision >= without.precision + 0.05
+
+
+def test_a_printed_ring_with_a_wide_line_is_not_a_base() -> None:
+    # The bundled crowded 4K frame: a yellow ring printed on the grey mat, its line wider than a base's wall, its
+    # inner edge a 28.5 mm circle with the mat inside and no figure.
+    with_rule, without = _with_and_without("crowded_4k", ring_min_figure_contrast=0.0)
+    assert with_rule.recall == without.recall
+    assert with_rule.precision > without.precision

@@ -29,14 +29,22 @@ Steps:
      known and the image resolves the wall and the contact shadow (``outline_min_px_per_mm``), footprint centre
      and radius are fitted to the pixels with a model of the base's whole appearance (:mod:`vision.outline`);
      otherwise the radius is corrected with a model of the mean rim profile (:mod:`vision.profile`; blur pushes
-     the gradient peak outward by up to a millimetre at 1 px/mm).
+     the gradient peak outward by up to a millimetre at 1 px/mm);
+   - a figure: the grey level varies around circles inside the rim (``min_figure_contrast``); a token or a
+     printed circle is the same all the way round;
+   - not both just: a circle that passes the disc test and the figure test each only just
+     (``faint_disc_contrast``, ``faint_figure_contrast``) is the mat's own blotches;
+   - the mat inside: where the rim model finds a top of the mat's grey level, the line is a printed one (narrower
+     than ``min_wall_mm``) or, in images that resolve a figure, there must be a figure that clearly shows
+     (``ring_min_figure_contrast``).
 
    Where the appearance fit runs, a candidate that failed only the disc test gets a second one at the footprint
    the fit finds: edges that ran out into a contact shadow put the band partly on the mat.
 
    Limits, by construction: a filled disc printed on the mat at a standard size passes; a base whose top
    matches the mat and whose visible wall is narrower than about the middle of ``disc_inner_mm`` is taken for
-   a printed ring; at about 1 px/mm a printed line blurs into a wall and passes.
+   a printed ring, and so is one without a figure that shows; at about 1 px/mm a printed line blurs into a wall
+   and passes.
 
 5. Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
    dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower

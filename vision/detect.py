@@ -436,11 +436,10 @@ def _footprints(
     return center, radius, polarity, support
 
 
-def _centre_distances(center: FloatArray) -> FloatArray:
-    """(K, K) distances between the centres (K, 2)."""
-    return np.asarray(
-        np.hypot(center[:, None, 0] - center[None, :, 0], center[:, None, 1] - center[None, :, 1]), dtype=np.float64
-    )
+def _centre_distances(center: FloatArray, other: FloatArray | None = None) -> FloatArray:
+    """(K, M) distances from the centres (K, 2) to ``other`` (M, 2) (to each other when not given: (K, K))."""
+    to = center if other is None else other
+    return np.asarray(np.hypot(center[:, None, 0] - to[None, :, 0], center[:, None, 1] - to[None, :, 1]), np.float64)
 
 
 def _keep_best(rank: FloatArray, clash: BoolArray, absorbs: BoolArray | None = None) -> NDArray[np.intp]:
@@ -696,8 +695,7 @@ def _other_readings(
     passes = _rim_pass(fit, settings.ambiguity_max_rms_px, settings) & _disc_pass(contrast, fill, settings)
     passes &= size_ok & (size >= size_mm[owner])
     # a base there would cut into a neighbour: no reading
-    dist = np.hypot(fit.center_px[:, None, 0] - center[None, :, 0], fit.center_px[:, None, 1] - center[None, :, 1])
-    overlap_mm = (fit.radius_px[:, None] + radius[None, :] - dist) / scale
+    overlap_mm = (fit.radius_px[:, None] + radius[None, :] - _centre_distances(fit.center_px, center)) / scale
     overlap_mm[np.arange(len(owner)), owner] = -np.inf
     passes &= overlap_mm.max(axis=1, initial=-np.inf) <= settings.max_overlap_mm
     moved_mm = (np.hypot(*(fit.center_px - center[owner]).T) + np.abs(fit.radius_px - radius[owner])) / scale
@@ -754,8 +752,8 @@ def _clear_of(more: BaseDetections, found: BaseDetections, px_per_mm: float, max
     """(len(more),) which of ``more`` overlap none of ``found`` by more than ``max_mm`` (at their standard sizes)."""
     if len(more) == 0 or len(found) == 0:
         return np.ones(len(more), np.bool_)
-    dist = np.hypot(*(more.center_px[:, None, :] - found.center_px[None, :, :]).transpose(2, 0, 1))
-    overlap_mm = (more.diameter_mm[:, None] + found.diameter_mm[None, :]) / 2 - dist / px_per_mm
+    dist_mm = _centre_distances(more.center_px, found.center_px) / px_per_mm
+    overlap_mm = (more.diameter_mm[:, None] + found.diameter_mm[None, :]) / 2 - dist_mm
     return np.asarray(overlap_mm.max(axis=1) <= max_mm, dtype=np.bool_)
 
 

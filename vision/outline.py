@@ -171,14 +171,20 @@ def _pdf(x: FloatArray) -> FloatArray:
 @dataclass(frozen=True)
 class _Terms:
     """The model's terms at every sample (K, N): outside the outline (``mat``), inside the top disc (``top``),
-    the contact shadow (``shade``); and their derivatives by the parameters (K, N, 4)."""
+    the contact shadow (``shade``); and what their derivatives by the parameters are made of: each term's
+    density (``pdf_*``) times the derivative of its signed distance by each parameter (``*_by``: (x, y, radius,
+    blur, height) for the outline and the top, (x, y) for the footprint, whose radius and blur derivatives are 1
+    and 0). Kept apart so that the Jacobian is assembled once, with the levels, without (K, N, 5) temporaries."""
 
     mat: FloatArray
     top: FloatArray
     shade: FloatArray
-    d_cover: FloatArray
-    d_top: FloatArray
-    d_shade: FloatArray
+    pdf_cover: FloatArray
+    pdf_top: FloatArray
+    pdf_shade: FloatArray
+    cover_by: tuple[FloatArray, FloatArray, FloatArray | float, FloatArray, FloatArray]
+    top_by: tuple[FloatArray, FloatArray, float, FloatArray, FloatArray]
+    shade_by: tuple[FloatArray, FloatArray]
 
     def basis(self) -> FloatArray:
         """(K, N, 4) the basis of the levels (mat, wall, top, contact shade)."""
@@ -186,13 +192,24 @@ class _Terms:
         return np.stack([self.mat, cover - self.top, self.top, self.mat * self.shade], axis=-1)
 
     def jacobian(self, levels: FloatArray) -> FloatArray:
-        """(K, N, 4) derivative of the model by the parameters, the levels (K, N, 4) held."""
-        mat_l, wall_l, top_l, shade_l = (levels[..., i : i + 1] for i in range(_LEVELS))
-        on_cover = wall_l - mat_l - shade_l * self.shade[..., None]
-        return np.asarray(
-            self.d_cover * on_cover + self.d_top * (top_l - wall_l) + self.d_shade * (shade_l * self.mat[..., None]),
-            dtype=np.float64,
-        )
+        """(K, N, 5) derivative of the model by the parameters, each sector's levels (K, sectors, 4) held."""
+        k, sectors = levels.shape[:2]
+        shape = (k, sectors, -1)
+        mat_l, wall_l, top_l, shade_l = (levels[:, :, i : i + 1] for i in range(_LEVELS))
+        on_cover = self.pdf_cover.reshape(shape) * (wall_l - mat_l - shade_l * self.shade.reshape(shape))
+        on_top = self.pdf_top.reshape(shape) * (top_l - wall_l)
+        on_shade = self.pdf_shade.reshape(shape) * (shade_l * self.mat.reshape(shape))
+        a, t, f = (v.reshape(k, -1) for v in (on_cover, on_top, on_shade))
+        out = np.empty((*self.mat.shape, _PARAMS))
+        cx, cy, cr, cs, ch = self.cover_by
+        tx, ty, tr, ts, th = self.top_by
+        fx, fy = self.shade_by
+        out[..., 0] = a * cx + t * tx + f * fx
+        out[..., 1] = a * cy + t * ty + f * fy
+        out[..., 2] = a * cr + t * tr + f
+        out[..., 3] = a * cs + t * ts
+        out[..., 4] = a * ch + t * th
+        return out
 
 
 def _terms(
@@ -213,23 +230,32 @@ def _terms(
     d_out = np.where(foot_outer, d_foot, d_top)
     a, t, f = -d_out / sigma, -d_top / sigma, -d_foot / shadow_px
     density = [_pdf(a), _pdf(t), _pdf(f)]
-    pdf_a, pdf_t, pdf_f = density[0] / sigma, density[1] / sigma, density[2] / shadow_px
-    # d(distance)/d(cx, cy, radius) of footprint and top circle; the outline takes the outer one's
-    out_x = np.where(foot_outer, fx / rho_f, tx / rho_t)
-    out_y = np.where(foot_outer, fy / rho_f, ty / rho_t)
-    out_r = np.where(foot_outer, 1.0, top_scale)
     # d(Phi(-d / w)) = pdf(-d / w) / w * (-d(d)), and d(d)/d(cx) = -x / rho, d(d)/d(radius) = -1 (or -scale)
-    # the top circle moves with the height: d(distance)/d(height) = -(t . shift) / rho_t
-    along_shift = (tx * shift_x + ty * shift_y) / rho_t
-    out_h = np.where(foot_outer, 0.0, along_shift)
-    d_cover = np.stack([pdf_a * out_x, pdf_a * out_y, pdf_a * out_r, pdf_a * d_out / sigma, pdf_a * out_h], axis=-1)
-    d_top_term = np.stack(
-        [pdf_t * tx / rho_t, pdf_t * ty / rho_t, pdf_t * top_scale, pdf_t * d_top / sigma, pdf_t * along_shift], axis=-1
+    # the top circle moves with the height: d(distance)/d(height) = -(t . shift) / rho_t; the outline takes the
+    # outer circle's derivatives
+    ux_f, uy_f = fx / rho_f, fy / rho_f
+    ux_t, uy_t = tx / rho_t, ty / rho_t
+    along_shift = ux_t * shift_x + uy_t * shift_y
+    cover_by = (
+        np.where(foot_outer, ux_f, ux_t),
+        np.where(foot_outer, uy_f, uy_t),
+        np.where(foot_outer, 1.0, top_scale),
+        d_out / sigma,
+        np.where(foot_outer, 0.0, along_shift),
     )
-    zero = np.zeros_like(pdf_f)
-    d_shade = np.stack([pdf_f * fx / rho_f, pdf_f * fy / rho_f, pdf_f, zero, zero], axis=-1)
+    top_by = (ux_t, uy_t, top_scale, d_top / sigma, along_shift)
     cdf_a, cdf_t, cdf_f = (normal_cdf_from_density(v, d) for v, d in zip((a, t, f), density, strict=True))
-    return _Terms(1.0 - cdf_a, cdf_t, cdf_f, d_cover, d_top_term, d_shade)
+    return _Terms(
+        1.0 - cdf_a,
+        cdf_t,
+        cdf_f,
+        density[0] / sigma,
+        density[1] / sigma,
+        density[2] / shadow_px,
+        cover_by,
+        top_by,
+        (ux_f, uy_f),
+    )
 
 
 class _Projector:
@@ -280,10 +306,8 @@ def _residuals(
     res = target - projector.fitted(levels)
     if not jacobian:
         return np.asarray(res, dtype=np.float64), None
-    k, sectors = levels.shape[:2]
-    per_sample = np.broadcast_to(levels[:, :, None, :], (k, sectors, res.shape[1] // sectors, _LEVELS))
     # Kaufman's variable projection: each column's part that the sector's levels could absorb is taken out
-    moved = weight[..., None] * terms.jacobian(per_sample.reshape(k, -1, _LEVELS))
+    moved = weight[..., None] * terms.jacobian(levels)
     return np.asarray(res, dtype=np.float64), -projector.remove(moved)
 
 

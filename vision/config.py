@@ -114,6 +114,10 @@ class VisionSettings:
         colour_blur_px: Gaussian smoothing of that image (px).
         colour_mask_margin_mm: the first look's bases, grown by this much, are left out of the second.
         colour_min_figure_contrast: the figure test of the second look, in grey and in colour alike.
+        shadow_min_darkness, shadow_max_colour: a circle whose size fits no standard one is read again at the
+            inner edge of its rim band where that band is darker than both the mat and the top by at least
+            shadow_min_darkness grey levels and of the mat's colour (at most shadow_max_colour in the colour-contrast
+            image): a contact shadow around a base of the mat's own colour.
     """
 
     base_sizes_mm: tuple[float, ...]
@@ -187,6 +191,8 @@ class VisionSettings:
     colour_blur_px: float
     colour_mask_margin_mm: float
     colour_min_figure_contrast: float
+    shadow_min_darkness: float
+    shadow_max_colour: float
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -301,6 +307,8 @@ class VisionSettings:
             "colour_blur_px",
             "colour_mask_margin_mm",
             "colour_min_figure_contrast",
+            "shadow_min_darkness",
+            "shadow_max_colour",
             "seed_blur_px",
             "profile_blur_px",
             "min_edge_gradient",

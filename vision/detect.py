@@ -34,6 +34,9 @@ Steps:
      printed circle is the same all the way round;
    - not both just: a circle that passes the disc test and the figure test each only just
      (``faint_disc_contrast``, ``faint_figure_contrast``) is the mat's own blotches;
+   - a contact shadow: a circle that fits no size, whose rim band is darker than both the mat and the top and has
+     the mat's colour (``shadow_min_darkness``, ``shadow_max_colour``), is a base of the mat's own colour read by
+     the outer edge of the dark ring around it; it is read again at the band's inner edge, and sized from there;
    - the mat inside: where the rim model finds a top of the mat's grey level, the line is a printed one (narrower
      than ``min_wall_mm``) or, in images that resolve a figure, there must be a figure that clearly shows
      (``ring_min_figure_contrast``).
@@ -545,6 +548,51 @@ def _rim_model(
     return RimModel(model.rho_px, model.width_px, model.sigma_px, model.levels, model.ok & (rays > 0))
 
 
+# Where across the dark band (shares of its width in from its outer edge) its colour is sampled: clear of both of
+# its blurred edges.
+_SHADOW_BAND_SHARES = (0.25, 0.5, 0.75)
+
+
+def _shadow_ring_readings(
+    chroma: NDArray[np.uint8] | None,
+    center: FloatArray,
+    radius: FloatArray,
+    inlier: BoolArray,
+    rim: RimModel,
+    unsized: BoolArray,
+    px_per_mm: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+    parallax: RimParallax | None,
+) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
+    """The footprints of bases read by the outer edge of their contact shadow. Of the circles ``unsized`` (K,)
+    (read by the edges and the rim model: ``center`` (K, 2), ``radius`` (K,) px at the rim model's outer edge),
+    those whose rim model finds a band darker than both the mat and the top by ``shadow_min_darkness`` and of
+    the mat's colour (median chroma contrast ``chroma`` (H, W) over the band at most ``shadow_max_colour``: a
+    printed ring or a finger's edge has a colour of its own) and whose band's inner edge snaps to a standard
+    size. Returns their rows (M,), inner radius (M,) px and size (M,) mm; none without a colour image."""
+    none = (np.zeros(0, np.intp), np.zeros(0), np.zeros(0))
+    mat, wall, top = rim.levels[:, 0], rim.levels[:, 1], rim.levels[:, 2]
+    dark = unsized & rim.ok & (wall <= np.minimum(mat, top) - settings.shadow_min_darkness)
+    if chroma is None or not dark.any():
+        return none
+    rows = np.flatnonzero(dark)
+    inner = radius[rows] - rim.width_px[rows]
+    size, fits = snap_diameters(2 * inner / px_per_mm, settings.base_sizes_mm, settings.snap_tolerance_mm)
+    # across the band, on the rays the edge fit kept
+    ray_radius = radius[rows, None] + ray_stretch(parallax, center[rows], directions)
+    across = -np.asarray(_SHADOW_BAND_SHARES)[None, :] * rim.width_px[rows, None]
+    colour = np.stack(
+        [sample_grey(chroma, center[rows], ray_radius + a[:, None], np.zeros(1), directions)[..., 0] for a in across.T],
+        axis=-1,
+    )
+    kept = np.where(inlier[rows, :, None], colour, np.nan).reshape(len(rows), -1)
+    # the rim model needs kept rays, so no row is all NaN
+    plain = np.nanmedian(kept, axis=1) <= settings.shadow_max_colour
+    take = fits & plain
+    return rows[take], inner[take], size[take]
+
+
 def _center_sigma(fit: CircleFit, directions: FloatArray, px_per_mm: float, settings: VisionSettings) -> FloatArray:
     """Isotropic 1-sigma centre uncertainty (K,) in px."""
     with np.errstate(invalid="ignore"):
@@ -723,16 +771,16 @@ def detect_bases(
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     ignore = _check_mask(mask, grey.shape)
-    found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax)
     colour = None
     if settings.colour_gain > 0:
         colour = chroma_contrast(np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px)
+    found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, colour)
     if colour is None:
         return found
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
-    more = _detect_in(colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax)
+    more = _detect_in(colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax, None)
     more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
     both = BaseDetections.concatenate([found, more])
     return both[np.argsort(-both.score, kind="stable")]
@@ -765,10 +813,12 @@ def _detect_in(
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None,
     parallax: RimParallax | None,
+    chroma: NDArray[np.uint8] | None,
 ) -> BaseDetections:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
-    contact shadow it models. A base's figure must vary by ``min_figure`` in both."""
+    contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma`` (H, W) uint8, the
+    colour contrast, tells a contact shadow from a coloured ring where ``image`` is grey (None: no such reading)."""
     seeds = find_seeds(image, scale, settings, ignore)
     if len(seeds) == 0:
         return BaseDetections.empty()
@@ -864,6 +914,21 @@ def _detect_in(
     )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
+    # a base of the mat's own colour may show only by its contact shadow: the edges and the rim model read the
+    # dark ring's outer edge, and no size fits; its inner edge is the footprint
+    rows, inner_px, inner_size = _shadow_ring_readings(
+        chroma,
+        center[live],
+        radius[live],
+        fit.inlier[live],
+        rim,
+        ~look.ok & ~size_ok[live],
+        scale,
+        directions,
+        settings,
+        parallax,
+    )
+    radius[live[rows]], final_size[live[rows]], size_ok[live[rows]] = inner_px, inner_size, True
     accept &= size_ok
     # a printed ring: a thin stroke with the mat's colour inside it too (the model sees through the blur)
     mat, top = rim.levels[:, 0], rim.levels[:, 2]

@@ -377,6 +377,39 @@ def test_a_base_of_the_mats_grey_level_is_found_by_its_colour_and_a_token_is_not
     assert len(match(scene, grey_only).truth_index) < len(bases), "the grey levels alone do not show them all"
 
 
+SAND_MAT = (90.0, 150.0, 170.0)
+# the contact shadow: the mat's colour at half its brightness; the printed ring: red of about the same grey level
+RINGS = {"contact shadow": tuple(0.5 * c for c in SAND_MAT), "red printed ring": (30.0, 30.0, 180.0)}
+
+
+@pytest.mark.parametrize("px_per_mm", [1.0, 1.3])
+@pytest.mark.parametrize(
+    ("ring", "changed", "found"),
+    [
+        ("contact shadow", {}, 2),
+        ("contact shadow", {"shadow_min_darkness": 255.0}, 0),
+        ("red printed ring", {}, 0),
+        ("red printed ring", {"shadow_max_colour": 255.0}, 2),
+    ],
+)
+def test_a_base_of_the_mats_colour_is_found_inside_its_contact_shadow_and_not_inside_a_coloured_ring(
+    px_per_mm: float, ring: str, changed: dict[str, float], found: int
+) -> None:
+    # sand bases on sand with figures, ringed 1.5 mm wide: the edges read the ring's outer edge, 3 mm too large
+    rng = np.random.default_rng(5)
+    shape = (int(120 * px_per_mm), int(200 * px_per_mm))
+    bases = [vs.Placed((50 * px_per_mm, 55 * px_per_mm), 32.0), vs.Placed((140 * px_per_mm, 60 * px_per_mm), 40.0)]
+    rings = [(b.center_px, b.diameter_mm, 1.5, RINGS[ring]) for b in bases]
+    scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, SAND_MAT, SAND_MAT, FIGURE_PAINT, (), rings)
+    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    m = match(scene, dets)
+    assert len(m.truth_index) == found
+    assert m.extra == 0
+    np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
+    # read by its edges at about 1 px/mm, where the figure and the ring's blur pull on them
+    assert np.all(m.distance_px < 1.0 * px_per_mm)
+
+
 # A 1080p frame of a 6' table: 1 px/mm, the camera 1.23 m above a 4 mm rim, the nadir about 0.9 m away.
 RAISED = vs.RaisedView(1.0, (120, 120), (-700.0, -600.0), 4.0 / (1230.0 - 4.0), 2.5)
 # mat, wall, top grey levels and contact shadow depth

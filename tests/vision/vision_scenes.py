@@ -378,14 +378,19 @@ def draw_colour_scene(
     base_bgr: Colour,
     figure_bgr: Colour,
     tokens: Sequence[tuple[tuple[float, float], float]] = (),
+    rings: Sequence[tuple[tuple[float, float], float, float, Colour]] = (),
 ) -> Scene:
     """Plain bases (wall and top alike) with figures of ``figure_bgr``, and flat tokens without, all of
     ``base_bgr``, on a mat of ``mat_bgr`` with fine grain, under light that varies smoothly by about 10 % over the
-    table. When the two colours have one grey level, only colour tells a base from the mat."""
+    table. When the two colours have one grey level, only colour tells a base from the mat. ``rings`` are drawn
+    on the mat first: (centre px, inner diameter mm, width mm, colour) each (a contact shadow, a printed ring)."""
     img = np.empty((*shape_px, 3), np.float32)
     img[:] = mat_bgr
     grain = cv2.GaussianBlur(rng.normal(0, 1, shape_px).astype(np.float32), (0, 0), 1.0)
     img += 4.0 * grain[..., None]
+    for centre, inner_mm, width_mm, colour in rings:
+        r_px = (inner_mm / 2.0 + width_mm / 2.0) * px_per_mm
+        _ring(img, centre[0], centre[1], r_px, width_mm * px_per_mm, colour)
     for b in bases:
         _disc(img, b.center_px[0], b.center_px[1], b.diameter_mm / 2.0 * px_per_mm, base_bgr)
     for centre, size_mm in tokens:

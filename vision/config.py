@@ -114,6 +114,8 @@ class VisionSettings:
         colour_blur_px: Gaussian smoothing of that image (px).
         colour_mask_margin_mm: the first look's bases, grown by this much, are left out of the second.
         colour_min_figure_contrast: the figure test of the second look, in grey and in colour alike.
+        colour_clear_figure_contrast, colour_clear_figure_grey: in images under outline_min_px_per_mm, where
+            figures blur, a figure that spreads by the first in colour passes with the second in grey.
         shadow_min_darkness, shadow_max_colour: a circle whose size fits no standard one is read again at the
             inner edge of its rim band where that band is darker than both the mat and the top by at least
             shadow_min_darkness grey levels and of the mat's colour (at most shadow_max_colour in the colour-contrast
@@ -191,6 +193,8 @@ class VisionSettings:
     colour_blur_px: float
     colour_mask_margin_mm: float
     colour_min_figure_contrast: float
+    colour_clear_figure_contrast: float
+    colour_clear_figure_grey: float
     shadow_min_darkness: float
     shadow_max_colour: float
 
@@ -307,6 +311,8 @@ class VisionSettings:
             "colour_blur_px",
             "colour_mask_margin_mm",
             "colour_min_figure_contrast",
+            "colour_clear_figure_contrast",
+            "colour_clear_figure_grey",
             "shadow_min_darkness",
             "shadow_max_colour",
             "seed_blur_px",

@@ -60,7 +60,9 @@ Steps:
 7. A second look, in colour: steps 1-6 again on the distance of each pixel's chromaticity from the mat's
    (:mod:`vision.colour`), with the bases found so far masked out; the appearance fit still looks at the grey
    image. A base of the mat's grey level but not its colour shows there. Tokens and printed circles stand out
-   by colour too, so such a base must show its figure in grey and in colour (``colour_min_figure_contrast``).
+   by colour too, so such a base must show its figure in grey and in colour (``colour_min_figure_contrast``);
+   where figures blur (under ``outline_min_px_per_mm``), one that shows clearly in colour
+   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey.
 
 The centre's 1-sigma uncertainty comes from the covariance of the geometric fit (residual variance over the
 inlier count, shaped by their angular spread), with rays closer together along the rim than
@@ -864,9 +866,16 @@ def _detect_in(
     rms = fit.rms_px
     rim_ok = _rim_pass(fit, settings.max_fit_rms_px, settings)
     figure = _figure_contrast(image, center, radius, directions, settings)
+    clear_in_colour = np.zeros(len(radius), np.bool_)
     if image is not grey:
-        figure = np.minimum(figure, _figure_contrast(grey, center, radius, directions, settings))
-    rim_ok &= figure >= min_figure
+        grey_figure = _figure_contrast(grey, center, radius, directions, settings)
+        # where figures blur (about 1 px/mm), one painted in its base's grey level fades in grey but not in colour
+        if scale < settings.outline_min_px_per_mm:
+            clear_in_colour = (figure >= settings.colour_clear_figure_contrast) & (
+                grey_figure >= settings.colour_clear_figure_grey
+            )
+        figure = np.minimum(figure, grey_figure)
+    rim_ok &= (figure >= min_figure) | clear_in_colour
     # the mat's own blotches can pass the disc and the figure tests each, but only just: not both just
     rim_ok &= (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
     accept = rim_ok & _disc_pass(contrast, fill, settings)

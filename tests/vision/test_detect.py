@@ -377,6 +377,40 @@ def test_a_base_of_the_mats_grey_level_is_found_by_its_colour_and_a_token_is_not
     assert len(match(scene, grey_only).truth_index) < len(bases), "the grey levels alone do not show them all"
 
 
+# a figure about 30 grey levels darker than its green base (grey 120 against 149), but of another hue
+MAUVE_PAINT = (200.0, 100.0, 130.0)
+
+
+@pytest.mark.parametrize(
+    ("px_per_mm", "changed", "found"),
+    [
+        (1.0, {}, 4),
+        (1.0, {"colour_clear_figure_contrast": 255.0}, 2),
+        # where figures resolve, the grey figure test stands
+        (1.3, {}, 2),
+    ],
+)
+def test_where_figures_blur_a_figure_that_shows_clearly_in_colour_needs_little_in_grey(
+    px_per_mm: float, changed: dict[str, float], found: int
+) -> None:
+    mat, base = ONE_GREY_LEVEL["green on sand"]
+    rng = np.random.default_rng(17)
+    shape = (int(150 * px_per_mm), int(260 * px_per_mm))
+    bases = [
+        vs.Placed((45 * px_per_mm, 45 * px_per_mm), 32.0),
+        vs.Placed((120 * px_per_mm, 50 * px_per_mm), 25.0),
+        vs.Placed((200 * px_per_mm, 60 * px_per_mm), 40.0),
+        vs.Placed((70 * px_per_mm, 110 * px_per_mm), 28.5),
+    ]
+    tokens = [((150 * px_per_mm, 115 * px_per_mm), 32.0), ((215 * px_per_mm, 120 * px_per_mm), 25.0)]
+    scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, mat, base, MAUVE_PAINT, tokens)
+    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    m = match(scene, dets)
+    assert len(m.truth_index) == found
+    assert m.extra == 0, "no token taken for a base"
+    np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
+
+
 SAND_MAT = (90.0, 150.0, 170.0)
 # the contact shadow: the mat's colour at half its brightness; the printed ring: red of about the same grey level
 RINGS = {"contact shadow": tuple(0.5 * c for c in SAND_MAT), "red printed ring": (30.0, 30.0, 180.0)}

@@ -347,15 +347,9 @@ ONE_GREY_LEVEL = {
 FIGURE_PAINT = (30.0, 30.0, 140.0)
 
 
-# Not green on sand at 1 px/mm: there the first look reads the 32 mm base as a 27 mm circle on part of its rim and
-# part of its dark figure (a limit of the edges, the same in grey alone).
-@pytest.mark.parametrize(
-    ("colours", "px_per_mm"),
-    [("grey on mud", 1.0), ("grey on mud", 2.0), ("grey on mud", 3.0), ("green on sand", 2.0), ("green on sand", 3.0)],
-)
-def test_a_base_of_the_mats_grey_level_is_found_by_its_colour_and_a_token_is_not(
-    colours: str, px_per_mm: float
-) -> None:
+def _bases_and_tokens_of_one_grey_level(colours: str, px_per_mm: float, figure_bgr: vs.Colour) -> vs.Scene:
+    """Four bases with figures of ``figure_bgr`` and two plain tokens, all of the mat's grey level
+    (``ONE_GREY_LEVEL[colours]``)."""
     mat, base = ONE_GREY_LEVEL[colours]
     rng = np.random.default_rng(17)
     shape = (int(150 * px_per_mm), int(260 * px_per_mm))
@@ -366,15 +360,27 @@ def test_a_base_of_the_mats_grey_level_is_found_by_its_colour_and_a_token_is_not
         vs.Placed((70 * px_per_mm, 110 * px_per_mm), 28.5),
     ]
     tokens = [((150 * px_per_mm, 115 * px_per_mm), 32.0), ((215 * px_per_mm, 120 * px_per_mm), 25.0)]
-    scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, mat, base, FIGURE_PAINT, tokens)
+    return vs.draw_colour_scene(shape, px_per_mm, bases, rng, mat, base, figure_bgr, tokens)
+
+
+# Not green on sand at 1 px/mm: there the first look reads the 32 mm base as a 27 mm circle on part of its rim and
+# part of its dark figure (a limit of the edges, the same in grey alone).
+@pytest.mark.parametrize(
+    ("colours", "px_per_mm"),
+    [("grey on mud", 1.0), ("grey on mud", 2.0), ("grey on mud", 3.0), ("green on sand", 2.0), ("green on sand", 3.0)],
+)
+def test_a_base_of_the_mats_grey_level_is_found_by_its_colour_and_a_token_is_not(
+    colours: str, px_per_mm: float
+) -> None:
+    scene = _bases_and_tokens_of_one_grey_level(colours, px_per_mm, FIGURE_PAINT)
     dets = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS)
     m = match(scene, dets)
-    assert len(m.truth_index) == len(bases), "every base found"
+    assert len(m.truth_index) == len(scene.bases), "every base found"
     assert m.extra == 0, "no token taken for a base"
     np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
     assert np.max(m.distance_px) < 0.5 * px_per_mm
     grey_only = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, colour_gain=0.0))
-    assert len(match(scene, grey_only).truth_index) < len(bases), "the grey levels alone do not show them all"
+    assert len(match(scene, grey_only).truth_index) < len(scene.bases), "the grey levels alone do not show them all"
 
 
 # a figure about 30 grey levels darker than its green base (grey 120 against 149), but of another hue
@@ -393,17 +399,7 @@ MAUVE_PAINT = (200.0, 100.0, 130.0)
 def test_where_figures_blur_a_figure_that_shows_clearly_in_colour_needs_little_in_grey(
     px_per_mm: float, changed: dict[str, float], found: int
 ) -> None:
-    mat, base = ONE_GREY_LEVEL["green on sand"]
-    rng = np.random.default_rng(17)
-    shape = (int(150 * px_per_mm), int(260 * px_per_mm))
-    bases = [
-        vs.Placed((45 * px_per_mm, 45 * px_per_mm), 32.0),
-        vs.Placed((120 * px_per_mm, 50 * px_per_mm), 25.0),
-        vs.Placed((200 * px_per_mm, 60 * px_per_mm), 40.0),
-        vs.Placed((70 * px_per_mm, 110 * px_per_mm), 28.5),
-    ]
-    tokens = [((150 * px_per_mm, 115 * px_per_mm), 32.0), ((215 * px_per_mm, 120 * px_per_mm), 25.0)]
-    scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, mat, base, MAUVE_PAINT, tokens)
+    scene = _bases_and_tokens_of_one_grey_level("green on sand", px_per_mm, MAUVE_PAINT)
     dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
     m = match(scene, dets)
     assert len(m.truth_index) == found

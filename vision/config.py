@@ -100,6 +100,8 @@ class VisionSettings:
             figure spread is below the second is the mat's own texture (each test alone lets blotches through).
         ring_min_figure_contrast: inside a rim whose top has the mat's grey level (a printed ring, or a base whose
             top is of the mat's colour) the figure must spread by at least this.
+        ring_colour_figure_contrast: in images under outline_min_px_per_mm, where figures blur, such a rim's figure
+            must spread by at least this in colour, or by faint_figure_contrast in grey.
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
         ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
             up to this much larger in radius (mm), touching the reading on one side, in the best of this many
@@ -184,6 +186,7 @@ class VisionSettings:
     faint_disc_contrast: float
     faint_figure_contrast: float
     ring_min_figure_contrast: float
+    ring_colour_figure_contrast: float
     max_overlap_mm: float
     ambiguity_reach_mm: float
     ambiguity_shifts: int
@@ -307,6 +310,7 @@ class VisionSettings:
             "faint_disc_contrast",
             "faint_figure_contrast",
             "ring_min_figure_contrast",
+            "ring_colour_figure_contrast",
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",

@@ -26,9 +26,12 @@ from vision.parallax import RimParallax
 from vision.rim import ray_directions
 
 # The drawn scenes' figures are random blobs whose colour may match the base's top, and the clean look has none:
-# the figure cues (a figure on every base, and on every base whose top has the mat's grey level) are switched off
-# here and tested on their own below and on rendered frames (test_rendered.py).
-SETTINGS = dataclasses.replace(load_config().vision, min_figure_contrast=0.0, ring_min_figure_contrast=0.0)
+# the figure cues (a figure on every base, and on every base whose top has the mat's grey level, in grey or, where
+# figures blur, in colour) are switched off here and tested on their own below and on rendered frames
+# (test_rendered.py).
+SETTINGS = dataclasses.replace(
+    load_config().vision, min_figure_contrast=0.0, ring_min_figure_contrast=0.0, ring_colour_figure_contrast=0.0
+)
 DEFAULT_SETTINGS = load_config().vision
 LOOKS = {"clean": vs.CLEAN, "textured": vs.TEXTURED, "rough": vs.ROUGH}
 

@@ -107,6 +107,21 @@ def test_the_mats_own_blotches_are_not_bases() -> None:
     assert with_rule.precision >= without.precision + 0.05
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        # a white ring printed on the blotchy sand mat of the melee, 70 mm across
+        "melee_hand",
+        # a faint ring printed on the brown mat of the skirmish, 27 mm across
+        "skirmish",
+    ],
+)
+def test_where_figures_blur_a_printed_ring_with_the_mats_texture_inside_is_not_a_base(prefix: str) -> None:
+    with_rule, without = _with_and_without(prefix, ring_colour_figure_contrast=0.0)
+    assert with_rule.recall == without.recall
+    assert with_rule.precision > without.precision
+
+
 def test_a_printed_ring_with_a_wide_line_is_not_a_base() -> None:
     # The bundled crowded 4K frame: a yellow ring printed on the grey mat, its line wider than a base's wall, its
     # inner edge a 28.5 mm circle with the mat inside and no figure.

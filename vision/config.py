@@ -100,8 +100,8 @@ class VisionSettings:
             figure spread is below the second is the mat's own texture (each test alone lets blotches through).
         ring_min_figure_contrast: inside a rim whose top has the mat's grey level (a printed ring, or a base whose
             top is of the mat's colour) the figure must spread by at least this.
-        ring_colour_figure_contrast: in images under outline_min_px_per_mm, where figures blur, such a rim's figure
-            must spread by at least this in colour, or by faint_figure_contrast in grey.
+        ring_colour_figure_contrast: such a rim's figure must also spread by at least this in colour, or by
+            faint_figure_contrast in grey (the one figure test of such rims where figures blur).
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
         ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
             up to this much larger in radius (mm), touching the reading on one side, in the best of this many

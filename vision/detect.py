@@ -39,8 +39,8 @@ Steps:
      the outer edge of the dark ring around it; it is read again at the band's inner edge, and sized from there;
    - the mat inside: where the rim model finds a top of the mat's grey level, the line is a printed one (narrower
      than ``min_wall_mm``) or, in images that resolve a figure, there must be a figure that clearly shows
-     (``ring_min_figure_contrast``); where figures blur, it must show in colour (``ring_colour_figure_contrast``)
-     or be more than faint in grey (``faint_figure_contrast``).
+     (``ring_min_figure_contrast``); and, also where figures blur, it must show in colour
+     (``ring_colour_figure_contrast``) or be more than faint in grey (``faint_figure_contrast``).
 
    Where the appearance fit runs, a candidate that failed only the disc test gets a second one at the footprint
    the fit finds: edges that ran out into a contact shadow put the band partly on the mat.
@@ -947,9 +947,9 @@ def _detect_in(
     # ... or a wider one: then only a figure tells a base whose top is of the mat's colour (where the image resolves
     # a figure: at about 1 px/mm figures blur to spreads under the bar)
     ring = like_mat & (figure[live] < settings.ring_min_figure_contrast) & (scale >= settings.outline_min_px_per_mm)
-    # ... and where figures blur (about 1 px/mm), a printed ring's inside is the mat's own texture: faint in grey and
-    # in colour, where a figure on a base still shows in one of them
-    if chroma is not None and scale < settings.outline_min_px_per_mm:
+    # ... and a printed ring's inside is the mat's own texture, faint in grey and in colour, where a figure on a base
+    # shows in one of them, also where figures blur
+    if chroma is not None:
         rows = np.flatnonzero(like_mat & accept[live])
         colour_figure = _figure_contrast(chroma, center[live[rows]], radius[live[rows]], directions, settings)
         plain = (colour_figure < settings.ring_colour_figure_contrast) & (

@@ -124,7 +124,7 @@ def test_where_figures_blur_a_printed_ring_with_the_mats_texture_inside_is_not_a
 
 def test_a_printed_ring_with_a_wide_line_is_not_a_base() -> None:
     # The bundled crowded 4K frame: a yellow ring printed on the grey mat, its line wider than a base's wall, its
-    # inner edge a 28.5 mm circle with the mat inside and no figure.
-    with_rule, without = _with_and_without("crowded_4k", ring_min_figure_contrast=0.0)
+    # inner edge a 28.5 mm circle with the mat inside and no figure (in grey, and in colour either).
+    with_rule, without = _with_and_without("crowded_4k", ring_min_figure_contrast=0.0, ring_colour_figure_contrast=0.0)
     assert with_rule.recall == without.recall
     assert with_rule.precision > without.precision

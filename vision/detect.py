@@ -47,8 +47,9 @@ Steps:
 
    Limits, by construction: a filled disc printed on the mat at a standard size passes; a base whose top
    matches the mat and whose visible wall is narrower than about the middle of ``disc_inner_mm`` is taken for
-   a printed ring, and so is one without a figure that shows where figures resolve; at about 1 px/mm a printed
-   line blurs into a wall and passes.
+   a printed ring, and so is one without a figure that shows where figures resolve, or whose figure is of one
+   colour (an unpainted one) and spreads less than ``faint_figure_contrast`` in grey; at about 1 px/mm a printed
+   line whose inside varies in colour blurs into a wall and passes.
 
 5. Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
    dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower

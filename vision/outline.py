@@ -29,6 +29,8 @@ the assumed one with a prior of spread ``outline_height_sigma``, weighted in the
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -336,11 +338,11 @@ def fit_outlines(
     its radius, ``inlier`` (K, n) the rays (``directions`` (n, 2)) whose edges it kept. Returns footprint centres
     (K, 2) and radii (K,) in the same pixels (``grey`` (H, W) uint8, ``px_per_mm`` of it).
 
-    The fit starts from each of ``outline_starts`` in turn (the edges' middle moved that many half parallax
-    shifts towards the nadir) and keeps, per base, the first usable fit unless a later one's RMS residual is below
-    ``outline_start_margin`` times it: a wall of the top's colour over a dark shadow lets the top disc pass for
-    the footprint, a local fit that a start nearer the truth escapes; among fits about as good, the first stays
-    (choosing among them by a hair only adds noise)."""
+    The fit starts from each of ``outline_starts`` (the edges' middle moved that many half parallax shifts
+    towards the nadir; the starts are fitted side by side and compared in order) and keeps, per base, the first
+    usable fit unless a later one's RMS residual is below ``outline_start_margin`` times it: a wall of the top's
+    colour over a dark shadow lets the top disc pass for the footprint, a local fit that a start nearer the truth
+    escapes; among fits about as good, the first stays (choosing among them by a hair only adds noise)."""
     best = OutlineFit.none(len(radius_px))
     if parallax is None:
         starts: tuple[float, ...] = (0.0,)
@@ -350,8 +352,11 @@ def fit_outlines(
         half, unit = parallax.half_shift(middle_px)
     inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings)
     fits = []
-    for start in starts:
-        fit = _fit_from(middle_px - start * half[:, None] * unit, inputs)
+    # the starts are independent fits: run side by side, they share the cores (numpy's array loops release the GIL)
+    workers = max(1, min(len(starts), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        all_fits = list(pool.map(lambda st: _fit_from(middle_px - st * half[:, None] * unit, inputs), starts))
+    for fit in all_fits:
         better = fit.rms_grey < settings.outline_start_margin * best.rms_grey
         best = best.where(fit.ok & (~best.ok | better), fit)
         fits.append(fit)

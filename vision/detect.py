@@ -927,7 +927,7 @@ def _detect_in(
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     # a base of the mat's own colour may show only by its contact shadow: the edges and the rim model read the
     # dark ring's outer edge, and no size fits; its inner edge is the footprint
-    rows, inner_px, inner_size = _shadow_ring_readings(
+    shadowed, inner_px, inner_size = _shadow_ring_readings(
         chroma,
         center[live],
         radius[live],
@@ -939,7 +939,7 @@ def _detect_in(
         settings,
         parallax,
     )
-    radius[live[rows]], final_size[live[rows]], size_ok[live[rows]] = inner_px, inner_size, True
+    radius[live[shadowed]], final_size[live[shadowed]], size_ok[live[shadowed]] = inner_px, inner_size, True
     accept &= size_ok
     # a printed ring: a thin stroke with the mat's colour inside it too (the model sees through the blur)
     mat, top = rim.levels[:, 0], rim.levels[:, 2]
@@ -951,12 +951,13 @@ def _detect_in(
     # ... and a printed ring's inside is the mat's own texture, faint in grey and in colour, where a figure on a base
     # shows in one of them, also where figures blur
     if chroma is not None:
-        rows = np.flatnonzero(like_mat & accept[live])
-        colour_figure = _figure_contrast(chroma, center[live[rows]], radius[live[rows]], directions, settings)
+        mat_inside = np.flatnonzero(like_mat & accept[live])
+        inside = live[mat_inside]
+        colour_figure = _figure_contrast(chroma, center[inside], radius[inside], directions, settings)
         plain = (colour_figure < settings.ring_colour_figure_contrast) & (
-            figure[live[rows]] < settings.faint_figure_contrast
+            figure[inside] < settings.faint_figure_contrast
         )
-        ring[rows[plain]] = True
+        ring[mat_inside[plain]] = True
     accept[live[line | ring]] = False
     score = (
         coverage

@@ -283,15 +283,13 @@ def carry_identities(
     for i, m in enumerate(det):
         if i in matched:
             r = ros[matched[i]]
+            base, sigma_mm = m.base, m.sigma_mm
             if bases_within_mm is not None and _same_round_size(m.base, r.base, bases_within_mm):
                 # a size read wrong is a reading of part of the rim: its centre is off by about half the
                 # difference or more (a circle inside the footprint touches it on one side)
                 misread_mm = abs(m.base.semi_axes_mm[0] - r.base.semi_axes_mm[0])
-                models.append(
-                    rules.Model(r.id, r.unit, m.x_mm, m.y_mm, r.base, float(np.hypot(m.sigma_mm, misread_mm)))
-                )
-            else:
-                models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, m.base, m.sigma_mm))
+                base, sigma_mm = r.base, float(np.hypot(m.sigma_mm, misread_mm))
+            models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, base, sigma_mm))
         else:
             new_id = next(x for x in fresh if x not in taken)
             taken.add(new_id)

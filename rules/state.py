@@ -22,10 +22,12 @@ TERRAIN_KINDS = ("solid", "dense", "area")
 @dataclass(frozen=True)
 class RoundBase:
     """A round base of ``diameter_mm``; ``size_sigma_mm`` is the 1-sigma uncertainty of that size when it was
-    measured (0: known)."""
+    measured (0: known). ``height_mm``, when known, is how high its rim stands above the table: no rule uses it,
+    but a camera that sees the base from the side needs it to place the footprint (None: not known)."""
 
     diameter_mm: float
     size_sigma_mm: float = 0.0
+    height_mm: float | None = None
 
     @property
     def semi_axes_mm(self) -> tuple[float, float]:
@@ -44,6 +46,8 @@ class RoundBase:
         out: dict[str, Any] = {"diameter_mm": self.diameter_mm}
         if self.size_sigma_mm:
             out["size_sigma_mm"] = self.size_sigma_mm
+        if self.height_mm is not None:
+            out["height_mm"] = self.height_mm
         return out
 
 
@@ -188,6 +192,9 @@ def _validate(state: TableState) -> None:
             raise StateError(f"{where}: base rotation_deg must be a finite number")
         if not _finite(m.base.size_sigma_mm) or m.base.size_sigma_mm < 0:
             raise StateError(f"{where}: base size_sigma_mm must be a non-negative number, got {m.base.size_sigma_mm!r}")
+        height = m.base.height_mm if isinstance(m.base, RoundBase) else None
+        if height is not None and not (_finite(height) and height > 0):
+            raise StateError(f"{where}: base height_mm must be a positive number, got {height!r}")
     for i, u in enumerate(state.units):
         if u.leader is not None and u.leader not in members.get(u.id, []):
             where = f"units[{i}] (id {u.id!r})"
@@ -271,7 +278,7 @@ def _base_from(obj: Any, where: str) -> Base:
     r = _Reader(obj, where + ".base")
     size_sigma = r.number("size_sigma_mm", 0.0)
     if r.has("diameter_mm"):
-        return RoundBase(r.number("diameter_mm"), size_sigma)
+        return RoundBase(r.number("diameter_mm"), size_sigma, r.optional_number("height_mm"))
     if r.has("width_mm") or r.has("depth_mm"):
         return OvalBase(r.number("width_mm"), r.number("depth_mm"), r.number("rotation_deg", 0.0), size_sigma)
     raise StateError(f"{where}.base: expected diameter_mm (round) or width_mm and depth_mm (oval)")

@@ -11,12 +11,12 @@ the ground truth describes: its centre is the model's ``x_mm, y_mm`` and its siz
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from calibration.spec import TableSpec
 from rules.errors import StateError
-from rules.state import Model, Table, TableState, Terrain, Unit
+from rules.state import Model, RoundBase, Table, TableState, Terrain, Unit
 from tableref.synth.camera import Camera
 from tableref.synth.errors import SceneError
 
@@ -108,6 +108,12 @@ class SceneModel:
         for name in (self.rim_colour, self.top_colour):
             if name not in BASE_COLOURS:
                 raise SceneError(f"{where}: base colour {name!r} is not one of {', '.join(BASE_COLOURS)}")
+
+    def stated(self) -> Model:
+        """The rules' model as a roster would state it: a round base with its rim height."""
+        if isinstance(self.model.base, RoundBase):
+            return replace(self.model, base=replace(self.model.base, height_mm=self.rim_height_mm))
+        return self.model
 
 
 @dataclass(frozen=True)
@@ -303,6 +309,6 @@ class Scene:
         return TableState(
             table=Table(self.table.width_mm, self.table.depth_mm),
             units=self.units,
-            models=tuple(m.model for m in self.models),
+            models=tuple(m.stated() for m in self.models),
             terrain=terrain,
         )

@@ -26,7 +26,7 @@ GOOD: dict[str, Any] = {
             "y_mm": 300.0,
             "base": {"width_mm": 60, "depth_mm": 35, "rotation_deg": 30, "size_sigma_mm": 0.4},
         },
-        {"id": "m9", "unit": None, "x_mm": 900.0, "y_mm": 600.0, "base": {"diameter_mm": 32}},
+        {"id": "m9", "unit": None, "x_mm": 900.0, "y_mm": 600.0, "base": {"diameter_mm": 32, "height_mm": 3.5}},
     ],
     "terrain": [{"id": "ruin1", "kind": "solid", "height_mm": 120, "polygon": [[0, 0], [100, 0], [100, 80]]}],
     "calibration": {"markers_used": [0, 1, 2], "reprojection_error_mm": 0.2},
@@ -58,6 +58,7 @@ def test_good_state_loads_with_every_field() -> None:
     assert state.model("c2").base == rules.OvalBase(60.0, 35.0, 30.0, 0.4)
     assert state.model("c2").sigma_mm == 0.0
     assert state.model("m9").unit is None
+    assert state.model("m9").base == rules.RoundBase(32.0, height_mm=3.5)
     assert state.terrain[0].polygon[2] == (100.0, 80.0)
 
 
@@ -68,6 +69,7 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
     again = rules.load_state(path)
     assert again == state
     assert json.loads(path.read_text())["calibration"] == GOOD["calibration"]
+    assert json.loads(path.read_text())["models"][2]["base"] == {"diameter_mm": 32.0, "height_mm": 3.5}
     assert rules.state_to_dict(again) == rules.state_to_dict(state)
 
 
@@ -82,6 +84,8 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.0.x_mm", float("nan"), "'x_mm' must be a finite number"),
         ("models.0.sigma_mm", -0.1, "sigma_mm must be a non-negative"),
         ("models.0.base", {"diameter_mm": 27, "size_sigma_mm": -1}, "size_sigma_mm must be a non-negative"),
+        ("models.0.base", {"diameter_mm": 27, "height_mm": 0}, "height_mm must be a positive number"),
+        ("models.0.base", {"diameter_mm": 27, "height_mm": "4"}, "'height_mm' must be a number"),
         ("models.0.y_mm", "300", "'y_mm' must be a number"),
         ("models.0.y_mm", ..., "missing 'y_mm'"),
         ("models.0.base", {"radius_mm": 5}, "expected diameter_mm"),

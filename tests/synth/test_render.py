@@ -232,8 +232,10 @@ def test_truth_is_a_table_state_with_camera_and_visibility() -> None:
     doc = truth.to_dict()
     state = state_from_dict(doc)
     assert [m.id for m in state.models] == [m.model.id for m in scene.models]
+    # the truth's round bases say how high their rims stand, as a roster would
     assert all(
-        (s.x_mm, s.y_mm, s.base) == (m.model.x_mm, m.model.y_mm, m.model.base)
+        (s.x_mm, s.y_mm, s.base)
+        == (m.model.x_mm, m.model.y_mm, dataclasses.replace(m.model.base, height_mm=m.rim_height_mm))
         for s, m in zip(state.models, scene.models, strict=True)
     )
     assert {u.id for u in state.units} == {m.model.unit for m in scene.models}

@@ -1,10 +1,11 @@
 """Base detection on rectified top-down images of the table. Knows nothing of Flask or the command line.
 
-The one verb is :func:`detect_bases`: an image at a known pixel scale in, a :class:`BaseDetections` out.
+The verb is :func:`detect_bases`: an image at a known pixel scale in, a :class:`BaseDetections` out. Where what
+the bases are is known (a roster declares their sizes and rim heights), :func:`fit_known_bases` fits them again.
 """
 
 from vision.config import VisionSettings
-from vision.detect import detect_bases, snap_diameters
+from vision.detect import detect_bases, fit_known_bases, snap_diameters
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError, SettingsError, VisionError
 
@@ -17,5 +18,6 @@ __all__ = [
     "VisionError",
     "VisionSettings",
     "detect_bases",
+    "fit_known_bases",
     "snap_diameters",
 ]

@@ -73,6 +73,8 @@ class VisionSettings:
             for the appearance fit a floor, its own misfit (next) added in quadrature.
         outline_misfit_rays, outline_misfit_scale: the appearance fit's centre and radius sigmas from how its
             residuals cluster (clusters of this many consecutive rays; it divides ``rays``), times this factor.
+        known_misfit_scale: that factor for bases fitted again at a known size and rim height
+            (:func:`vision.detect.fit_known_bases`).
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -170,6 +172,7 @@ class VisionSettings:
     outline_model_sigma_mm: float
     outline_misfit_rays: int
     outline_misfit_scale: float
+    known_misfit_scale: float
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -273,6 +276,8 @@ class VisionSettings:
             )
         if self.outline_misfit_scale < 0:
             raise SettingsError(f"outline_misfit_scale must not be negative, got {self.outline_misfit_scale}")
+        if self.known_misfit_scale < 0:
+            raise SettingsError(f"known_misfit_scale must not be negative, got {self.known_misfit_scale}")
         if self.rays % self.outline_sectors:
             raise SettingsError(
                 f"outline_sectors must divide rays (each sector the same number of rays), got {self.outline_sectors} "

@@ -1,4 +1,5 @@
-"""Base detection on a rectified top-down image: the one public verb, :func:`detect_bases`.
+"""Base detection on a rectified top-down image: the public verb, :func:`detect_bases` (and
+:func:`fit_known_bases` for bases whose size and rim height a roster declares).
 
 Steps:
 
@@ -75,6 +76,7 @@ structures that the fit cannot see.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -84,7 +86,7 @@ from vision.circlefit import CircleFit, fit_circles
 from vision.colour import chroma_contrast
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
-from vision.errors import ImageError, MaskError, ScaleError
+from vision.errors import ImageError, MaskError, ScaleError, VisionError
 from vision.outline import OutlineFit, fit_outlines, middle_of
 from vision.parallax import RimParallax, ray_stretch, unstretch
 from vision.profile import RimModel, fit_rim_profiles
@@ -790,6 +792,95 @@ def detect_bases(
     return both[np.argsort(-both.score, kind="stable")]
 
 
+def _outline_sigmas(look: OutlineFit, px_per_mm: float, settings: VisionSettings) -> tuple[FloatArray, FloatArray]:
+    """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,))."""
+    ok = look.ok
+    scaled = settings.outline_misfit_scale / px_per_mm
+    diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
+    # the starts' fits about as good as the one kept: two equally likely readings d apart have a spread of d / 2
+    model = np.sqrt(
+        settings.outline_model_sigma_mm**2
+        + (scaled * look.misfit_px[ok]) ** 2
+        + (0.5 * look.other_start_px[ok] / px_per_mm) ** 2
+    )
+    return np.asarray(diameter, dtype=np.float64), np.asarray(model, dtype=np.float64)
+
+
+def fit_known_bases(
+    topdown_bgr: NDArray[np.uint8],
+    px_per_mm: float,
+    settings: VisionSettings,
+    detections: BaseDetections,
+    diameter_mm: FloatArray,
+    height_ratio: FloatArray | None = None,
+    parallax: RimParallax | None = None,
+) -> BaseDetections:
+    """``detections`` (N rows, from :func:`detect_bases` on the same image) fitted again where each base's size is
+    known: a roster says what each model stands on, and a fit that need not find the size finds the centre better.
+
+    ``diameter_mm`` (N,) each base's known size (NaN: not known, the row is kept as it is); ``height_ratio`` (N,)
+    its rim's height over the one ``parallax`` assumes (NaN or None: not known, fitted as in :func:`detect_bases`).
+    The appearance fit does this, so only where it runs (``parallax`` given, ``px_per_mm`` at least
+    ``outline_min_px_per_mm``): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again
+    takes the known size (``diameter_sigma_mm`` 0) and the fit's centre and model sigma (its misfit times
+    ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``)."""
+    grey = _grey_image(topdown_bgr)
+    scale = _check_scale(px_per_mm, settings)
+    n = len(detections)
+    known = np.asarray(diameter_mm, dtype=np.float64)
+    heights = np.full(n, np.nan) if height_ratio is None else np.asarray(height_ratio, dtype=np.float64)
+    if known.shape != (n,) or heights.shape != (n,):
+        raise VisionError(
+            f"fit_known_bases needs one size and one height ratio per detection ({n},), got {known.shape} and "
+            f"{heights.shape}"
+        )
+    rows = np.flatnonzero(np.isfinite(known) & (known > 0))
+    if parallax is None or scale < settings.outline_min_px_per_mm or rows.size == 0:
+        return detections
+    directions = ray_directions(settings.rays)
+    radius_px = known[rows] / 2.0 * scale
+    every_ray = np.ones((rows.size, len(directions)), np.bool_)
+    look = fit_outlines(
+        grey,
+        detections.center_px[rows],
+        radius_px,
+        every_ray,
+        directions,
+        scale,
+        parallax,
+        # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak,
+        # a neighbour) go before the first step too
+        replace(settings, outline_reject_at=(0, *settings.outline_reject_at)),
+        radius_known=True,
+        height_ratio=heights[rows],
+    )
+    if not look.ok.any():
+        return detections
+    done = rows[look.ok]
+    center = detections.center_px.copy()
+    radius, size = detections.radius_px.copy(), detections.diameter_mm.copy()
+    diameter_sigma, model_sigma = detections.diameter_sigma_mm.copy(), detections.model_sigma_mm.copy()
+    height_share = detections.rim_height_share.copy()
+    center[done] = middle_of(look.center_px[look.ok], parallax)
+    radius[done], size[done] = radius_px[look.ok], known[done]
+    # with the rim's height held as well only the centre and the blur were free: a misfit of their own
+    _size_sigma, free_height = _outline_sigmas(look, scale, settings)
+    _size_sigma, held_height = _outline_sigmas(
+        look, scale, replace(settings, outline_misfit_scale=settings.known_misfit_scale)
+    )
+    model_sigma[done] = np.where(np.isfinite(heights[done]), held_height, free_height)
+    diameter_sigma[done], height_share[done] = 0.0, 0.0
+    return replace(
+        detections,
+        center_px=center,
+        radius_px=radius,
+        diameter_mm=size,
+        diameter_sigma_mm=diameter_sigma,
+        model_sigma_mm=model_sigma,
+        rim_height_share=height_share,
+    )
+
+
 def _covered(
     ignore: NDArray[np.uint8] | None, shape: tuple[int, ...], found: BaseDetections, margin_px: float
 ) -> NDArray[np.uint8]:
@@ -912,17 +1003,8 @@ def _detect_in(
         contrast[rows[disc]] = contrast_again[disc]
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
-    scaled = settings.outline_misfit_scale / scale
-    diameter_sigma[live[look.ok]] = np.hypot(
-        settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[look.ok]
-    )
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
-    # the starts' fits about as good as the one kept: two equally likely readings d apart have a spread of d / 2
-    model_sigma[live[look.ok]] = np.sqrt(
-        settings.outline_model_sigma_mm**2
-        + (scaled * look.misfit_px[look.ok]) ** 2
-        + (0.5 * look.other_start_px[look.ok] / scale) ** 2
-    )
+    diameter_sigma[live[look.ok]], model_sigma[live[look.ok]] = _outline_sigmas(look, scale, settings)
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     # a base of the mat's own colour may show only by its contact shadow: the edges and the rim model read the

@@ -58,6 +58,7 @@ _CONVERGED_PX = 0.01
 # Fitted parameters: footprint centre (x, y), radius, blur, and the rim's height over the one assumed (the top
 # disc's shift scales with it).
 _PARAMS = 5
+_RADIUS = 2
 _HEIGHT = 4
 # A small ridge keeps a sector's levels solvable when one of its terms is absent (no wall on the far side).
 _RIDGE = 1e-6
@@ -332,11 +333,18 @@ def fit_outlines(
     px_per_mm: float,
     parallax: RimParallax | None,
     settings: VisionSettings,
+    *,
+    radius_known: bool = False,
+    height_ratio: FloatArray | None = None,
 ) -> OutlineFit:
     """Fit the appearance model (module docstring) to each base found by the edge fit: ``middle_px`` (K, 2) its
     outline's centre (the stadium's middle, as :func:`vision.detect.detect_bases` reports it), ``radius_px`` (K,)
     its radius, ``inlier`` (K, n) the rays (``directions`` (n, 2)) whose edges it kept. Returns footprint centres
     (K, 2) and radii (K,) in the same pixels (``grey`` (H, W) uint8, ``px_per_mm`` of it).
+
+    Where the base is known (a roster says what each model stands on), the fit holds what it is told instead of
+    fitting it: with ``radius_known`` the footprint radius is ``radius_px``; ``height_ratio`` (K,) is each rim's
+    height over the one assumed (``parallax``'s), NaN where it is not known (fitted as usual).
 
     The fit starts from each of ``outline_starts`` (the edges' middle moved that many half parallax shifts
     towards the nadir; the starts are fitted side by side and compared in order) and keeps, per base, the first
@@ -350,7 +358,13 @@ def fit_outlines(
     else:
         starts = settings.outline_starts
         half, unit = parallax.half_shift(middle_px)
-    inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings)
+    k = len(radius_px)
+    held = np.zeros((k, _PARAMS), np.bool_)
+    held[:, _RADIUS] = radius_known
+    heights = np.full(k, np.nan) if height_ratio is None else np.asarray(height_ratio, dtype=np.float64).reshape(k)
+    held[:, _HEIGHT] = np.isfinite(heights)
+    heights = np.where(held[:, _HEIGHT], heights, 1.0)
+    inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings, heights, held)
     fits = []
     # the starts are independent fits: run side by side, they share the cores (numpy's array loops release the GIL)
     workers = max(1, min(len(starts), os.cpu_count() or 1))
@@ -379,6 +393,10 @@ class _Inputs:
     px_per_mm: float
     parallax: RimParallax | None
     settings: VisionSettings
+    # (K,) the rims' heights over the one assumed: where the fit starts, and the centre of its prior
+    height_ratio: FloatArray
+    # (K, 5) the parameters held at their start instead of fitted
+    held: BoolArray
 
 
 def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
@@ -404,13 +422,22 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     ray_ok = samples.by_ray(inlier)
     weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
     low_h, high_h = settings.outline_height_ratio
-    params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX), np.ones(k)])
+    heights, held = inputs.height_ratio, inputs.held
+    params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX), heights])
     reach = _MAX_SHIFT_MM * px_per_mm
-    lower = np.column_stack([foot - reach, radius_px - reach, np.full(k, _SIGMA_RANGE_PX[0]), np.full(k, low_h)])
-    upper = np.column_stack([foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1]), np.full(k, high_h)])
+    lower = np.column_stack(
+        [foot - reach, radius_px - reach, np.full(k, _SIGMA_RANGE_PX[0]), np.minimum(low_h, heights)]
+    )
+    upper = np.column_stack(
+        [foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1]), np.maximum(high_h, heights)]
+    )
+    lower, upper = np.where(held, params, lower), np.where(held, params, upper)
+    # a held parameter's column is zero: the steps and the misfit then see only the free ones
+    free = (~held).astype(np.float64)[:, None, :]
     extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm)
     res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
     assert jac is not None
+    jac *= free
     cost = (res * res).sum(axis=1)
     # the height's prior, as a residual in the data's own units: its noise over the prior's spread, squared
     height_sigma = settings.outline_height_sigma
@@ -433,6 +460,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
             res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
             assert jac is not None
+            jac *= free
             cost = (res * res).sum(axis=1)
             prior = prior_weight(cost)
             active[:] = True
@@ -443,7 +471,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         jac_t = jac_a.transpose(0, 2, 1)
         jtj = jac_t @ jac_a
         jtr = (jac_t @ res_a[..., None])[..., 0]
-        off = params[rows, _HEIGHT] - 1.0
+        off = params[rows, _HEIGHT] - heights[rows]
         jtj[:, _HEIGHT, _HEIGHT] += prior[rows]
         jtr[:, _HEIGHT] += prior[rows] * off
         scale = np.maximum(np.diagonal(jtj, axis1=1, axis2=2), 1e-9)
@@ -453,8 +481,9 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         extra_a = (top_shift[rows], top_scale, shadow_px, extra[3])
         trial_res, trial_jac = _residuals(trial, samples.take(rows), weight[rows], *extra_a, jacobian=True)
         assert trial_jac is not None
+        trial_jac *= free[rows]
         trial_cost = (trial_res * trial_res).sum(axis=1)
-        trial_prior = prior[rows] * (trial[:, _HEIGHT] - 1.0) ** 2
+        trial_prior = prior[rows] * (trial[:, _HEIGHT] - heights[rows]) ** 2
         better = trial_cost + trial_prior < cost[rows] + prior[rows] * off**2
         moved = np.abs(trial - params[rows]).max(axis=1)
         took = rows[better]

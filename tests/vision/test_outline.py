@@ -14,7 +14,8 @@ from numpy.typing import NDArray
 
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
-from vision.detect import detect_bases
+from vision import BaseDetections, VisionError, VisionSettings
+from vision.detect import detect_bases, fit_known_bases
 from vision.outline import fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -183,3 +184,87 @@ def test_a_start_about_as_good_elsewhere_is_reported(margin: float) -> None:
         assert error_mm < 0.1 and other_mm < 0.05
     else:
         assert error_mm > 0.4 and 0.8 * error_mm <= other_mm <= 1.5 * error_mm
+
+
+@pytest.mark.parametrize("rim_mm", [3.0, 5.0])
+@pytest.mark.parametrize(("look", "mat", "wall", "top", "shadow"), LOOKS)
+def test_a_size_and_rim_height_held_place_the_footprint(
+    rim_mm: float, look: str, mat: float, wall: float, top: float, shadow: float
+) -> None:
+    # drawn with a rim of rim_mm; the parallax assumes RIM_MM. Held at the drawn height the footprint is found;
+    # held at the assumed one it is pushed along the nadir line (the fit cannot take the height back)
+    view = dataclasses.replace(VIEW, shift_ratio=rim_mm / (CAMERA_MM - rim_mm))
+    grey = vs.draw_raised_base(view, CENTER, 16.0, mat, wall, top, shadow, seed=11)
+    start = middle_of(TRUTH, PARALLAX) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
+    radius = np.array([16.0 * PX_PER_MM])
+    errors_mm = {}
+    for name, ratio in (("drawn", rim_mm / RIM_MM), ("assumed", 1.0)):
+        fit = fit_outlines(
+            grey,
+            start,
+            radius,
+            ALL_RAYS,
+            DIRECTIONS,
+            PX_PER_MM,
+            PARALLAX,
+            SETTINGS,
+            radius_known=True,
+            height_ratio=np.array([ratio]),
+        )
+        assert fit.ok[0], look
+        assert (fit.radius_px[0], fit.height_ratio[0], fit.radius_misfit_px[0]) == (radius[0], ratio, 0.0)
+        errors_mm[name] = float(np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM)
+    assert errors_mm["drawn"] < 0.04, (look, errors_mm)
+    assert errors_mm["assumed"] > 0.1, (look, errors_mm)
+
+
+def _detected_with_figure(rim_mm: float) -> tuple[NDArray[np.uint8], BaseDetections]:
+    """A sand base of 32 mm with a rim of rim_mm and a figure on it, and its detection (the parallax assumes
+    RIM_MM)."""
+    _, mat, wall, top, shadow = LOOKS[0]
+    view = dataclasses.replace(VIEW, shift_ratio=rim_mm / (CAMERA_MM - rim_mm))
+    grey = vs.draw_raised_base(view, CENTER, 16.0, mat, wall, top, shadow, seed=5)
+    grey[110:128, 112:124] = np.uint8(top - 80)
+    dets = detect_bases(grey, PX_PER_MM, SETTINGS, parallax=PARALLAX)
+    assert len(dets) == 1
+    return grey, dets
+
+
+@pytest.mark.parametrize("rim_mm", [3.0, 5.0])
+def test_known_bases_are_fitted_again_at_their_size_and_height(rim_mm: float) -> None:
+    grey, dets = _detected_with_figure(rim_mm)
+    known = fit_known_bases(grey, PX_PER_MM, SETTINGS, dets, np.array([32.0]), np.array([rim_mm / RIM_MM]), PARALLAX)
+    # reported as detect_bases reports a base: the outline's middle at the assumed height, over the footprint
+    expected = middle_of(TRUTH, PARALLAX)[0]
+    assert np.hypot(*(known.center_px[0] - expected)) / PX_PER_MM < 0.05
+    assert known.diameter_mm[0] == 32.0 and known.radius_px[0] == 16.0 * PX_PER_MM
+    assert known.diameter_sigma_mm[0] == 0.0 and known.rim_height_share[0] == 0.0
+    assert 0.0 < known.model_sigma_mm[0] < 0.2
+    assert known.score[0] == dets.score[0]
+
+
+@pytest.mark.parametrize(
+    ("case", "diameter_mm", "settings", "parallax"),
+    [
+        ("size not known", np.array([np.nan]), SETTINGS, PARALLAX),
+        ("no parallax", np.array([32.0]), SETTINGS, None),
+        (
+            "too coarse for the appearance fit",
+            np.array([32.0]),
+            dataclasses.replace(SETTINGS, outline_min_px_per_mm=3.0),
+            PARALLAX,
+        ),
+    ],
+)
+def test_known_bases_left_as_found(
+    case: str, diameter_mm: NDArray[np.float64], settings: VisionSettings, parallax: RimParallax | None
+) -> None:
+    grey, dets = _detected_with_figure(5.0)
+    known = fit_known_bases(grey, PX_PER_MM, settings, dets, diameter_mm, None, parallax)
+    assert known is dets, case
+
+
+def test_known_bases_need_one_size_per_detection() -> None:
+    grey, dets = _detected_with_figure(4.0)
+    with pytest.raises(VisionError, match=r"one size and one height ratio per detection \(1,\), got \(2,\)"):
+        fit_known_bases(grey, PX_PER_MM, SETTINGS, dets, np.array([32.0, 25.0]))

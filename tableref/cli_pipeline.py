@@ -76,11 +76,13 @@ def annotate(frame_bgr: NDArray[np.uint8], analysis: FrameAnalysis) -> NDArray[n
     return out
 
 
-def _detect(args: argparse.Namespace) -> tuple[NDArray[np.uint8], FrameAnalysis]:
+def _detect(
+    args: argparse.Namespace, roster: rules.TableState | None = None
+) -> tuple[NDArray[np.uint8], FrameAnalysis]:
     config = load_config(args.config)
     spec = load_table_spec(args.table)
     frame = read_image(args.frame)
-    analysis = detect_frame(frame, spec, config, _camera(args))
+    analysis = detect_frame(frame, spec, config, _camera(args), roster=roster)
     if not analysis.state.models:
         used = analysis.calibration.markers_used
         raise UsageError(
@@ -122,7 +124,7 @@ def _cmd_detect(args: argparse.Namespace) -> int:
 def _cmd_analyze(args: argparse.Namespace) -> int:
     roster = rules.load_state(args.roster)
     profile = rules.load_profile(args.profile)
-    _, analysis = _detect(args)
+    _, analysis = _detect(args, roster)
     config = load_config(args.config)
     state = carry_identities(
         analysis.state, roster, config.pipeline.roster_gate_mm, config.pipeline.roster_size_tolerance_mm
@@ -173,7 +175,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     with Progress(len(frames), "frames", enabled=len(frames) > 1 and not args.json) as bar:
         for path in frames:
             calibration = analyses[0].calibration if analyses else None
-            analyses.append(detect_frame(read_image(path), spec, config, camera, calibration))
+            analyses.append(detect_frame(read_image(path), spec, config, camera, calibration, roster))
             bar.advance()
     fused = fuse_frames(analyses, config.pipeline.roster_gate_mm)
     state = carry_identities(fused, roster, config.pipeline.roster_gate_mm, config.pipeline.roster_size_tolerance_mm)
@@ -189,7 +191,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     samples = load_samples(args.folder, use_camera=not args.no_camera)
     with Progress(len(samples), "frames", enabled=not args.json) as bar:
-        scores = evaluate(samples, config, config.evaluate, on_frame=lambda s: bar.advance(note=s.name))
+        scores = evaluate(
+            samples, config, config.evaluate, on_frame=lambda s: bar.advance(note=s.name), roster=args.roster
+        )
     print(json.dumps(report_dict(scores), indent=2) if args.json else format_report(scores))
     return EXIT_OK
 
@@ -237,6 +241,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("folder", nargs="?", default="sample_images", help="frames with NAME.truth.json beside each")
     p.add_argument("--no-camera", action="store_true", help="ignore camera.json files (lens uncorrected)")
+    p.add_argument(
+        "--roster",
+        action="store_true",
+        help="each frame's truth serves as its roster, as for analyze and measure: bases are fitted at the sizes "
+        "(and rim heights) it declares",
+    )
     add_config_option(p)
     add_json_option(p)
     p.set_defaults(func=_cmd_evaluate)

@@ -103,13 +103,15 @@ def load_samples(folder: str | Path, use_camera: bool = True) -> list[Sample]:
     return out
 
 
-def score_frame(sample: Sample, config: Config, settings: EvaluateSettings) -> FrameScore:
-    """Run the pipeline on one frame and match its models to the truth (minimum total distance, gated)."""
+def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, roster: bool = False) -> FrameScore:
+    """Run the pipeline on one frame and match its models to the truth (minimum total distance, gated). With
+    ``roster`` the truth serves as the roster too (as ``tableref analyze`` and ``measure`` take one): bases are
+    fitted at the sizes and rim heights it declares; where they stand comes from the frame alone."""
     image = read_image(sample.image)
-    start = time.perf_counter()
-    analysis = detect_frame(image, sample.spec, config, sample.camera)
-    elapsed_ms = (time.perf_counter() - start) * 1e3
     truth = rules.state_from_dict({k: v for k, v in sample.truth.items() if k in ("table", "units", "models")})
+    start = time.perf_counter()
+    analysis = detect_frame(image, sample.spec, config, sample.camera, roster=truth if roster else None)
+    elapsed_ms = (time.perf_counter() - start) * 1e3
     visibility = sample.truth.get("visibility", {})
     det = analysis.state.models
     true_models = truth.models
@@ -147,11 +149,13 @@ def evaluate(
     config: Config,
     settings: EvaluateSettings,
     on_frame: Callable[[FrameScore], None] | None = None,
+    roster: bool = False,
 ) -> list[FrameScore]:
-    """Score every sample; ``on_frame`` is told after each (for a progress bar)."""
+    """Score every sample; ``on_frame`` is told after each (for a progress bar). ``roster``: see
+    :func:`score_frame`."""
     scores = []
     for sample in samples:
-        score = score_frame(sample, config, settings)
+        score = score_frame(sample, config, settings, roster)
         scores.append(score)
         if on_frame is not None:
             on_frame(score)

@@ -20,10 +20,10 @@ import rules
 from calibration.camera import CameraModel
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, calibrate_table, rectified_to_table, table_to_rectified
-from tableref.assign import centres_mm, match_models
+from tableref.assign import centres_mm, gated_assignment, match_models
 from tableref.config import Config
 from tableref.settings import PipelineSettings
-from vision.detect import detect_bases
+from vision.detect import detect_bases, fit_known_bases
 from vision.detections import BaseDetections
 from vision.parallax import RimParallax
 
@@ -144,11 +144,54 @@ def size_sigma_mm(
     if len(fitted_mm) == 0:
         return np.empty(0)
     sizes = np.asarray(sizes_mm, dtype=np.float64)[None, :]
-    scale = np.broadcast_to(np.asarray(fit_sigma_mm, dtype=np.float64), fitted_mm.shape)[:, None]
+    # a size known (sigma 0) is the snapped one: the nearest standard size takes all the weight
+    scale = np.maximum(np.broadcast_to(np.asarray(fit_sigma_mm, dtype=np.float64), fitted_mm.shape), 1e-6)[:, None]
     log_p = -0.5 * ((fitted_mm[:, None] - sizes) / scale) ** 2
     p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     return np.asarray(np.sqrt(np.sum(p * (sizes - snapped_mm[:, None]) ** 2, axis=1)), dtype=np.float64)
+
+
+def _footprints_mm(
+    calibration: TableCalibration, detections: BaseDetections, px_per_mm: float, settings: PipelineSettings
+) -> NDArray[np.float64]:
+    """(N, 2) table mm where each detected base stands."""
+    seen_mm = rectified_to_table(detections.center_px, px_per_mm) if len(detections) else np.empty((0, 2))
+    height = seen_height_mm(calibration, settings.rim_height_mm)
+    # The outline's fitted centre is where the base's axis at about half the rim height meets the table along
+    # its ray; the model stands below it.
+    return calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
+
+
+def known_bases(
+    calibration: TableCalibration,
+    detections: BaseDetections,
+    px_per_mm: float,
+    roster: rules.TableState,
+    settings: PipelineSettings,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """What the roster says each detection stands on: (N,) diameters (mm) and (N,) rim heights over the one
+    assumed (``rim_height_mm``), NaN where it says nothing. A detection takes them from the roster model it
+    matches (as :func:`carry_identities` matches them) when both bases are round and the size measured is within
+    ``roster_size_tolerance_mm`` of the roster's: farther, the match itself is in doubt."""
+    n = len(detections)
+    diameter, height = np.full(n, np.nan), np.full(n, np.nan)
+    if n == 0 or not roster.models:
+        return diameter, height
+    seen = _footprints_mm(calibration, detections, px_per_mm, settings)
+    listed = centres_mm(roster.models)
+    cost = np.hypot(seen[:, None, 0] - listed[None, :, 0], seen[:, None, 1] - listed[None, :, 1])
+    rows, cols = gated_assignment(cost, settings.roster_gate_mm)
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        base = roster.models[j].base
+        if not isinstance(base, rules.RoundBase):
+            continue
+        if abs(base.diameter_mm - float(detections.diameter_mm[i])) > settings.roster_size_tolerance_mm:
+            continue
+        diameter[i] = base.diameter_mm
+        if base.height_mm is not None:
+            height[i] = base.height_mm / settings.rim_height_mm
+    return diameter, height
 
 
 def state_from_detections(
@@ -162,11 +205,7 @@ def state_from_detections(
     """Detections of a top-down view -> a table state of unassigned models, ids ``m1, m2, ...`` along the table
     rows (by y, then x) so that ids do not depend on detection order, and the frame-to-frame part of each
     model's sigma (N,) in state order."""
-    seen_mm = rectified_to_table(detections.center_px, px_per_mm) if len(detections) else np.empty((0, 2))
-    height = seen_height_mm(calibration, settings.rim_height_mm)
-    # The outline's fitted centre is where the base's axis at about half the rim height meets the table along
-    # its ray; the model stands below it.
-    centers_mm = calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
+    centers_mm = _footprints_mm(calibration, detections, px_per_mm, settings)
     random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
     sigma = np.hypot(random, systematic)
     size_sigma = size_sigma_mm(
@@ -200,9 +239,13 @@ def detect_frame(
     config: Config,
     camera: CameraModel | None = None,
     calibration: TableCalibration | None = None,
+    roster: rules.TableState | None = None,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
-    (calibrating on an empty table, then keeping it, avoids hands and models touching markers)."""
+    (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a
+    ``roster`` (the table state the models are carried over from), each base it lists is fitted again at the size
+    it declares, and at the rim height it declares where it does (see :func:`known_bases`); the models are still
+    unassigned (:func:`carry_identities` assigns them)."""
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -217,6 +260,9 @@ def detect_frame(
     t = time.perf_counter()
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
+    if roster is not None:
+        diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
+        detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
     timings["detect"] = (time.perf_counter() - t) * 1e3
     state, random = state_from_detections(
         spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm

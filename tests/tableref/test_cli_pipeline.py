@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import cv2
@@ -96,6 +97,20 @@ def test_evaluate_scores_every_sample(capsys: pytest.CaptureFixture[str]) -> Non
     assert len(doc["frames"]) == len(list(SAMPLES.glob("*.truth.json")))
     assert 0 < doc["overall"]["precision"] <= 1
     assert doc["reliability"][0]["group"] == "all"
+
+
+def test_evaluate_with_the_truth_as_roster(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # the crowded 4K sample alone; its truth declares each base's size and rim height, as a roster would
+    for suffix in (".jpg", ".camera.json", ".truth.json"):
+        shutil.copy(SAMPLES / f"crowded_4k{suffix}", tmp_path)
+    overall = {}
+    for args in ([], ["--roster"]):
+        code, out, _ = run(capsys, "evaluate", tmp_path, "--json", *args)
+        assert code == 0
+        overall[bool(args)] = json.loads(out)["overall"]
+    assert overall[True]["size_right"] == 1.0 > overall[False]["size_right"]
+    assert overall[True]["median_mm"] < 0.6 * overall[False]["median_mm"]
+    assert overall[True]["recall"] == overall[False]["recall"]
 
 
 def _truncated(tmp: Path) -> Path:

@@ -869,6 +869,10 @@ def fit_known_bases(
         look, scale, replace(settings, outline_misfit_scale=settings.known_misfit_scale)
     )
     model_sigma[done] = np.where(np.isfinite(heights[done]), held_height, free_height)
+    # a size detected wrong was a reading of part of the rim, its centre off by about half the difference or more:
+    # the fit started there, and may have stayed
+    misread_mm = np.abs(detections.diameter_mm[done] - known[done]) / 2.0
+    model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
     diameter_sigma[done], height_share[done] = 0.0, 0.0
     return replace(
         detections,

@@ -243,6 +243,17 @@ def test_known_bases_are_fitted_again_at_their_size_and_height(rim_mm: float) ->
     assert known.score[0] == dets.score[0]
 
 
+@pytest.mark.parametrize(("detected_mm", "least_sigma_mm"), [(32.0, 0.0), (28.5, 1.75), (25.0, 3.5)])
+def test_a_size_detected_wrong_widens_the_sigma(detected_mm: float, least_sigma_mm: float) -> None:
+    # a base detected at another size was read on part of its rim, its centre off by about half the difference: the
+    # fit at the known size starts there and may stay, so its sigma covers that half
+    grey, dets = _detected_with_figure(4.0)
+    misread = dataclasses.replace(dets, diameter_mm=np.array([detected_mm]))
+    known = fit_known_bases(grey, PX_PER_MM, SETTINGS, misread, np.array([32.0]), np.array([1.0]), PARALLAX)
+    assert known.diameter_mm[0] == 32.0
+    assert least_sigma_mm <= known.model_sigma_mm[0] < least_sigma_mm + 0.2
+
+
 @pytest.mark.parametrize(
     ("case", "diameter_mm", "settings", "parallax"),
     [

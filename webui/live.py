@@ -37,7 +37,7 @@ from tableref.pipeline import detect_frame
 from tableref.sources import SourceError
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, FeedFrame, Scene, outline_mm
-from webui.roster import empty_roster, follow
+from webui.roster import declared_bases, empty_roster, follow
 from webui.settings import WebuiSettings
 from webui.settle import SettleWatch, reaching_in, thumbnail
 
@@ -631,12 +631,14 @@ class LiveTable:
             with self._lock:
                 cal = self._calibrations.get(scene.key)
                 spec = self._spec
+                # bases the user declared are measured at their size and rim height, as `tableref analyze` does
+                declared = declared_bases(self._rosters.get(scene.key, scene.roster))
             if cal is not None:
                 # A knocked camera: the markers are no longer where the kept calibration puts them.
                 drift = marker_drift_px(job.frame.image_bgr, cal, settings=self.config.calibration)
                 if drift is not None and drift > self.config.calibration.moved_drift_px:
                     cal = None
-            analysis = detect_frame(job.frame.image_bgr, spec, self.config, scene.camera, cal)
+            analysis = detect_frame(job.frame.image_bgr, spec, self.config, scene.camera, cal, declared)
             with self._lock:
                 if self._spec is spec:
                     self._calibrations[scene.key] = analysis.calibration

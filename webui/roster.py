@@ -6,7 +6,9 @@ places, with their units. Each new detection takes the identities of the roster'
 identities follow models that move a little between settled frames.
 
 A base size the detector got wrong can be overridden: the roster's top-level ``base_overrides`` section maps a
-model id to a base (``{"m3": {"diameter_mm": 32}}``), and that base replaces the detected one.
+model id to a base (``{"m3": {"diameter_mm": 32}}``, a round one may add its rim height, ``"height_mm": 3.5``), and
+that base replaces the detected one. Overridden bases are declared: the next frames measure those models at that
+size and rim height (:func:`declared_bases`, as ``tableref analyze`` does with its roster).
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ def _base_from(value: Any, where: str) -> rules.RoundBase | rules.OvalBase:
     if not isinstance(value, Mapping):
         raise UploadError(f"{where}: expected a base object such as {{'diameter_mm': 32}}, got {value!r}")
     if "diameter_mm" in value:
-        base: rules.RoundBase | rules.OvalBase = rules.RoundBase(number("diameter_mm"))
+        height = number("height_mm") if "height_mm" in value else None
+        if height is not None and height <= 0:
+            raise UploadError(f"{where}: height_mm must be positive, got {height}")
+        base: rules.RoundBase | rules.OvalBase = rules.RoundBase(number("diameter_mm"), height_mm=height)
     elif "width_mm" in value and "depth_mm" in value:
         base = rules.OvalBase(number("width_mm"), number("depth_mm"), number("rotation_deg", 0.0))
     else:
@@ -57,6 +62,18 @@ def base_overrides(roster: rules.TableState) -> dict[str, rules.RoundBase | rule
     if not isinstance(raw, Mapping):
         raise UploadError(f"{OVERRIDES}: expected an object mapping model ids to bases, got {type(raw).__name__}")
     return {str(k): _base_from(v, f"{OVERRIDES}[{k!r}]") for k, v in raw.items()}
+
+
+def declared_bases(roster: rules.TableState | None) -> rules.TableState | None:
+    """The roster's models whose bases the user declared (overrides), at their last seen places and standing on
+    the declared bases: what the detector may fit them at (``roster`` of :func:`tableref.pipeline.detect_frame`).
+    None when nothing is declared."""
+    if roster is None:
+        return None
+    overrides = base_overrides(roster)
+    # only where they stand and what they stand on matter here: no units (a unit's leader may not be declared)
+    models = tuple(replace(m, unit=None, base=overrides[m.id]) for m in roster.models if m.id in overrides)
+    return rules.TableState(roster.table, models=models) if models else None
 
 
 def roster_from_json(data: Any) -> rules.TableState:

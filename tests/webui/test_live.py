@@ -4,10 +4,12 @@ the camera pipeline on a sample frame."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -322,3 +324,26 @@ def test_camera_frames_go_through_the_pipeline():
     assert {u.id for u in result.state.units} == {u.id for u in scene.scene.roster.units}
     for m, center in zip(result.state.models, result.centers_px, strict=True):
         assert 0 <= center[0] < 1920 and 0 <= center[1] < 1080, m.id
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_declared_bases_are_measured_at_their_size_and_rim_height(declared: bool):
+    # the crowded 4K sample; its truth is the roster, and overriding every base declares it (size and rim height)
+    sample = load_sample_scenes(REPO / "sample_images", ("crowded_4k",))[0]
+    roster = sample.scene.roster
+    assert roster is not None
+    if declared:
+        overrides = {m.id: m.base.to_dict() for m in roster.models}
+        roster = dataclasses.replace(roster, extras=MappingProxyType({**roster.extras, "base_overrides": overrides}))
+    scene = dataclasses.replace(sample.scene, roster=roster)
+    live = start_live(ImageFeed(sample.image_bgr, "crowded_4k.jpg", scene, 20.0), fast_settings())
+    try:
+        wait_for(lambda: live.hub.snapshot().result is not None, what="the measured frame", timeout_s=60)
+        result = live.hub.snapshot().result
+    finally:
+        live.stop()
+    assert result is not None
+    truth = {m.id: m for m in sample.scene.roster.models} if sample.scene.roster else {}
+    errors = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in result.state.models]
+    # the same frame from the command line: median 0.23 mm detected alone, 0.09 mm at the declared bases
+    assert (float(np.median(errors)) < 0.15) == declared, np.median(errors)

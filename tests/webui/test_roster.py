@@ -9,7 +9,7 @@ import pytest
 import rules
 from tests.webui.conftest import two_sides
 from webui.errors import UploadError
-from webui.roster import follow, roster_from_bytes, roster_from_json, suggest_units
+from webui.roster import declared_bases, follow, roster_from_bytes, roster_from_json, suggest_units
 
 GATE_MM = 40.0
 
@@ -46,6 +46,34 @@ def test_follow_applies_base_overrides():
     assert state.model("x1").base == rules.RoundBase(25.0)
 
 
+@pytest.mark.parametrize(
+    ("overrides", "declared"),
+    [
+        ({}, None),
+        ({"r1": {"diameter_mm": 32, "height_mm": 3.5}}, {"r1": rules.RoundBase(32.0, height_mm=3.5)}),
+        (
+            {"r2": {"diameter_mm": 27}, "b1": {"width_mm": 60, "depth_mm": 35}},
+            {"r2": rules.RoundBase(27.0), "b1": rules.OvalBase(60.0, 35.0)},
+        ),
+        # an override of a model the roster no longer has declares nothing
+        ({"gone": {"diameter_mm": 32}}, None),
+    ],
+)
+def test_declared_bases_are_the_overridden_ones_where_the_roster_last_saw_them(
+    overrides: dict[str, Any], declared: dict[str, rules.Base] | None
+):
+    data = two_sides()
+    data["base_overrides"] = overrides
+    roster = roster_from_json(data)
+    got = declared_bases(roster)
+    if declared is None:
+        assert got is None
+        return
+    assert got is not None
+    assert {m.id: m.base for m in got.models} == declared
+    assert all((m.x_mm, m.y_mm) == (roster.model(m.id).x_mm, roster.model(m.id).y_mm) for m in got.models)
+
+
 def test_roster_drops_frame_sections():
     data = {**two_sides(), "calibration": {"markers_used": [1]}, "render": {}, "notes": "kept"}
     roster = roster_from_json(data)
@@ -60,6 +88,10 @@ def test_roster_drops_frame_sections():
         (b"{", "not valid JSON"),
         (b'{"table": {"width_mm": 10, "depth_mm": 10}, "base_overrides": []}', "expected an object"),
         (b'{"table": {"width_mm": 10, "depth_mm": 10}, "base_overrides": {"a": {"width_mm": 3}}}', "diameter_mm"),
+        (
+            b'{"table": {"width_mm": 10, "depth_mm": 10}, "base_overrides": {"a": {"diameter_mm": 3, "height_mm": 0}}}',
+            "height_mm must be positive",
+        ),
     ],
 )
 def test_bad_rosters(payload: bytes, message: str):

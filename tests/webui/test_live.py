@@ -308,16 +308,21 @@ def test_hub_wakes_waiting_viewers():
     assert hub.wait(seq + 1, 0.01).seq == seq + 1
 
 
-def test_camera_frames_go_through_the_pipeline():
-    scene = load_sample_scenes(REPO / "sample_images", ("skirmish_1080p",))[0]
-    feed = ImageFeed(scene.image_bgr, "skirmish_1080p.jpg", scene.scene, 20.0)
+def _first_result(feed: ImageFeed, timeout_s: float) -> Any:
+    """The first result of a live table watching ``feed``."""
     live = start_live(feed, fast_settings())
     try:
-        wait_for(lambda: live.hub.snapshot().result is not None, what="the measured frame", timeout_s=30)
+        wait_for(lambda: live.hub.snapshot().result is not None, what="the measured frame", timeout_s=timeout_s)
         result = live.hub.snapshot().result
     finally:
         live.stop()
     assert result is not None
+    return result
+
+
+def test_camera_frames_go_through_the_pipeline():
+    scene = load_sample_scenes(REPO / "sample_images", ("skirmish_1080p",))[0]
+    result = _first_result(ImageFeed(scene.image_bgr, "skirmish_1080p.jpg", scene.scene, 20.0), 30)
     assert result.calibration["lens_corrected"] is True and len(result.calibration["markers_used"]) >= 6
     assert result.frame.width_px == 1920 and result.outlines_px.shape[0] == len(result.state.models)
     # The sample's truth file is the roster: the units come from it.
@@ -336,13 +341,7 @@ def test_declared_bases_are_measured_at_their_size_and_rim_height(declared: bool
         overrides = {m.id: m.base.to_dict() for m in roster.models}
         roster = dataclasses.replace(roster, extras=MappingProxyType({**roster.extras, "base_overrides": overrides}))
     scene = dataclasses.replace(sample.scene, roster=roster)
-    live = start_live(ImageFeed(sample.image_bgr, "crowded_4k.jpg", scene, 20.0), fast_settings())
-    try:
-        wait_for(lambda: live.hub.snapshot().result is not None, what="the measured frame", timeout_s=60)
-        result = live.hub.snapshot().result
-    finally:
-        live.stop()
-    assert result is not None
+    result = _first_result(ImageFeed(sample.image_bgr, "crowded_4k.jpg", scene, 20.0), 60)
     truth = {m.id: m for m in sample.scene.roster.models} if sample.scene.roster else {}
     errors = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in result.state.models]
     # the same frame from the command line: median 0.23 mm detected alone, 0.09 mm at the declared bases

@@ -232,6 +232,33 @@ def test_assigning_a_unit_changes_the_findings(page: Any):
         served.close()
 
 
+@pytest.mark.parametrize(
+    ("height", "declared", "message"),
+    [
+        ("", {"diameter_mm": 32}, "set to 32 mm."),
+        ("3.5", {"diameter_mm": 32, "height_mm": 3.5}, "set to 32 mm (rim 3.5 mm)."),
+    ],
+)
+def test_overriding_a_base_declares_its_size_and_rim_height(
+    page: Any, height: str, declared: dict[str, float], message: str
+):
+    served = Served(state_live(two_sides(), name="two_sides.json"))
+    try:
+        page.goto(served.url + "/units")
+        _wait_results(page, frames=0)
+        page.click('#umap [data-model="r1"]')
+        page.fill("#base-mm", "32")
+        page.fill("#base-height", height)
+        page.click("#base-set")
+        page.wait_for_function(
+            f"document.getElementById('units-message').textContent.includes({json.dumps(message)})", timeout=WAIT_MS
+        )
+        overrides = served.get("/api/roster").get("base_overrides", {})
+        assert overrides.get("r1") == declared
+    finally:
+        served.close()
+
+
 def test_setup_changes_the_profile(page: Any, sample_state: Served):
     page.goto(sample_state.url + "/setup")
     _wait_results(page, frames=0)

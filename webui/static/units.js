@@ -170,8 +170,17 @@
     e.preventDefault();
     const mm = Number(document.getElementById("base-mm").value);
     if (!selected.size || !(mm > 0)) { say("Select models and give a base diameter in mm."); return; }
+    // a declared rim height lets a 4K camera place the base better (the server says so in the README)
+    const heightText = document.getElementById("base-height").value.trim();
+    const base = { diameter_mm: mm };
+    if (heightText !== "") {
+      const height = Number(heightText);
+      if (!(height > 0)) { say("A rim height must be a positive number of mm, or left empty."); return; }
+      base.height_mm = height;
+    }
+    const rim = base.height_mm ? ` (rim ${base.height_mm} mm)` : "";
     const ids = new Set(selected);
-    edit((roster) => { for (const id of ids) roster.base_overrides[id] = { diameter_mm: mm }; }, `Base of ${ids.size} model(s) set to ${mm} mm.`);
+    edit((roster) => { for (const id of ids) roster.base_overrides[id] = { ...base }; }, `Base of ${ids.size} model(s) set to ${mm} mm${rim}.`);
   });
 
   document.getElementById("base-clear").addEventListener("click", () => {

@@ -313,6 +313,21 @@ def events_between(
     return out
 
 
+def roster_bases_where_seen(
+    roster: rules.TableState | None, previous: rules.TableState | None
+) -> rules.TableState | None:
+    """The bases a game's roster declares, standing where each model was last seen (the previous reviewed
+    state; the roster's own places before the first): what the detector may fit them at (``roster`` of
+    :func:`tableref.pipeline.detect_frame`). None without a roster or when no model of it is left."""
+    if roster is None:
+        return None
+    if previous is None:
+        return roster
+    bases = {m.id: m.base for m in roster.models}
+    models = tuple(replace(m, unit=None, base=bases[m.id]) for m in previous.models if m.id in bases)
+    return rules.TableState(previous.table, models=models) if models else None
+
+
 def review_state(
     detected: rules.TableState,
     frame: int,

@@ -29,7 +29,7 @@ from calibration.table import TableCalibration, calibrate_table, marker_drift_px
 from tableref.config import Config
 from tableref.motion import SettleWatch, reaching_in, thumbnail
 from tableref.pipeline import detect_frame
-from tableref.review import ReviewedState, review_state
+from tableref.review import ReviewedState, review_state, roster_bases_where_seen
 from tableref.review_store import Resume, ReviewStore
 from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
 
@@ -268,7 +268,8 @@ class Reviewer:
                 continue
             try:
                 cal, fresh = self._calibration_for(sample.image_bgr)
-                analysis = detect_frame(sample.image_bgr, self.spec, self.config, self.camera, cal)
+                declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
+                analysis = detect_frame(sample.image_bgr, self.spec, self.config, self.camera, cal, declared)
             except _FRAME_ERRORS:
                 self.skipped += 1
                 continue

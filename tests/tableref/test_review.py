@@ -9,7 +9,7 @@ import pytest
 
 import rules
 from tableref.config import load_config
-from tableref.review import EMPTY_TRACK, identify, review_states, suggest_units, timeline
+from tableref.review import EMPTY_TRACK, identify, review_states, roster_bases_where_seen, suggest_units, timeline
 
 INCH = 25.4
 SETTINGS = load_config().review
@@ -190,3 +190,34 @@ def test_a_returned_leader_leads_again() -> None:
     ]
     states = review_states(seq, SKIRMISH, SETTINGS, start)
     assert [s.state.unit("red").leader for s in states] == ["r1", None, "r1"]
+
+
+@pytest.mark.parametrize(
+    ("has_roster", "seen", "expected"),
+    [
+        (False, None, None),
+        # before the first reviewed state: the roster itself
+        (True, None, {"r1": (400.0, 400.0), "r2": (440.0, 400.0), "r3": (480.0, 400.0)}),
+        # where the models were last seen; a model the roster does not list (m9) declares nothing
+        (True, {"r1": (410.0, 405.0), "m9": (700.0, 700.0)}, {"r1": (410.0, 405.0)}),
+        (True, {"m9": (700.0, 700.0)}, None),
+    ],
+)
+def test_the_rosters_bases_stand_where_their_models_were_last_seen(
+    has_roster: bool, seen: dict[str, tuple[float, float]] | None, expected: dict[str, tuple[float, float]] | None
+) -> None:
+    listed = dataclasses.replace(
+        roster(LINE),
+        models=tuple(dataclasses.replace(m, base=rules.RoundBase(32.0, height_mm=3.5)) for m in roster(LINE).models),
+    )
+    previous = None
+    if seen is not None:
+        models = tuple(rules.Model(k, None, x, y, rules.RoundBase(28.5), 0.4) for k, (x, y) in seen.items())
+        previous = rules.TableState(TABLE, (), models)
+    got = roster_bases_where_seen(listed if has_roster else None, previous)
+    if expected is None:
+        assert got is None
+        return
+    assert got is not None
+    assert {m.id: (m.x_mm, m.y_mm) for m in got.models} == expected
+    assert all(m.base == rules.RoundBase(32.0, height_mm=3.5) for m in got.models)

@@ -121,6 +121,21 @@ def _cmd_detect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float) -> str:
+    """How many models were measured at the bases the roster declares (:func:`tableref.pipeline.detect_frame`)."""
+    report = state.extras.get("calibration", {})
+    declared = report.get("declared_bases") or {"sizes": 0, "rim_heights": 0}
+    if declared["sizes"]:
+        return (
+            f"Measured {declared['sizes']} of the roster's {listed} models at their declared base sizes, "
+            f"{declared['rim_heights']} of them at their declared rim heights too."
+        )
+    return (
+        "The roster's base sizes were taken after measuring: measuring at them needs a camera.json and a frame of "
+        f"at least {min_px_per_mm:g} px/mm on the table (this one: {report.get('px_per_mm', 0.0):.2f})."
+    )
+
+
 def _cmd_analyze(args: argparse.Namespace) -> int:
     roster = rules.load_state(args.roster)
     profile = rules.load_profile(args.profile)
@@ -139,6 +154,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
+        print(declared_note(state, len(roster.models), config.vision.outline_min_px_per_mm))
         if missing:
             print(
                 f"\nNot found in the frame ({len(missing)} of {len(roster.models)} roster models, left out of the "
@@ -184,6 +200,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         print(json.dumps({**measurement.to_dict(), "frames": len(frames), "profile": profile.name}, indent=2))
     else:
         print(format_measurement(measurement, len(frames)))
+        print(declared_note(state, len(roster.models), config.vision.outline_min_px_per_mm))
     return EXIT_OK
 
 

@@ -244,8 +244,8 @@ def detect_frame(
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a
     ``roster`` (the table state the models are carried over from), each base it lists is fitted again at the size
-    it declares, and at the rim height it declares where it does (see :func:`known_bases`); the models are still
-    unassigned (:func:`carry_identities` assigns them)."""
+    it declares, and at the rim height it declares where it does (see :func:`known_bases`; the calibration report's
+    ``declared_bases`` counts them); the models are still unassigned (:func:`carry_identities` assigns them)."""
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -260,13 +260,20 @@ def detect_frame(
     t = time.perf_counter()
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
+    declared: dict[str, int] | None = None
     if roster is not None:
         diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
         detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
+        # a base fitted at a known size carries no size doubt: that tells the ones fitted again
+        held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
+        declared = {"sizes": int(held.sum()), "rim_heights": int((held & np.isfinite(height)).sum())}
     timings["detect"] = (time.perf_counter() - t) * 1e3
     state, random = state_from_detections(
         spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm
     )
+    if declared is not None:
+        report = {**state.extras["calibration"], "declared_bases": declared}
+        state = replace(state, extras=MappingProxyType({**state.extras, "calibration": report}))
     timings["total"] = (time.perf_counter() - start) * 1e3
     return FrameAnalysis(state, calibration, detections, px_per_mm, MappingProxyType(timings), random)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -97,6 +98,22 @@ def test_evaluate_scores_every_sample(capsys: pytest.CaptureFixture[str]) -> Non
     assert len(doc["frames"]) == len(list(SAMPLES.glob("*.truth.json")))
     assert 0 < doc["overall"]["precision"] <= 1
     assert doc["reliability"][0]["group"] == "all"
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [
+        ("crowded_4k", r"Measured 6\d of the roster's 70 models at their declared base sizes, 6\d of them at their"),
+        ("skirmish_1080p", r"taken after measuring: .* at least 1.2 px/mm on the table \(this one: 0.\d\d\)"),
+    ],
+)
+def test_analyze_says_whether_the_rosters_bases_were_measured_at(
+    capsys: pytest.CaptureFixture[str], name: str, note: str
+) -> None:
+    sample = [SAMPLES / f"{name}{suffix}" for suffix in (".jpg", ".camera.json", ".truth.json")]
+    code, out, _ = run(capsys, "analyze", sample[0], "--camera", sample[1], "--roster", sample[2])
+    assert code == 0
+    assert re.search(note, out), out[-400:]
 
 
 def test_evaluate_with_the_truth_as_roster(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -325,7 +325,7 @@ def carry_identities(
     units, terrain and table come along. With ``bases_within_mm``, a matched model also takes the roster model's
     base when both are round and their diameters are at most that far apart (mm): the roster says what each model
     stands on, the camera only measures it. A size read wrong by d mm widens the model's sigma by d / 2 (in
-    quadrature)."""
+    quadrature); so does a size farther off, which is kept as measured."""
     det = detected.models
     ros = roster.models
     rows, cols = match_models(det, ros, gate_mm)
@@ -342,6 +342,11 @@ def carry_identities(
                 # difference or more (a circle inside the footprint touches it on one side)
                 misread_mm = abs(m.base.semi_axes_mm[0] - r.base.semi_axes_mm[0])
                 base, sigma_mm = r.base, float(np.hypot(m.sigma_mm, misread_mm))
+            elif bases_within_mm is not None and _same_round_size(m.base, r.base, math.inf):
+                # too far off to be a misread size: a circle about the base and its shadow, say. The camera and
+                # the roster disagree, so the measured base stays, as doubtful as the difference
+                misread_mm = abs(m.base.semi_axes_mm[0] - r.base.semi_axes_mm[0])
+                sigma_mm = float(np.hypot(m.sigma_mm, misread_mm))
             models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, base, sigma_mm))
         else:
             new_id = next(x for x in fresh if x not in taken)

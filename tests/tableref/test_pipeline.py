@@ -119,30 +119,36 @@ OVAL = rules.OvalBase(60.0, 35.0)
 
 
 @pytest.mark.parametrize(
-    ("measured_mm", "declared", "within_mm", "expected"),
+    ("measured_mm", "declared", "within_mm", "expected", "sigma_mm"),
     [
-        # a neighbouring standard size: the roster's
-        (28.5, ROUND_27, 4.0, ROUND_27),
-        (25.0, ROUND_27, 4.0, ROUND_27),
-        # too far off to be a misread size: as measured
-        (40.0, ROUND_27, 4.0, rules.RoundBase(40.0, 0.8)),
+        # a neighbouring standard size: the roster's, the centre as doubtful as half the difference
+        (28.5, ROUND_27, 4.0, ROUND_27, math.hypot(0.3, 0.75)),
+        (25.0, ROUND_27, 4.0, ROUND_27, math.hypot(0.3, 1.0)),
+        # too far off to be a misread size: as measured, and as doubtful
+        (40.0, ROUND_27, 4.0, rules.RoundBase(40.0, 0.8), math.hypot(0.3, 6.5)),
         # an oval in the roster: the camera measures round bases only, and the oval's turn is not known
-        (28.5, OVAL, 4.0, rules.RoundBase(28.5, 0.8)),
+        (28.5, OVAL, 4.0, rules.RoundBase(28.5, 0.8), 0.3),
         # not asked for
-        (28.5, ROUND_27, None, rules.RoundBase(28.5, 0.8)),
+        (28.5, ROUND_27, None, rules.RoundBase(28.5, 0.8), 0.3),
     ],
 )
 def test_a_matched_model_takes_the_rosters_base_when_the_size_measured_allows_it(
-    measured_mm: float, declared: rules.RoundBase | rules.OvalBase, within_mm: float | None, expected: object
+    measured_mm: float,
+    declared: rules.RoundBase | rules.OvalBase,
+    within_mm: float | None,
+    expected: object,
+    sigma_mm: float,
 ) -> None:
     roster = rules.TableState(rules.Table(1829.0, 1219.0), models=(rules.Model("a1", None, 100.0, 100.0, declared),))
     found = rules.TableState(
-        rules.Table(1829.0, 1219.0), models=(rules.Model("m1", None, 102.0, 100.0, rules.RoundBase(measured_mm, 0.8)),)
+        rules.Table(1829.0, 1219.0),
+        models=(rules.Model("m1", None, 102.0, 100.0, rules.RoundBase(measured_mm, 0.8), 0.3),),
     )
     (model,) = carry_identities(found, roster, 40.0, within_mm).models
     assert model.id == "a1"
     assert (model.x_mm, model.y_mm) == (102.0, 100.0)
     assert model.base == expected
+    assert model.sigma_mm == pytest.approx(sigma_mm)
 
 
 def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config: Config) -> None:

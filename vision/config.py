@@ -75,6 +75,7 @@ class VisionSettings:
             residuals cluster (clusters of this many consecutive rays; it divides ``rays``), times this factor.
         known_misfit_scale: that factor for bases fitted again at a known size and rim height
             (:func:`vision.detect.fit_known_bases`).
+        known_starts: the starts (as ``outline_starts``) of a fit at a known size and rim height.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -173,6 +174,7 @@ class VisionSettings:
     outline_misfit_rays: int
     outline_misfit_scale: float
     known_misfit_scale: float
+    known_starts: tuple[float, ...]
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -293,6 +295,8 @@ class VisionSettings:
             )
         if not self.outline_starts:
             raise SettingsError("outline_starts must list at least one start (0: where the edges put the base)")
+        if not self.known_starts:
+            raise SettingsError("known_starts must list at least one start (0: where the base was detected)")
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
         if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:

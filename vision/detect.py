@@ -850,7 +850,7 @@ def fit_known_bases(
         parallax,
         # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak,
         # a neighbour) go before the first step too
-        replace(settings, outline_reject_at=(0, *settings.outline_reject_at)),
+        replace(settings, outline_reject_at=(0, *settings.outline_reject_at), outline_starts=settings.known_starts),
         radius_known=True,
         height_ratio=heights[rows],
     )

@@ -318,6 +318,8 @@ def test_bad_input_raises_named_errors(
         ({"outline_height_ratio": (1.1, 1.5)}, "outline_height_ratio"),
         ({"outline_height_sigma": 0.0}, "outline_height_sigma"),
         ({"ambiguity_shifts": -1}, "ambiguity_shifts"),
+        ({"known_misfit_scale": -1.0}, "known_misfit_scale must not be negative"),
+        ({"known_starts": ()}, "known_starts must list at least one start"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:

@@ -95,10 +95,12 @@ def rim_parallax(calibration: TableCalibration, px_per_mm: float, rim_height_mm:
     return RimParallax((float(nadir[0]), float(nadir[1])), rim_height_mm / (height - rim_height_mm))
 
 
-def seen_height_mm(calibration: TableCalibration, rim_height_mm: float) -> float:
+def seen_height_mm(
+    calibration: TableCalibration, rim_height_mm: float | NDArray[np.float64]
+) -> float | NDArray[np.float64]:
     """The height whose parallax maps a fitted outline centre to the footprint: the stadium's middle lies
     halfway between footprint and top in the top-down view, which is where a point at height
-    H h / (2 H - h) appears (H the camera height)."""
+    H h / (2 H - h) appears (H the camera height). ``rim_height_mm``: a float, or (N,) one per base."""
     if not calibration.heights_corrected:
         return 0.0
     assert calibration.camera_position_mm is not None
@@ -112,9 +114,11 @@ def _position_sigma_mm(
     centers_mm: NDArray[np.float64],
     px_per_mm: float,
     settings: PipelineSettings,
+    height_share: NDArray[np.float64],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(N,) 1-sigma position uncertainty per axis, split into the part that varies from frame to frame (the
-    edge fit) and the part that does not (table mapping, rim height, uncorrected lens)."""
+    edge fit) and the part that does not (table mapping, rim height, uncorrected lens). ``height_share`` (N,):
+    how much of a rim height error moves each centre (see :class:`vision.BaseDetections`)."""
     fit = np.asarray(detections.center_sigma_px / px_per_mm, dtype=np.float64)
     mapping = calibration.mapping_sigma_mm(centers_mm) if len(centers_mm) else np.empty(0)
     terms = [mapping, np.asarray(detections.model_sigma_mm, dtype=np.float64)]
@@ -125,7 +129,7 @@ def _position_sigma_mm(
         lever = np.hypot(*(centers_mm - nadir).T) / float(calibration.camera_position_mm[2])
         # a centre the edges read sits at about half the rim height, so half of a rim height error shows; the
         # appearance fit finds each base's own height
-        terms.append(0.5 * settings.rim_height_sigma_mm * lever * detections.rim_height_share)
+        terms.append(0.5 * settings.rim_height_sigma_mm * lever * height_share)
     if not calibration.lens_corrected:
         terms.append(np.full(len(centers_mm), settings.uncorrected_lens_sigma_mm))
     return fit, np.asarray(np.sqrt(np.sum(np.square(terms), axis=0)), dtype=np.float64)
@@ -153,11 +157,16 @@ def size_sigma_mm(
 
 
 def _footprints_mm(
-    calibration: TableCalibration, detections: BaseDetections, px_per_mm: float, settings: PipelineSettings
+    calibration: TableCalibration,
+    detections: BaseDetections,
+    px_per_mm: float,
+    settings: PipelineSettings,
+    rim_heights_mm: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """(N, 2) table mm where each detected base stands."""
+    """(N, 2) table mm where each detected base stands; ``rim_heights_mm`` (N,) each outline's rim height (None:
+    the one assumed)."""
     seen_mm = rectified_to_table(detections.center_px, px_per_mm) if len(detections) else np.empty((0, 2))
-    height = seen_height_mm(calibration, settings.rim_height_mm)
+    height = seen_height_mm(calibration, settings.rim_height_mm if rim_heights_mm is None else rim_heights_mm)
     # The outline's fitted centre is where the base's axis at about half the rim height meets the table along
     # its ray; the model stands below it.
     return calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
@@ -201,12 +210,20 @@ def state_from_detections(
     px_per_mm: float,
     settings: PipelineSettings,
     sizes_mm: Sequence[float],
+    declared_rims_mm: NDArray[np.float64] | None = None,
 ) -> tuple[rules.TableState, NDArray[np.float64]]:
     """Detections of a top-down view -> a table state of unassigned models, ids ``m1, m2, ...`` along the table
     rows (by y, then x) so that ids do not depend on detection order, and the frame-to-frame part of each
-    model's sigma (N,) in state order."""
-    centers_mm = _footprints_mm(calibration, detections, px_per_mm, settings)
-    random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings)
+    model's sigma (N,) in state order. ``declared_rims_mm`` (N,): the rim height a roster declares for each
+    outline the edges read (NaN: the one assumed), which places it and leaves no doubt about that height."""
+    share = np.asarray(detections.rim_height_share, dtype=np.float64)
+    rims = np.full(len(detections), settings.rim_height_mm)
+    if declared_rims_mm is not None:
+        declared = np.isfinite(declared_rims_mm) & (share > 0)
+        rims = np.where(declared, declared_rims_mm, rims)
+        share = np.where(declared, 0.0, share)
+    centers_mm = _footprints_mm(calibration, detections, px_per_mm, settings, rims)
+    random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings, share)
     sigma = np.hypot(random, systematic)
     size_sigma = size_sigma_mm(
         2.0 * detections.radius_px / px_per_mm, detections.diameter_mm, sizes_mm, detections.diameter_sigma_mm
@@ -245,7 +262,9 @@ def detect_frame(
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a
     ``roster`` (the table state the models are carried over from), each base it lists is fitted again at the size
     it declares, and at the rim height it declares where it does (see :func:`known_bases`; the calibration report's
-    ``declared_bases`` counts them); the models are still unassigned (:func:`carry_identities` assigns them)."""
+    ``declared_bases`` counts them); where the appearance fit does not run (about 1 px/mm), an outline the edges
+    read is placed at the declared rim height. The models are still unassigned (:func:`carry_identities` assigns
+    them)."""
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -261,15 +280,18 @@ def detect_frame(
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
     declared: dict[str, int] | None = None
+    declared_rims_mm = None
     if roster is not None:
         diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
         detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
+        # outlines the edges read (where the appearance fit does not run) are placed at the declared height
+        declared_rims_mm = height * settings.rim_height_mm
         # a base fitted at a known size carries no size doubt: that tells the ones fitted again
         held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
         declared = {"sizes": int(held.sum()), "rim_heights": int((held & np.isfinite(height)).sum())}
     timings["detect"] = (time.perf_counter() - t) * 1e3
     state, random = state_from_detections(
-        spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm
+        spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm, declared_rims_mm
     )
     if declared is not None:
         report = {**state.extras["calibration"], "declared_bases": declared}

@@ -91,6 +91,27 @@ def _state(points: list[tuple[str, str | None, float, float]], units: list[str])
     )
 
 
+@pytest.mark.parametrize(("declared_mm", "off"), [(None, True), (5.0, False), (math.nan, True)])
+def test_a_declared_rim_height_places_an_outline_the_edges_read(
+    empty_table: Rendered, config: Config, declared_mm: float | None, off: bool
+) -> None:
+    # outlines of bases with 5 mm rims, read by their edges (share 1); the pipeline assumes 4 mm
+    cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
+    settings = dataclasses.replace(config.pipeline, rim_height_mm=4.0)
+    on_plane = cal.image_to_table(cal.table_to_image(TRUTH_MM, seen_height_mm(cal, 5.0)), 0.0)
+    dets = detections_at(table_to_rectified(on_plane, 2.0), 32.0, 0.1, 2.0)
+    rims = None if declared_mm is None else np.full(len(dets), declared_mm)
+    state, _ = state_from_detections(empty_table.spec, cal, dets, 2.0, settings, SIZES_MM, rims)
+    assumed, _ = state_from_detections(empty_table.spec, cal, dets, 2.0, settings, SIZES_MM)
+    got = np.array([[m.x_mm, m.y_mm] for m in state.models])
+    order = np.lexsort((TRUTH_MM[:, 0], TRUTH_MM[:, 1]))
+    errors_mm = np.hypot(*(got - TRUTH_MM[order]).T)
+    assert (errors_mm.max() > 0.05) == off and (errors_mm.max() < 1e-6) == (not off), errors_mm
+    # a declared height leaves no doubt about it: the rim-height term leaves the sigma
+    sigmas = [m.sigma_mm for m in state.models]
+    assert all((a < b) == (not off) for a, b in zip(sigmas, [m.sigma_mm for m in assumed.models], strict=True))
+
+
 @pytest.mark.parametrize(
     ("detected", "expected"),
     [

@@ -197,7 +197,9 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     state = carry_identities(fused, roster, config.pipeline.roster_gate_mm, config.pipeline.roster_size_tolerance_mm)
     measurement = rules.measure(state, a, b, profile)
     if args.json:
-        print(json.dumps({**measurement.to_dict(), "frames": len(frames), "profile": profile.name}, indent=2))
+        declared = state.extras.get("calibration", {}).get("declared_bases")
+        doc = {**measurement.to_dict(), "frames": len(frames), "profile": profile.name, "declared_bases": declared}
+        print(json.dumps(doc, indent=2))
     else:
         print(format_measurement(measurement, len(frames)))
         print(declared_note(state, len(roster.models), config.vision.outline_min_px_per_mm))

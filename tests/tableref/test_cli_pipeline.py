@@ -91,6 +91,16 @@ def test_measure_prints_gap_and_verdicts(capsys: pytest.CaptureFixture[str], ros
     assert doc["sigma_mm"] > 0
 
 
+def test_measure_at_the_rosters_declared_bases(capsys: pytest.CaptureFixture[str]) -> None:
+    frame, camera, truth = (SAMPLES / f"crowded_4k{suffix}" for suffix in (".jpg", ".camera.json", ".truth.json"))
+    ids = [m["id"] for m in json.loads(truth.read_text())["models"]][:2]
+    code, out, _ = run(capsys, "measure", frame, "--camera", camera, "--roster", truth, *ids, "--json")
+    assert code == 0
+    declared = json.loads(out)["declared_bases"]
+    # every base the frame shows (61 of the roster's 70 on this frame) at its declared size and rim height
+    assert declared["sizes"] == declared["rim_heights"] >= 55
+
+
 def test_evaluate_scores_every_sample(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "evaluate", SAMPLES, "--json")
     assert code == 0

@@ -239,6 +239,22 @@ def _subcell(acc: NDArray[np.float32], iy: NDArray[np.intp], ix: NDArray[np.intp
     return np.asarray(np.clip(delta, -0.5, 0.5), dtype=np.float64)
 
 
+def cell_index(
+    x_px: NDArray[np.float32] | NDArray[np.float64],
+    y_px: NDArray[np.float32] | NDArray[np.float64],
+    cell: int,
+    grid: tuple[int, int],
+) -> NDArray[np.intp]:
+    """Flat index (N,) into a ``grid`` (rows, columns) of square cells ``cell`` px wide of the points (N,) at
+    ``x_px``, ``y_px`` (inside the image the grid covers)."""
+    rows, cols = grid
+    inv = np.float32(1.0 / cell)
+    # in float32 a point just inside the last cell can round up to the next: clip to the grid
+    row = np.minimum((y_px * inv).astype(np.intp), rows - 1)
+    col = np.minimum((x_px * inv).astype(np.intp), cols - 1)
+    return np.asarray(row * cols + col, dtype=np.intp)
+
+
 def vote_seeds(
     grey: NDArray[np.uint8],
     px_per_mm: float,
@@ -289,8 +305,7 @@ def vote_seeds(
             cx = x2 + r * ux2
             cy = y2 + r * uy2
             inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
-            inv = np.float32(1.0 / cell)
-            index = (cy[inside] * inv).astype(np.intp) * wc + (cx[inside] * inv).astype(np.intp)
+            index = cell_index(cx[inside], cy[inside], cell, (hc, wc))
             votes = np.bincount(index, minlength=hc * wc).astype(np.float32).reshape(hc, wc)
             # each radius on its own (summing them would add the texture's votes once per size); the Gaussian's
             # sum is kept so that the threshold stays in votes

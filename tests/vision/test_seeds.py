@@ -11,7 +11,15 @@ from numpy.typing import NDArray
 
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
-from vision.seeds import _edge_normals, circles_from_hough, find_seeds, reduction_factor, size_bands, vote_seeds
+from vision.seeds import (
+    _edge_normals,
+    cell_index,
+    circles_from_hough,
+    find_seeds,
+    reduction_factor,
+    size_bands,
+    vote_seeds,
+)
 
 SETTINGS = load_config().vision
 
@@ -136,3 +144,25 @@ def test_edge_normals_match_sobel(seed: int) -> None:
 def test_edge_normals_of_an_empty_edge_map() -> None:
     out = _edge_normals(np.zeros((10, 10), np.uint8), np.zeros((10, 10), np.uint8))
     assert all(len(a) == 0 for a in out)
+
+
+@pytest.mark.parametrize(
+    ("x_px", "y_px", "cell", "grid", "expected"),
+    [
+        (0.0, 0.0, 3, (598, 897), 0),
+        (4.5, 7.0, 3, (598, 897), 2 * 897 + 1),
+        # just inside the last row and column: in float32, y / 3 rounds up to 598.0, one row past the grid
+        (
+            float(np.nextafter(np.float32(2691), np.float32(0))),
+            float(np.nextafter(np.float32(1794), np.float32(0))),
+            3,
+            (598, 897),
+            597 * 897 + 896,
+        ),
+    ],
+)
+def test_votes_land_in_the_accumulator(
+    x_px: float, y_px: float, cell: int, grid: tuple[int, int], expected: int
+) -> None:
+    index = cell_index(np.array([x_px], np.float32), np.array([y_px], np.float32), cell, grid)
+    assert index.tolist() == [expected]

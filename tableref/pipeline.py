@@ -172,6 +172,16 @@ def _footprints_mm(
     return calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
 
 
+def standing_on(
+    table: rules.Table, models: Sequence[rules.Model], bases: Mapping[str, rules.RoundBase | rules.OvalBase]
+) -> rules.TableState | None:
+    """``models`` (where they were last seen) standing on the ``bases`` declared for them (by model id), as the
+    ``roster`` of :func:`detect_frame`; models with no declared base are left out. None when none is left. Only
+    where they stand and what they stand on matter there: no units (a unit's leader may not be among them)."""
+    listed = tuple(replace(m, unit=None, base=bases[m.id]) for m in models if m.id in bases)
+    return rules.TableState(table, models=listed) if listed else None
+
+
 def known_bases(
     calibration: TableCalibration,
     detections: BaseDetections,

@@ -22,7 +22,7 @@ import numpy as np
 
 import rules
 from tableref.assign import gated_assignment
-from tableref.pipeline import carry_identities
+from tableref.pipeline import carry_identities, standing_on
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -323,9 +323,7 @@ def roster_bases_where_seen(
         return None
     if previous is None:
         return roster
-    bases = {m.id: m.base for m in roster.models}
-    models = tuple(replace(m, unit=None, base=bases[m.id]) for m in previous.models if m.id in bases)
-    return rules.TableState(previous.table, models=models) if models else None
+    return standing_on(previous.table, previous.models, {m.id: m.base for m in roster.models})
 
 
 def review_state(

@@ -792,10 +792,13 @@ def detect_bases(
     return both[np.argsort(-both.score, kind="stable")]
 
 
-def _outline_sigmas(look: OutlineFit, px_per_mm: float, settings: VisionSettings) -> tuple[FloatArray, FloatArray]:
-    """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,))."""
+def _outline_sigmas(
+    look: OutlineFit, px_per_mm: float, settings: VisionSettings, misfit_scale: float | FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,)), their
+    misfit times ``misfit_scale`` (one for all, or (K_ok,))."""
     ok = look.ok
-    scaled = settings.outline_misfit_scale / px_per_mm
+    scaled = misfit_scale / px_per_mm
     diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
     # the starts' fits about as good as the one kept: two equally likely readings d apart have a spread of d / 2
     model = np.sqrt(
@@ -864,11 +867,8 @@ def fit_known_bases(
     center[done] = middle_of(look.center_px[look.ok], parallax)
     radius[done], size[done] = radius_px[look.ok], known[done]
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
-    _size_sigma, free_height = _outline_sigmas(look, scale, settings)
-    _size_sigma, held_height = _outline_sigmas(
-        look, scale, replace(settings, outline_misfit_scale=settings.known_misfit_scale)
-    )
-    model_sigma[done] = np.where(np.isfinite(heights[done]), held_height, free_height)
+    misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
+    _size_sigma, model_sigma[done] = _outline_sigmas(look, scale, settings, misfit_scale)
     # a size detected wrong was a reading of part of the rim, its centre off by about half the difference or more:
     # the fit started there, and may have stayed
     misread_mm = np.abs(detections.diameter_mm[done] - known[done]) / 2.0
@@ -1008,7 +1008,9 @@ def _detect_in(
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
-    diameter_sigma[live[look.ok]], model_sigma[live[look.ok]] = _outline_sigmas(look, scale, settings)
+    diameter_sigma[live[look.ok]], model_sigma[live[look.ok]] = _outline_sigmas(
+        look, scale, settings, settings.outline_misfit_scale
+    )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     # a base of the mat's own colour may show only by its contact shadow: the edges and the rim model read the

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 import rules
-from tableref.pipeline import carry_identities
+from tableref.pipeline import carry_identities, standing_on
 from webui.errors import UploadError
 
 OVERRIDES = "base_overrides"
@@ -70,10 +70,7 @@ def declared_bases(roster: rules.TableState | None) -> rules.TableState | None:
     None when nothing is declared."""
     if roster is None:
         return None
-    overrides = base_overrides(roster)
-    # only where they stand and what they stand on matter here: no units (a unit's leader may not be declared)
-    models = tuple(replace(m, unit=None, base=overrides[m.id]) for m in roster.models if m.id in overrides)
-    return rules.TableState(roster.table, models=models) if models else None
+    return standing_on(roster.table, roster.models, base_overrides(roster))
 
 
 def roster_from_json(data: Any) -> rules.TableState:

@@ -105,6 +105,10 @@ class VisionSettings:
             top is of the mat's colour) the figure must spread by at least this.
         ring_colour_figure_contrast: such a rim's figure must also spread by at least this in colour, or by
             faint_figure_contrast in grey (the one figure test of such rims where figures blur).
+        ring_edge_mm: a circle centred within this of a printed ring's, its radius within the ring's stroke
+            widened by this, is the stroke's other edge, not a base.
+        token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
+            centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
         ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
             up to this much larger in radius (mm), touching the reading on one side, in the best of this many
@@ -192,6 +196,8 @@ class VisionSettings:
     faint_figure_contrast: float
     ring_min_figure_contrast: float
     ring_colour_figure_contrast: float
+    ring_edge_mm: float
+    token_ring_mm: float
     max_overlap_mm: float
     ambiguity_reach_mm: float
     ambiguity_shifts: int
@@ -320,6 +326,8 @@ class VisionSettings:
             "faint_figure_contrast",
             "ring_min_figure_contrast",
             "ring_colour_figure_contrast",
+            "ring_edge_mm",
+            "token_ring_mm",
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",

@@ -41,7 +41,11 @@ Steps:
    - the mat inside: where the rim model finds a top of the mat's grey level, the line is a printed one (narrower
      than ``min_wall_mm``) or, in images that resolve a figure, there must be a figure that clearly shows
      (``ring_min_figure_contrast``); and, also where figures blur, it must show in colour
-     (``ring_colour_figure_contrast``) or be more than faint in grey (``faint_figure_contrast``).
+     (``ring_colour_figure_contrast``) or be more than faint in grey (``faint_figure_contrast``);
+   - the other edge of a ring: a circle concentric with one taken for a printed ring, its radius within the ring's
+     stroke, is the stroke's inner edge (``ring_edge_mm``); a circle around a plain disc (every test passed but
+     the figure's) and up to ``token_ring_mm`` larger is a token's printed ring, its figure the ring seen off
+     centre.
 
    Where the appearance fit runs, a candidate that failed only the disc test gets a second one at the footprint
    the fit finds: edges that ran out into a contact shadow put the band partly on the mat.
@@ -530,6 +534,27 @@ def _figure_contrast(
     return np.asarray(np.percentile(prof.std(axis=1), _FIGURE_PERCENTILE, axis=1), dtype=np.float64)
 
 
+def _concentric(
+    center: FloatArray,
+    radius: FloatArray,
+    accept: BoolArray,
+    others: NDArray[np.intp],
+    larger_px: tuple[FloatArray | float, FloatArray | float],
+    slack_px: float,
+) -> NDArray[np.intp]:
+    """Rows of the accepted circles (``center`` (K, 2), ``radius`` (K,) px, ``accept`` (K,)) centred within
+    ``slack_px`` of one of the ``others`` (M,) rows, their radius larger than its by ``larger_px`` (low, high;
+    each a float or (M,) px) widened by ``slack_px``."""
+    rows = np.flatnonzero(accept)
+    if rows.size == 0 or others.size == 0:
+        return np.zeros(0, np.intp)
+    low, high = (np.broadcast_to(np.asarray(v, dtype=np.float64), others.shape) for v in larger_px)
+    apart = _centre_distances(center[rows], center[others])
+    larger = radius[rows, None] - radius[None, others]
+    near = (apart <= slack_px) & (larger >= low[None, :] - slack_px) & (larger <= high[None, :] + slack_px)
+    return rows[near.any(axis=1)]
+
+
 def _rim_model(
     grey: NDArray[np.uint8],
     center: FloatArray,
@@ -972,6 +997,8 @@ def _detect_in(
                 grey_figure >= settings.colour_clear_figure_grey
             )
         figure = np.minimum(figure, grey_figure)
+    # a disc that passes every test but the figure's: a token's middle, or a printed disc
+    plain_disc = rim_ok & _disc_pass(contrast, fill, settings) & (figure < min_figure) & ~clear_in_colour
     rim_ok &= (figure >= min_figure) | clear_in_colour
     # the mat's own blotches can pass the disc and the figure tests each, but only just: not both just
     rim_ok &= (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
@@ -1005,6 +1032,8 @@ def _detect_in(
         disc = _disc_pass(contrast_again, fill_again, settings)
         accept[rows[disc]] = True
         contrast[rows[disc]] = contrast_again[disc]
+    # the circles the edges read, before the fit moves them: where a token's printed ring and its middle lie
+    edge_center, edge_radius = center.copy(), radius.copy()
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
@@ -1046,7 +1075,17 @@ def _detect_in(
             figure[inside] < settings.faint_figure_contrast
         )
         ring[mat_inside[plain]] = True
-    accept[live[line | ring]] = False
+    printed = line | ring
+    accept[live[printed]] = False
+    # a printed ring shows a circle at each edge of its stroke: the inner one has the mat inside and the stroke
+    # outside, and passes for a disc; it goes with the ring
+    stroke_px = rim.width_px[printed]
+    slack_px = settings.ring_edge_mm * scale
+    accept[_concentric(edge_center, edge_radius, accept, live[printed], (-stroke_px, stroke_px), slack_px)] = False
+    # a token with a printed ring: its plain middle fails the figure test, but a circle at the ring's outer edge has
+    # the ring in its figure band (off centre) and passes; it goes with the middle
+    token_px = (0.0, settings.token_ring_mm * scale)
+    accept[_concentric(edge_center, edge_radius, accept, np.flatnonzero(plain_disc), token_px, slack_px)] = False
     score = (
         coverage
         * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)

@@ -107,6 +107,12 @@ class VisionSettings:
             faint_figure_contrast in grey (the one figure test of such rims where figures blur).
         ring_edge_mm: a circle centred within this of a printed ring's, its radius within the ring's stroke
             widened by this, is the stroke's other edge, not a base.
+        size_vote_reach_mm, size_vote_window_mm, size_vote_share, size_vote_min: a unit's models stand on one
+            size: each base's size goes to the vote of the bases within size_vote_reach_mm of it (edge to edge)
+            whose fitted diameters lie within size_vote_window_mm of its own, itself included; the size at least
+            size_vote_share of them snapped to wins, where there are at least size_vote_min (reach 0: no vote);
+        size_vote_margin_mm: and only where the base's fitted diameter lies at most this much farther from the
+            size voted for than from its own (a size read clearly stays).
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
@@ -197,6 +203,11 @@ class VisionSettings:
     ring_min_figure_contrast: float
     ring_colour_figure_contrast: float
     ring_edge_mm: float
+    size_vote_reach_mm: float
+    size_vote_window_mm: float
+    size_vote_share: float
+    size_vote_min: int
+    size_vote_margin_mm: float
     token_ring_mm: float
     max_overlap_mm: float
     ambiguity_reach_mm: float
@@ -263,6 +274,7 @@ class VisionSettings:
             "outline_start_margin",
             "min_edge_coverage",
             "min_disc_fill",
+            "size_vote_share",
         ):
             if not 0 < getattr(self, name) <= 1:
                 raise SettingsError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
@@ -328,6 +340,10 @@ class VisionSettings:
             "ring_colour_figure_contrast",
             "ring_edge_mm",
             "token_ring_mm",
+            "size_vote_reach_mm",
+            "size_vote_window_mm",
+            "size_vote_min",
+            "size_vote_margin_mm",
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",

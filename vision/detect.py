@@ -71,6 +71,9 @@ Steps:
    where figures blur (under ``outline_min_px_per_mm``), one that shows clearly in colour
    (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey.
 
+8. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base's size goes to the vote of
+   its neighbours of about its fitted diameter (``size_vote_*``); the centre does not move.
+
 The centre's 1-sigma uncertainty comes from the covariance of the geometric fit (residual variance over the
 inlier count, shaped by their angular spread), with rays closer together along the rim than
 ``edge_correlation_px`` counted as one, plus ``edge_bias_px / px_per_mm`` in quadrature for the pull of nearby
@@ -807,14 +810,44 @@ def detect_bases(
         colour = chroma_contrast(np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px)
     found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, colour)
     if colour is None:
-        return found
+        return _vote_sizes(found, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
     more = _detect_in(colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax, None)
     more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
     both = BaseDetections.concatenate([found, more])
-    return both[np.argsort(-both.score, kind="stable")]
+    return _vote_sizes(both[np.argsort(-both.score, kind="stable")], scale, settings)
+
+
+def _vote_sizes(found: BaseDetections, px_per_mm: float, settings: VisionSettings) -> BaseDetections:
+    """``found`` with each base's size put to the vote of the bases near it (within ``size_vote_reach_mm`` edge
+    to edge, fitted diameters within ``size_vote_window_mm`` of its own, itself included): the size at least
+    ``size_vote_share`` of them snapped to wins, where there are at least ``size_vote_min`` of them and the fitted
+    diameter lies at most ``size_vote_margin_mm`` farther from it than from its own size. A unit's models stand
+    on one size, so the fit's scatter, not its bias, decides between neighbouring sizes."""
+    n = len(found)
+    if n == 0 or settings.size_vote_reach_mm <= 0:
+        return found
+    fitted_mm = 2.0 * found.radius_px / px_per_mm
+    size_mm = found.diameter_mm
+    gap_mm = _centre_distances(found.center_px) / px_per_mm - (size_mm[:, None] + size_mm[None, :]) / 2
+    voters = (gap_mm < settings.size_vote_reach_mm) & (
+        np.abs(fitted_mm[:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
+    )
+    voted = size_mm.copy()
+    for i in range(n):
+        ballots = size_mm[voters[i]]
+        if len(ballots) < settings.size_vote_min:
+            continue
+        sizes, counts = np.unique(ballots, return_counts=True)
+        winner = sizes[np.argmax(counts)]
+        # a fit that read its own size clearly keeps it (a 27 mm base among 28.5 mm ones): only one about as near
+        # the size voted for may change
+        doubtful = abs(fitted_mm[i] - winner) - abs(fitted_mm[i] - size_mm[i]) <= settings.size_vote_margin_mm
+        if counts.max() >= settings.size_vote_share * len(ballots) and doubtful:
+            voted[i] = winner
+    return replace(found, diameter_mm=voted)
 
 
 def _outline_sigmas(
@@ -895,8 +928,10 @@ def fit_known_bases(
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
     _size_sigma, model_sigma[done] = _outline_sigmas(look, scale, settings, misfit_scale)
     # a size detected wrong was a reading of part of the rim, its centre off by about half the difference or more:
-    # the fit started there, and may have stayed
-    misread_mm = np.abs(detections.diameter_mm[done] - known[done]) / 2.0
+    # the fit started there, and may have stayed. The size read is the fitted one's: a vote of the neighbours may
+    # have put it right without moving the centre
+    read_mm, _fits = snap_diameters(2.0 * detections.radius_px[done] / scale, settings.base_sizes_mm, np.inf)
+    misread_mm = np.abs(read_mm - known[done]) / 2.0
     model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
     diameter_sigma[done], height_share[done] = 0.0, 0.0
     return replace(

@@ -4,6 +4,7 @@ touching pairs, things that are not bases, masks, empty images and bad input."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -20,7 +21,7 @@ from vision import (
     VisionSettings,
     detect_bases,
 )
-from vision.detect import _other_readings
+from vision.detect import _other_readings, _vote_sizes
 from vision.outline import middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -512,3 +513,63 @@ def test_other_readings_are_looked_for_only_where_asked_and_not_at_all_when_swit
     assert _other_readings(grey, None, *args, np.array([False]), 1.0, directions, SETTINGS)[0] == 0.0
     off = dataclasses.replace(SETTINGS, ambiguity_reach_mm=0.0)
     assert _other_readings(grey, None, *args, np.array([True]), 1.0, directions, off)[0] == 0.0
+
+
+def _row_of_bases(fitted_mm: list[float], snapped_mm: list[float], gap_mm: float) -> BaseDetections:
+    """Bases in a row along x at 1 px/mm, ``gap_mm`` apart edge to edge (at their snapped sizes)."""
+    n = len(fitted_mm)
+    x = np.cumsum([0.0] + [(a + b) / 2 + gap_mm for a, b in itertools.pairwise(snapped_mm)])
+    ones = np.ones(n)
+    return BaseDetections(
+        np.stack([x + 100.0, np.full(n, 100.0)], axis=1),
+        np.asarray(fitted_mm) / 2,
+        np.asarray(snapped_mm),
+        ones,
+        ones,
+        ones,
+        ones,
+        ones,
+        ones,
+        ones,
+    )
+
+
+@pytest.mark.parametrize(
+    ("fitted_mm", "snapped_mm", "gap_mm", "changed", "voted_mm"),
+    [
+        # a unit of 27 mm bases, one read at 28.0 (snapped 28.5): its neighbours outvote it
+        ([27.1, 26.8, 28.0, 27.3, 26.9], [27, 27, 28.5, 27, 27], 5.0, {}, [27, 27, 27, 27, 27]),
+        # a 27 mm base read clearly among 28.5 mm ones keeps its size
+        ([28.4, 28.6, 27.0, 28.5, 28.7], [28.5, 28.5, 27, 28.5, 28.5], 5.0, {}, [28.5, 28.5, 27, 28.5, 28.5]),
+        # ... unless the margin allows it
+        (
+            [28.4, 28.6, 27.0, 28.5, 28.7],
+            [28.5, 28.5, 27, 28.5, 28.5],
+            5.0,
+            {"size_vote_margin_mm": 1.5},
+            [28.5, 28.5, 28.5, 28.5, 28.5],
+        ),
+        # the same unit spread more than the reach apart: no neighbours, no vote
+        ([27.1, 26.8, 28.0, 27.3, 26.9], [27, 27, 28.5, 27, 27], 60.0, {}, [27, 27, 28.5, 27, 27]),
+        # without the vote (reach 0)
+        (
+            [27.1, 26.8, 28.0, 27.3, 26.9],
+            [27, 27, 28.5, 27, 27],
+            5.0,
+            {"size_vote_reach_mm": 0.0},
+            [27, 27, 28.5, 27, 27],
+        ),
+        # no majority of the share asked for: 2 of 4 voters
+        ([27.4, 27.6, 28.0, 27.9], [27, 27, 28.5, 28.5], 5.0, {}, [27, 27, 28.5, 28.5]),
+        # too few voters
+        ([27.1, 28.0], [27, 28.5], 5.0, {}, [27, 28.5]),
+        # a 40 mm base among 25 mm ones is no voter of theirs, nor they of its
+        ([25.2, 40.1, 24.9, 25.3], [25, 40, 25, 25], 5.0, {}, [25, 40, 25, 25]),
+    ],
+)
+def test_a_base_takes_the_size_its_unit_votes_for(
+    fitted_mm: list[float], snapped_mm: list[float], gap_mm: float, changed: dict[str, float], voted_mm: list[float]
+) -> None:
+    settings = dataclasses.replace(load_config().vision, **changed)
+    voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), 1.0, settings)
+    np.testing.assert_array_equal(voted.diameter_mm, voted_mm)

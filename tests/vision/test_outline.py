@@ -248,7 +248,9 @@ def test_a_size_detected_wrong_widens_the_sigma(detected_mm: float, least_sigma_
     # a base detected at another size was read on part of its rim, its centre off by about half the difference: the
     # fit at the known size starts there and may stay, so its sigma covers that half
     grey, dets = _detected_with_figure(4.0)
-    misread = dataclasses.replace(dets, diameter_mm=np.array([detected_mm]))
+    misread = dataclasses.replace(
+        dets, diameter_mm=np.array([detected_mm]), radius_px=np.array([detected_mm / 2 * PX_PER_MM])
+    )
     known = fit_known_bases(grey, PX_PER_MM, SETTINGS, misread, np.array([32.0]), np.array([1.0]), PARALLAX)
     assert known.diameter_mm[0] == 32.0
     assert least_sigma_mm <= known.model_sigma_mm[0] < least_sigma_mm + 0.2

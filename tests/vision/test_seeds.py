@@ -12,10 +12,13 @@ from numpy.typing import NDArray
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision.seeds import (
+    SeedLevels,
+    Seeds,
     _edge_normals,
     cell_index,
     circles_from_hough,
     find_seeds,
+    hough_seeds,
     reduction_factor,
     size_bands,
     vote_seeds,
@@ -109,6 +112,22 @@ def test_seeds_in_ignored_pixels_are_dropped() -> None:
     seeds = find_seeds(grey, 2.0, SETTINGS, ignore)
     assert len(seeds) > 0
     assert np.all(seeds.center_px[:, 0] < 200)
+
+
+@pytest.mark.parametrize("px_per_mm", [1.0, 4.0])
+def test_searches_split_by_level_give_what_one_call_gives(px_per_mm: float) -> None:
+    # find_seeds runs each search once per level, on threads: in band order, the parts are the whole
+    grey, _scene = textured_scene(px_per_mm, count=10, seed=5)
+    ignore = np.zeros(grey.shape, np.uint8)
+    ignore[:40, :60] = 255
+    levels = SeedLevels(grey, px_per_mm, SETTINGS, ignore)
+    extras = sorted({levels.extra(small) for small, _large in levels.bands_mm})
+    assert len(extras) > 1
+    for search in (vote_seeds, hough_seeds):
+        whole = search(grey, px_per_mm, SETTINGS, ignore, levels)
+        parts = Seeds.concatenate([search(grey, px_per_mm, SETTINGS, ignore, levels, (e,)) for e in extras])
+        for name in ("center_px", "radius_px", "band_px", "reduction"):
+            np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
 
 
 @pytest.mark.parametrize(

@@ -101,6 +101,7 @@ from vision.rim import (
     select_peaks,
 )
 from vision.seeds import Seeds, find_seeds
+from vision.vecmath import hypot
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -266,7 +267,7 @@ def _ring_support(
     reach_hi = float(np.max(ray_radius + peaks.offset_px.max(initial=0.0)))
     kk, rr, pp = np.nonzero(peaks.good)
     reach = ray_radius[kk] + peaks.offset_px[kk, rr, pp]
-    d = np.hypot(
+    d = hypot(
         ray_center[kk, 0] + reach * directions[rr, 0] - center[kk, 0],
         ray_center[kk, 1] + reach * directions[rr, 1] - center[kk, 1],
     )

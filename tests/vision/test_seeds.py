@@ -15,6 +15,7 @@ from vision.seeds import (
     SeedLevels,
     Seeds,
     _edge_normals,
+    _median_grey,
     cell_index,
     circles_from_hough,
     find_seeds,
@@ -185,3 +186,11 @@ def test_votes_land_in_the_accumulator(
 ) -> None:
     index = cell_index(np.array([x_px], np.float32), np.array([y_px], np.float32), cell, grid)
     assert index.tolist() == [expected]
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 1000, 1001])
+def test_median_grey_is_numpys_median(size: int) -> None:
+    rng = np.random.default_rng(size)
+    for low, high in ((0, 256), (100, 103), (250, 256)):
+        sample = rng.integers(low, high, size).astype(np.uint8)
+        assert _median_grey(sample) == np.uint8(np.median(sample))

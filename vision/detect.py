@@ -697,7 +697,11 @@ def _tangent_starts(
     )
     target = _ray_distance_to_circle(center[owner], alt_c, alt_r, directions) - radius[owner, None] - half
     tolerance = max(settings.refine_search_mm * scale / 2, _RING_TOLERANCE_PX)
-    on_alt = (peaks.good[owner] & (np.abs(peaks.offset_px[owner] - target[..., None]) <= tolerance)).any(axis=-1)
+    # only the strong edges count: on each ray theirs first (the rest +inf, never near), cut to the most any ray has;
+    # each reading's rays are looked at for every size and direction, so this keeps those copies small
+    most = int(peaks.good.sum(axis=-1).max(initial=0))
+    strong = np.sort(np.where(peaks.good, peaks.offset_px, np.inf), axis=-1)[..., :most]
+    on_alt = (np.abs(strong[owner] - target[..., None]) <= tolerance).any(axis=-1)
     # the side the two circles share says nothing: only rays where they part count
     apart = target + half > tolerance
     support = (on_alt & apart).sum(axis=1) / np.maximum(apart.sum(axis=1), 1)

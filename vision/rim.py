@@ -145,8 +145,10 @@ def find_peaks(
     at least ``min_gradient`` and at least ``peak_fraction`` of the ray's strongest one, each placed to a fraction
     of a sample by a parabola through it and its two neighbours."""
     value = deriv.value.astype(np.float64)
-    if polarity is None:
+    if polarity is None or not polarity.any():
         q = np.abs(value)
+    elif polarity.all():
+        q = value * polarity[:, None, None]
     else:
         sign = polarity[:, None, None]
         q = np.where(sign == 0, np.abs(value), value * sign)
@@ -158,12 +160,18 @@ def find_peaks(
     peak = (mid >= left) & (mid > right)
     strongest = np.where(peak, mid, -np.inf).max(axis=-1, keepdims=True)
     good = peak & (mid >= min_gradient) & (mid >= peak_fraction * strongest)
-    curvature = left - 2 * mid + right
+    # in place, operation by operation as the formulas read: the same values, without a temporary for each
+    curvature = left - 2 * mid
+    curvature += right
+    delta = left - right
+    delta *= 0.5
     with np.errstate(divide="ignore", invalid="ignore"):
-        delta = np.where(curvature < 0, 0.5 * (left - right) / curvature, 0.0)
-    delta = np.clip(delta, -0.5, 0.5)
-    offset = deriv.offset_px[None, None, 1:-1] + delta * step_px
-    return Peaks(good, offset, mid)
+        delta /= curvature
+    np.copyto(delta, 0.0, where=~(curvature < 0))
+    np.clip(delta, -0.5, 0.5, out=delta)
+    delta *= step_px
+    delta += deriv.offset_px[None, None, 1:-1]
+    return Peaks(good, delta, mid)
 
 
 def select_peaks(first: Peaks, second: Peaks, use_first: BoolArray) -> Peaks:

@@ -63,13 +63,18 @@ def sample_grey(
     rad = per_ray + offsets_px[None, None, :]
     xs = center_px[:, 0, None, None] + rad * directions[None, :, 0, None]
     ys = center_px[:, 1, None, None] + rad * directions[None, :, 1, None]
-    return sample_points(grey, np.stack([xs, ys], axis=-1).reshape(k, n * m, 2)).reshape(k, n, m)
+    return _sample_xy(grey, xs.reshape(k, n * m), ys.reshape(k, n * m)).reshape(k, n, m)
 
 
 def sample_points(grey: NDArray[np.uint8], points_px: FloatArray) -> NDArray[np.float32]:
     """Grey level of ``grey`` (H, W) at points (K, N, 2) (x, y): a (K, N) float32 array. Bilinear; points outside
     the image take the nearest edge pixel."""
-    k, cols = points_px.shape[:2]
+    return _sample_xy(grey, points_px[..., 0], points_px[..., 1])
+
+
+def _sample_xy(grey: NDArray[np.uint8], xs_px: FloatArray, ys_px: FloatArray) -> NDArray[np.float32]:
+    """Grey level of ``grey`` (H, W) at the points (``xs_px``, ``ys_px``), each (K, N): (K, N) float32."""
+    k, cols = xs_px.shape
     if k == 0 or cols == 0:
         return np.zeros((k, cols), np.float32)
     # one map row per candidate keeps each remap row spatially coherent; a candidate with more samples than a
@@ -77,9 +82,13 @@ def sample_points(grey: NDArray[np.uint8], points_px: FloatArray) -> NDArray[np.
     rows_per = max(1, math.ceil(cols / _MAX_REMAP_COLS))
     width = math.ceil(cols / rows_per)
     pad = rows_per * width - cols
-    maps = np.pad(points_px.astype(np.float32), ((0, 0), (0, pad), (0, 0)), mode="edge").reshape(k * rows_per, width, 2)
-    xs, ys = np.ascontiguousarray(maps[..., 0]), np.ascontiguousarray(maps[..., 1])
-    out = cv2.remap(grey, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    maps = []
+    for coordinate in (xs_px, ys_px):
+        single = coordinate.astype(np.float32)
+        if pad:
+            single = np.pad(single, ((0, 0), (0, pad)), mode="edge")
+        maps.append(single.reshape(k * rows_per, width))
+    out = cv2.remap(grey, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return np.asarray(out, dtype=np.float32).reshape(k, rows_per * width)[:, :cols]
 
 

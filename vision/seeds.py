@@ -276,15 +276,21 @@ def cell_index(
     y_px: NDArray[np.float32] | NDArray[np.float64],
     cell: int,
     grid: tuple[int, int],
-) -> NDArray[np.intp]:
+) -> NDArray[np.signedinteger]:
     """Flat index (N,) into a ``grid`` (rows, columns) of square cells ``cell`` px wide of the points (N,) at
-    ``x_px``, ``y_px`` (inside the image the grid covers)."""
+    ``x_px``, ``y_px`` (inside the image the grid covers); int32 where the grid allows it, else intp."""
     rows, cols = grid
     inv = np.float32(1.0 / cell)
+    # 32-bit integers move half the memory of 64-bit ones, and np.bincount takes either
+    kind = np.dtype(np.int32) if rows * cols <= np.iinfo(np.int32).max else np.dtype(np.intp)
+    row: NDArray[np.signedinteger] = (y_px * inv).astype(kind)
+    col: NDArray[np.signedinteger] = (x_px * inv).astype(kind)
     # in float32 a point just inside the last cell can round up to the next: clip to the grid
-    row = np.minimum((y_px * inv).astype(np.intp), rows - 1)
-    col = np.minimum((x_px * inv).astype(np.intp), cols - 1)
-    return np.asarray(row * cols + col, dtype=np.intp)
+    np.minimum(row, rows - 1, out=row)
+    np.minimum(col, cols - 1, out=col)
+    row *= cols
+    row += col
+    return row
 
 
 def vote_seeds(

@@ -171,6 +171,8 @@ def test_edge_normals_of_an_empty_edge_map() -> None:
     [
         (0.0, 0.0, 3, (598, 897), 0),
         (4.5, 7.0, 3, (598, 897), 2 * 897 + 1),
+        # a grid too large for 32-bit indices
+        (4.5, 70000.0, 3, (60000, 60000), 23333 * 60000 + 1),
         # just inside the last row and column: in float32, y / 3 rounds up to 598.0, one row past the grid
         (
             float(np.nextafter(np.float32(2691), np.float32(0))),

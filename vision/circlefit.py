@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.vecmath import hypot
+
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
@@ -115,10 +117,10 @@ def _consensus_circles(
         ux = (cy * (bx * bx + by * by) - by * (cx * cx + cy * cy)) / det
         uy = (bx * (cx * cx + cy * cy) - cx * (bx * bx + by * by)) / det
     center = np.stack([a[..., 0] + ux, a[..., 1] + uy], axis=-1)
-    radius = np.hypot(ux, uy)
+    radius = hypot(ux, uy)
     plausible = np.abs(radius / expected_radius[:, None] - 1.0) <= _CONSENSUS_RADIUS_SHARE
     ok &= np.isfinite(radius) & plausible
-    dist = np.hypot(pts[:, None, :, 0] - center[..., 0:1], pts[:, None, :, 1] - center[..., 1:2])
+    dist = hypot(pts[:, None, :, 0] - center[..., 0:1], pts[:, None, :, 1] - center[..., 1:2])
     agree = (found[:, None, :] & (np.abs(dist - radius[..., None]) <= _CONSENSUS_PX)).sum(axis=2)
     agree = np.where(ok, agree, -1)
     best = np.argmax(agree, axis=1)
@@ -150,7 +152,7 @@ def fit_circles(
     def residuals(c: FloatArray, r: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         dx = pts[..., 0] - c[:, 0:1]
         dy = pts[..., 1] - c[:, 1:2]
-        d = np.maximum(np.hypot(dx, dy), 1e-9)
+        d = np.maximum(hypot(dx, dy), 1e-9)
         return dx, dy, d - r[:, None]
 
     def tukey(res: FloatArray, scale: FloatArray) -> FloatArray:

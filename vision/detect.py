@@ -83,7 +83,7 @@ structures that the fit cannot see.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -108,6 +108,7 @@ from vision.rim import (
     select_peaks,
 )
 from vision.seeds import Seeds, find_seeds
+from vision.vecmath import hypot
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -273,7 +274,7 @@ def _ring_support(
     reach_hi = float(np.max(ray_radius + peaks.offset_px.max(initial=0.0)))
     kk, rr, pp = np.nonzero(peaks.good)
     reach = ray_radius[kk] + peaks.offset_px[kk, rr, pp]
-    d = np.hypot(
+    d = hypot(
         ray_center[kk, 0] + reach * directions[rr, 0] - center[kk, 0],
         ray_center[kk, 1] + reach * directions[rr, 1] - center[kk, 1],
     )
@@ -372,6 +373,23 @@ def _take(peaks: Peaks, rows: NDArray[np.intp]) -> Peaks:
     return Peaks(peaks.good[rows], peaks.offset_px[rows], peaks.strength[rows])
 
 
+@dataclass
+class _BandSearch:
+    """The footprint search about the seeds of one band (see :func:`_footprints`): the seeds ``sel`` (S,), the
+    radius their rays were cast about (S,), the edges on those rays of either polarity, the length of ray searched
+    (px), the seeds still searched (indices into ``sel``) and the centres found so far (S, 2)."""
+
+    sel: NDArray[np.intp]
+    ray_radius: FloatArray
+    peaks: list[Peaks]
+    window: float
+    live: NDArray[np.intp]
+    c1: FloatArray
+
+    def __post_init__(self) -> None:
+        self.c1 = self.c1.copy()
+
+
 def _footprints(
     grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
@@ -402,6 +420,7 @@ def _footprints(
         ("best", max(slack / _CENTRE_NARROWING, _RING_TOLERANCE_PX)),
         ("outer", _RING_TOLERANCE_PX),
     ]
+    searches = []
     for band in np.unique(seeds.band_px, axis=0):
         sel = np.flatnonzero(np.all(seeds.band_px == band, axis=1))
         ray_radius_all = np.full(len(sel), (band[0] + band[1]) / 2)
@@ -414,13 +433,18 @@ def _footprints(
             for sign in (1.0, -1.0)
         ]
         window = float(deriv.offset_px[-1] - deriv.offset_px[0])
-        live = np.arange(len(sel))
-        c1 = seeds.center_px[sel].copy()
-        for rule, tolerance in stages:
-            ray_center, ray_radius = seeds.center_px[sel[live]], ray_radius_all[live]
-            both = [_take(pk, live) for pk in both_all]
+        searches.append(_BandSearch(sel, ray_radius_all, both_all, window, np.arange(len(sel)), seeds.center_px[sel]))
+    for rule, tolerance in stages:
+        pending = [b for b in searches if b.live.size]
+        if not pending:
+            break
+        rings_of = []
+        for b in pending:
+            ray_center, ray_radius = seeds.center_px[b.sel[b.live]], b.ray_radius[b.live]
+            both = [_take(pk, b.live) for pk in b.peaks]
+            about = b.c1[b.live]
             rings = [
-                _ring_support(pk, ray_center, ray_radius, c1[live], directions, tolerance, window, rule == "outer")
+                _ring_support(pk, ray_center, ray_radius, about, directions, tolerance, b.window, rule == "outer")
                 for pk in both
             ]
             if rule == "best":
@@ -430,25 +454,32 @@ def _footprints(
                 ring_r, ring_p, ring_s = _outermost_of(rings, need, settings.ring_support_fraction)
             has = np.isfinite(ring_r) & (ring_s >= need)
             # the edge on each ray nearest the ring (rays were cast from the seed, the ring is about c1)
-            target = _ray_distance_to_circle(ray_center, c1[live], np.where(has, ring_r, ray_radius), directions)
+            target = _ray_distance_to_circle(ray_center, about, np.where(has, ring_r, ray_radius), directions)
             edges = pick_edges(select_peaks(both[0], both[1], ring_p > 0), ray_radius, "nearest", target)
             points = edges.points(ray_center, directions)
-            found = edges.found & has[:, None]
-            if ignore is not None:
-                found = found & ~sample_mask(ignore, points)
-            start = np.where(has, ring_r, ray_radius)
-            fit = fit_circles(points, found, c1[live], start, settings.fit_iterations, settings.outlier_sigmas)
-            keep = fit.ok & has
-            c1[live[keep]] = fit.center_px[keep]
+            rings_of.append((points, edges.found & has[:, None], ray_radius, ring_r, ring_p, ring_s, has))
+        # every band's circles in one fit: the fits are row by row, and one call costs far less than one per band
+        points = np.concatenate([r[0] for r in rings_of])
+        found = np.concatenate([r[1] for r in rings_of])
+        if ignore is not None:
+            found = found & ~sample_mask(ignore, points)
+        start = np.concatenate([np.where(r[6], r[3], r[2]) for r in rings_of])
+        first = np.concatenate([b.c1[b.live] for b in pending])
+        fit = fit_circles(points, found, first, start, settings.fit_iterations, settings.outlier_sigmas)
+        offset = 0
+        for b, (_points, _found, _ray_radius, ring_r, ring_p, ring_s, has) in zip(pending, rings_of, strict=True):
+            part = slice(offset, offset + len(has))
+            offset += len(has)
+            keep = fit.ok[part] & has
+            b.c1[b.live[keep]] = fit.center_px[part][keep]
             if rule == "outer":
-                rows = sel[live[keep]]
+                rows = b.sel[b.live[keep]]
                 radius[rows] = ring_r[keep]
                 polarity[rows] = ring_p[keep]
                 support[rows] = ring_s[keep]
-            live = live[keep]
-            if live.size == 0:
-                break
-        center[sel] = c1
+            b.live = b.live[keep]
+    for b in searches:
+        center[b.sel] = b.c1
     return center, radius, polarity, support
 
 
@@ -694,7 +725,11 @@ def _tangent_starts(
     )
     target = _ray_distance_to_circle(center[owner], alt_c, alt_r, directions) - radius[owner, None] - half
     tolerance = max(settings.refine_search_mm * scale / 2, _RING_TOLERANCE_PX)
-    on_alt = (peaks.good[owner] & (np.abs(peaks.offset_px[owner] - target[..., None]) <= tolerance)).any(axis=-1)
+    # only the strong edges count: on each ray theirs first (the rest +inf, never near), cut to the most any ray has;
+    # each reading's rays are looked at for every size and direction, so this keeps those copies small
+    most = int(peaks.good.sum(axis=-1).max(initial=0))
+    strong = np.sort(np.where(peaks.good, peaks.offset_px, np.inf), axis=-1)[..., :most]
+    on_alt = (np.abs(strong[owner] - target[..., None]) <= tolerance).any(axis=-1)
     # the side the two circles share says nothing: only rays where they part count
     apart = target + half > tolerance
     support = (on_alt & apart).sum(axis=1) / np.maximum(apart.sum(axis=1), 1)

@@ -40,6 +40,7 @@ from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch
 from vision.profile import normal_cdf_from_density
 from vision.rim import sample_points
+from vision.vecmath import hypot
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -168,7 +169,12 @@ def _away(parallax: RimParallax | None, center_px: FloatArray) -> FloatArray:
 
 
 def _pdf(x: FloatArray) -> FloatArray:
-    return np.asarray(np.exp(-0.5 * x * x) * _INV_SQRT_2PI, dtype=np.float64)
+    # in place, in the order of exp(-0.5 * x * x) * _INV_SQRT_2PI: the same values, without temporaries
+    out = np.multiply(x, -0.5)
+    out *= x
+    np.exp(out, out=out)
+    out *= _INV_SQRT_2PI
+    return out
 
 
 @dataclass(frozen=True)
@@ -189,13 +195,20 @@ class _Terms:
     top_by: tuple[FloatArray, FloatArray, float, FloatArray, FloatArray]
     shade_by: tuple[FloatArray, FloatArray]
 
-    def basis(self) -> FloatArray:
-        """(K, N, 4) the basis of the levels (mat, wall, top, contact shade)."""
+    def basis(self, weight: FloatArray) -> FloatArray:
+        """(K, N, 4) the basis of the levels (mat, wall, top, contact shade), times ``weight`` (K, N)."""
+        out = np.empty((*self.mat.shape, _LEVELS))
         cover = 1.0 - self.mat
-        return np.stack([self.mat, cover - self.top, self.top, self.mat * self.shade], axis=-1)
+        cover -= self.top
+        for i, term in enumerate((self.mat, cover, self.top)):
+            np.multiply(term, weight, out=out[..., i])
+        shade = self.mat * self.shade
+        np.multiply(shade, weight, out=out[..., 3])
+        return out
 
-    def jacobian(self, levels: FloatArray) -> FloatArray:
-        """(K, N, 5) derivative of the model by the parameters, each sector's levels (K, sectors, 4) held."""
+    def jacobian(self, levels: FloatArray, weight: FloatArray) -> FloatArray:
+        """(K, N, 5) derivative of the model by the parameters, each sector's levels (K, sectors, 4) held, times
+        ``weight`` (K, N)."""
         k, sectors = levels.shape[:2]
         shape = (k, sectors, -1)
         mat_l, wall_l, top_l, shade_l = (levels[:, :, i : i + 1] for i in range(_LEVELS))
@@ -207,11 +220,15 @@ class _Terms:
         cx, cy, cr, cs, ch = self.cover_by
         tx, ty, tr, ts, th = self.top_by
         fx, fy = self.shade_by
-        out[..., 0] = a * cx + t * tx + f * fx
-        out[..., 1] = a * cy + t * ty + f * fy
-        out[..., 2] = a * cr + t * tr + f
-        out[..., 3] = a * cs + t * ts
-        out[..., 4] = a * ch + t * th
+        columns = (
+            a * cx + t * tx + f * fx,
+            a * cy + t * ty + f * fy,
+            a * cr + t * tr + f,
+            a * cs + t * ts,
+            a * ch + t * th,
+        )
+        for i, column in enumerate(columns):
+            np.multiply(column, weight, out=out[..., i])
         return out
 
 
@@ -225,13 +242,14 @@ def _terms(
     fx, fy = s.points[..., 0] - cx, s.points[..., 1] - cy
     shift_x, shift_y = top_shift[:, 0:1], top_shift[:, 1:2]
     tx, ty = fx - height * shift_x, fy - height * shift_y
-    rho_f = np.maximum(np.hypot(fx, fy), 1e-9)
-    rho_t = np.maximum(np.hypot(tx, ty), 1e-9)
+    rho_f = np.maximum(hypot(fx, fy), 1e-9)
+    rho_t = np.maximum(hypot(tx, ty), 1e-9)
     d_foot = rho_f - radius
     d_top = rho_t - (radius - bevel) * top_scale
     foot_outer = d_foot <= d_top
     d_out = np.where(foot_outer, d_foot, d_top)
-    a, t, f = -d_out / sigma, -d_top / sigma, -d_foot / shadow_px
+    # -d / w as d / -w: the same values, one pass fewer
+    a, t, f = d_out / -sigma, d_top / -sigma, d_foot / -shadow_px
     density = [_pdf(a), _pdf(t), _pdf(f)]
     # d(Phi(-d / w)) = pdf(-d / w) / w * (-d(d)), and d(d)/d(cx) = -x / rho, d(d)/d(radius) = -1 (or -scale)
     # the top circle moves with the height: d(distance)/d(height) = -(t . shift) / rho_t; the outline takes the
@@ -243,10 +261,10 @@ def _terms(
         np.where(foot_outer, ux_f, ux_t),
         np.where(foot_outer, uy_f, uy_t),
         np.where(foot_outer, 1.0, top_scale),
-        d_out / sigma,
+        -a,
         np.where(foot_outer, 0.0, along_shift),
     )
-    top_by = (ux_t, uy_t, top_scale, d_top / sigma, along_shift)
+    top_by = (ux_t, uy_t, top_scale, -t, along_shift)
     cdf_a, cdf_t, cdf_f = (normal_cdf_from_density(v, d) for v, d in zip((a, t, f), density, strict=True))
     return _Terms(
         1.0 - cdf_a,
@@ -281,12 +299,15 @@ class _Projector:
         """(K, N) the model's grey levels for ``levels`` (K, sectors, 4)."""
         return np.asarray((self.b @ levels[..., None]).reshape(levels.shape[0], -1), dtype=np.float64)
 
-    def remove(self, values: FloatArray) -> FloatArray:
-        """``values`` (K, N, P) less their least-squares part in the span of each sector's basis."""
+    def removed_negated(self, values: FloatArray) -> FloatArray:
+        """Minus ``values`` (K, N, P) less their least-squares part in the span of each sector's basis."""
         k, _, p = values.shape
         v = values.reshape(k, self.b.shape[1], -1, p)
         coeff = self.inverse @ (self.bt @ v)
-        return np.asarray((v - self.b @ coeff).reshape(k, -1, p), dtype=np.float64)
+        # b c - v is exactly -(v - b c): the negation costs no pass of its own
+        out = self.b @ coeff
+        out -= v
+        return np.asarray(out.reshape(k, -1, p), dtype=np.float64)
 
 
 def _residuals(
@@ -302,7 +323,7 @@ def _residuals(
     """(K, N) weighted residuals with each sector's levels solved by least squares, and (when asked) their
     Jacobian (K, N, 4) by the parameters (Kaufman's approximation of variable projection)."""
     terms = _terms(params, s, top_shift, top_scale, shadow_px, bevel)
-    basis = terms.basis() * weight[..., None]
+    basis = terms.basis(weight)
     target = s.grey * weight
     projector = _Projector(basis, s)
     levels = projector.solve(target)
@@ -310,8 +331,7 @@ def _residuals(
     if not jacobian:
         return np.asarray(res, dtype=np.float64), None
     # Kaufman's variable projection: each column's part that the sector's levels could absorb is taken out
-    moved = weight[..., None] * terms.jacobian(levels)
-    return np.asarray(res, dtype=np.float64), -projector.remove(moved)
+    return np.asarray(res, dtype=np.float64), projector.removed_negated(terms.jacobian(levels, weight))
 
 
 def _kept_median(values: FloatArray, kept: BoolArray) -> FloatArray:
@@ -432,12 +452,14 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         [foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1]), np.maximum(high_h, heights)]
     )
     lower, upper = np.where(held, params, lower), np.where(held, params, upper)
-    # a held parameter's column is zero: the steps and the misfit then see only the free ones
-    free = (~held).astype(np.float64)[:, None, :]
+    # a held parameter's column is zero: the steps and the misfit then see only the free ones (with none held,
+    # multiplying by ones would change nothing)
+    free = (~held).astype(np.float64)[:, None, :] if held.any() else None
     extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm)
     res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
     assert jac is not None
-    jac *= free
+    if free is not None:
+        jac *= free
     cost = (res * res).sum(axis=1)
     # the height's prior, as a residual in the data's own units: its noise over the prior's spread, squared
     height_sigma = settings.outline_height_sigma
@@ -460,14 +482,17 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
             res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
             assert jac is not None
-            jac *= free
+            if free is not None:
+                jac *= free
             cost = (res * res).sum(axis=1)
             prior = prior_weight(cost)
             active[:] = True
         rows = np.flatnonzero(active)
         if rows.size == 0:
             break
-        jac_a, res_a = jac[rows], res[rows]
+        # while every base is still fitted (most steps), the arrays themselves rather than copies of all their rows
+        every = rows.size == k
+        jac_a, res_a = (jac, res) if every else (jac[rows], res[rows])
         jac_t = jac_a.transpose(0, 2, 1)
         jtj = jac_t @ jac_a
         jtr = (jac_t @ res_a[..., None])[..., 0]
@@ -479,20 +504,26 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         delta = -np.linalg.solve(damped, jtr[..., None])[..., 0]
         trial = np.clip(params[rows] + delta, lower[rows], upper[rows])
         extra_a = (top_shift[rows], top_scale, shadow_px, extra[3])
-        trial_res, trial_jac = _residuals(trial, samples.take(rows), weight[rows], *extra_a, jacobian=True)
+        trial_res, trial_jac = _residuals(
+            trial, samples if every else samples.take(rows), weight if every else weight[rows], *extra_a, jacobian=True
+        )
         assert trial_jac is not None
-        trial_jac *= free[rows]
+        if free is not None:
+            trial_jac *= free[rows]
         trial_cost = (trial_res * trial_res).sum(axis=1)
         trial_prior = prior[rows] * (trial[:, _HEIGHT] - heights[rows]) ** 2
         better = trial_cost + trial_prior < cost[rows] + prior[rows] * off**2
         moved = np.abs(trial - params[rows]).max(axis=1)
         took = rows[better]
-        params[took], res[took], jac[took], cost[took] = (
-            trial[better],
-            trial_res[better],
-            trial_jac[better],
-            trial_cost[better],
-        )
+        if took.size == k:
+            params, res, jac, cost = trial, trial_res, trial_jac, trial_cost
+        else:
+            params[took], res[took], jac[took], cost[took] = (
+                trial[better],
+                trial_res[better],
+                trial_jac[better],
+                trial_cost[better],
+            )
         lam[rows] = np.where(better, lam[rows] * _LAMBDA_DOWN, lam[rows] * _LAMBDA_UP)
         # converged: the step moved nothing by more than _CONVERGED_PX
         if it not in reject_at:

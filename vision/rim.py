@@ -63,13 +63,18 @@ def sample_grey(
     rad = per_ray + offsets_px[None, None, :]
     xs = center_px[:, 0, None, None] + rad * directions[None, :, 0, None]
     ys = center_px[:, 1, None, None] + rad * directions[None, :, 1, None]
-    return sample_points(grey, np.stack([xs, ys], axis=-1).reshape(k, n * m, 2)).reshape(k, n, m)
+    return _sample_xy(grey, xs.reshape(k, n * m), ys.reshape(k, n * m)).reshape(k, n, m)
 
 
 def sample_points(grey: NDArray[np.uint8], points_px: FloatArray) -> NDArray[np.float32]:
     """Grey level of ``grey`` (H, W) at points (K, N, 2) (x, y): a (K, N) float32 array. Bilinear; points outside
     the image take the nearest edge pixel."""
-    k, cols = points_px.shape[:2]
+    return _sample_xy(grey, points_px[..., 0], points_px[..., 1])
+
+
+def _sample_xy(grey: NDArray[np.uint8], xs_px: FloatArray, ys_px: FloatArray) -> NDArray[np.float32]:
+    """Grey level of ``grey`` (H, W) at the points (``xs_px``, ``ys_px``), each (K, N): (K, N) float32."""
+    k, cols = xs_px.shape
     if k == 0 or cols == 0:
         return np.zeros((k, cols), np.float32)
     # one map row per candidate keeps each remap row spatially coherent; a candidate with more samples than a
@@ -77,9 +82,13 @@ def sample_points(grey: NDArray[np.uint8], points_px: FloatArray) -> NDArray[np.
     rows_per = max(1, math.ceil(cols / _MAX_REMAP_COLS))
     width = math.ceil(cols / rows_per)
     pad = rows_per * width - cols
-    maps = np.pad(points_px.astype(np.float32), ((0, 0), (0, pad), (0, 0)), mode="edge").reshape(k * rows_per, width, 2)
-    xs, ys = np.ascontiguousarray(maps[..., 0]), np.ascontiguousarray(maps[..., 1])
-    out = cv2.remap(grey, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    maps = []
+    for coordinate in (xs_px, ys_px):
+        single = coordinate.astype(np.float32)
+        if pad:
+            single = np.pad(single, ((0, 0), (0, pad)), mode="edge")
+        maps.append(single.reshape(k * rows_per, width))
+    out = cv2.remap(grey, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return np.asarray(out, dtype=np.float32).reshape(k, rows_per * width)[:, :cols]
 
 
@@ -145,8 +154,10 @@ def find_peaks(
     at least ``min_gradient`` and at least ``peak_fraction`` of the ray's strongest one, each placed to a fraction
     of a sample by a parabola through it and its two neighbours."""
     value = deriv.value.astype(np.float64)
-    if polarity is None:
+    if polarity is None or not polarity.any():
         q = np.abs(value)
+    elif polarity.all():
+        q = value * polarity[:, None, None]
     else:
         sign = polarity[:, None, None]
         q = np.where(sign == 0, np.abs(value), value * sign)
@@ -158,12 +169,18 @@ def find_peaks(
     peak = (mid >= left) & (mid > right)
     strongest = np.where(peak, mid, -np.inf).max(axis=-1, keepdims=True)
     good = peak & (mid >= min_gradient) & (mid >= peak_fraction * strongest)
-    curvature = left - 2 * mid + right
+    # in place, operation by operation as the formulas read: the same values, without a temporary for each
+    curvature = left - 2 * mid
+    curvature += right
+    delta = left - right
+    delta *= 0.5
     with np.errstate(divide="ignore", invalid="ignore"):
-        delta = np.where(curvature < 0, 0.5 * (left - right) / curvature, 0.0)
-    delta = np.clip(delta, -0.5, 0.5)
-    offset = deriv.offset_px[None, None, 1:-1] + delta * step_px
-    return Peaks(good, offset, mid)
+        delta /= curvature
+    np.copyto(delta, 0.0, where=~(curvature < 0))
+    np.clip(delta, -0.5, 0.5, out=delta)
+    delta *= step_px
+    delta += deriv.offset_px[None, None, 1:-1]
+    return Peaks(good, delta, mid)
 
 
 def select_peaks(first: Peaks, second: Peaks, use_first: BoolArray) -> Peaks:

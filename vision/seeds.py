@@ -26,6 +26,9 @@ arc grouping joins the outlines of bases in contact), and ALT took two to three 
 from __future__ import annotations
 
 import math
+import os
+import threading
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -68,6 +71,16 @@ class Seeds:
 
     def __len__(self) -> int:
         return int(self.radius_px.shape[0])
+
+    @staticmethod
+    def concatenate(parts: Sequence[Seeds]) -> Seeds:
+        """The candidates of ``parts``, in order."""
+        return Seeds(
+            np.concatenate([p.center_px for p in parts]).reshape(-1, 2),
+            np.concatenate([p.radius_px for p in parts]),
+            np.concatenate([p.band_px for p in parts]).reshape(-1, 2),
+            np.concatenate([p.reduction for p in parts]).astype(np.intp),
+        )
 
 
 def circles_from_hough(raw: NDArray[np.floating] | None) -> NDArray[np.float64]:
@@ -124,10 +137,19 @@ class SeedLevels:
         self._grey = _reduced(grey, self.first)
         self._ignore = None if ignore is None else _reduced(ignore, self.first, cv2.INTER_NEAREST)
         self._made: dict[int, tuple[NDArray[np.uint8], NDArray[np.bool_] | None]] = {}
+        # one lock per level: searches on threads wait for a level another is making, not for every level
+        self._guard = threading.Lock()
+        self._locks: dict[int, threading.Lock] = {}
 
     def level(self, extra: int) -> tuple[NDArray[np.uint8], NDArray[np.bool_] | None]:
         """The smoothed copy reduced by ``extra`` beyond ``first`` (h, w) uint8, and its ignored pixels (h, w)
-        bool (None when nothing is ignored)."""
+        bool (None when nothing is ignored). Safe to call from several threads."""
+        with self._guard:
+            lock = self._locks.setdefault(extra, threading.Lock())
+        with lock:
+            return self._level(extra)
+
+    def _level(self, extra: int) -> tuple[NDArray[np.uint8], NDArray[np.bool_] | None]:
         if extra not in self._made:
             grey = _reduced(self._grey, extra)
             hidden = None
@@ -135,9 +157,10 @@ class SeedLevels:
                 # nearest-pixel reduction: far cheaper than averaging, and the mask's margin dwarfs a pixel
                 hidden = _reduced(self._ignore, extra, cv2.INTER_NEAREST) > 0
             if hidden is not None and hidden.any() and not hidden.all():
-                grey = grey.copy()
                 # a sample of the visible pixels gives their median well enough, at a fraction of the cost
-                grey[hidden] = np.uint8(np.median(grey[~hidden][::_MEDIAN_SAMPLE_STEP]))
+                fill = _median_grey(grey[~hidden][::_MEDIAN_SAMPLE_STEP])
+                grey = grey.copy()
+                np.copyto(grey, fill, where=hidden)
             if self._blur_px > 0:
                 grey = np.asarray(cv2.GaussianBlur(grey, (0, 0), self._blur_px), dtype=np.uint8)
             self._made[extra] = (grey, hidden)
@@ -165,12 +188,16 @@ def find_seeds(
     found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose radius range overlaps
     its own adds nothing (the rim search about the voted one covers it) and is left out."""
     levels = SeedLevels(grey, px_per_mm, settings, ignore)
-    levels.make_all()
-    # the two searches share only the finished levels: OpenCV's Hough runs without the GIL beside the voting
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        later = pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels)
-        voted = vote_seeds(grey, px_per_mm, settings, ignore, levels)
-        hough = later.result()
+    extras = sorted({levels.extra(small_mm) for small_mm, _large_mm in levels.bands_mm})
+    # One job per search and level, shared by the cores (OpenCV and numpy's array loops run without the GIL). The
+    # voting on the largest level, the costliest job, is queued first and makes that level; the Hough search on it
+    # last, when that level is likely made. Each search's bands come back in band order, as in one call.
+    with ThreadPoolExecutor(max_workers=max(1, min(2 * len(extras), os.cpu_count() or 1))) as pool:
+        votes = [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras]
+        houghs = [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
+        houghs.insert(0, pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1]))
+        voted = Seeds.concatenate([v.result() for v in votes])
+        hough = Seeds.concatenate([h.result() for h in houghs])
     if len(voted) and len(hough):
         dist = np.hypot(
             hough.center_px[:, None, 0] - voted.center_px[None, :, 0],
@@ -182,13 +209,18 @@ def find_seeds(
         near = dist <= _SAME_SEED_SHARE * settings.seed_search_mm * px_per_mm
         new = ~np.any(near & overlap, axis=1)
         hough = Seeds(hough.center_px[new], hough.radius_px[new], hough.band_px[new], hough.reduction[new])
-    parts = [voted, hough]
-    return Seeds(
-        np.concatenate([p.center_px for p in parts]).reshape(-1, 2),
-        np.concatenate([p.radius_px for p in parts]),
-        np.concatenate([p.band_px for p in parts]).reshape(-1, 2),
-        np.concatenate([p.reduction for p in parts]).astype(np.intp),
-    )
+    return Seeds.concatenate([voted, hough])
+
+
+def _median_grey(sample: NDArray[np.uint8]) -> np.uint8:
+    """The median of a non-empty sample (N,) of grey levels, as ``np.uint8(np.median(sample))`` gives it (the mean of
+    the two middle levels, rounded down), from the levels' histogram: far cheaper than sorting for a large sample."""
+    below = np.cumsum(np.bincount(sample, minlength=256))
+    n = sample.size
+    # the k-th smallest level (from 0) is the first whose running count exceeds k
+    low = int(np.searchsorted(below, (n - 1) // 2, side="right"))
+    high = int(np.searchsorted(below, n // 2, side="right"))
+    return np.uint8((low + high) // 2)
 
 
 def _reduced(image: NDArray[np.uint8], factor: int, interpolation: int = cv2.INTER_AREA) -> NDArray[np.uint8]:
@@ -244,15 +276,21 @@ def cell_index(
     y_px: NDArray[np.float32] | NDArray[np.float64],
     cell: int,
     grid: tuple[int, int],
-) -> NDArray[np.intp]:
+) -> NDArray[np.signedinteger]:
     """Flat index (N,) into a ``grid`` (rows, columns) of square cells ``cell`` px wide of the points (N,) at
-    ``x_px``, ``y_px`` (inside the image the grid covers)."""
+    ``x_px``, ``y_px`` (inside the image the grid covers); int32 where the grid allows it, else intp."""
     rows, cols = grid
     inv = np.float32(1.0 / cell)
+    # 32-bit integers move half the memory of 64-bit ones, and np.bincount takes either
+    kind = np.dtype(np.int32) if rows * cols <= np.iinfo(np.int32).max else np.dtype(np.intp)
+    row: NDArray[np.signedinteger] = (y_px * inv).astype(kind)
+    col: NDArray[np.signedinteger] = (x_px * inv).astype(kind)
     # in float32 a point just inside the last cell can round up to the next: clip to the grid
-    row = np.minimum((y_px * inv).astype(np.intp), rows - 1)
-    col = np.minimum((x_px * inv).astype(np.intp), cols - 1)
-    return np.asarray(row * cols + col, dtype=np.intp)
+    np.minimum(row, rows - 1, out=row)
+    np.minimum(col, cols - 1, out=col)
+    row *= cols
+    row += col
+    return row
 
 
 def vote_seeds(
@@ -261,6 +299,7 @@ def vote_seeds(
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None = None,
     levels: SeedLevels | None = None,
+    extras: Collection[int] | None = None,
 ) -> Seeds:
     """Circle candidates by gradient-direction voting at the standard radii, in full-image pixels.
 
@@ -272,14 +311,17 @@ def vote_seeds(
     local maxima (over a square of about half the smallest radius: bases in contact have centres one diameter
     apart) with at least ``vote_fraction`` of the smallest rim's length in votes are the candidates, each
     placed within its cell by a parabola through its neighbours. ``radius_px`` is the band's middle radius,
-    ``band_px`` its range with ``seed_radius_margin``."""
+    ``band_px`` its range with ``seed_radius_margin``. ``extras``: only the bands searched at these further
+    reductions (see :meth:`SeedLevels.extra`; None: every band), in band order."""
     levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
     first, scale0 = levels.first, levels.scale0
-    centers, radii, bands, factors = [], [], [], []
+    centers, radii, bands, factors = [np.zeros((0, 2))], [np.zeros(0)], [np.zeros((0, 2))], [np.zeros(0, np.intp)]
     # bands reduced by the same factor share their edges (at about 1 px/mm the two smallest bands do)
     edges_at: dict[int, tuple[tuple[int, ...], tuple[NDArray[np.float32], ...]]] = {}
     for small_mm, large_mm in levels.bands_mm:
         extra = levels.extra(small_mm)
+        if extras is not None and extra not in extras:
+            continue
         scale = scale0 / extra
         if extra not in edges_at:
             smooth, hidden = levels.level(extra)
@@ -317,7 +359,10 @@ def vote_seeds(
         # its corners reach
         peak_max = cv2.dilate(acc, np.ones((k, k), np.uint8))
         need = settings.vote_fraction * 2 * math.pi * r_min
-        iy, ix = np.nonzero((acc >= peak_max) & (acc >= need))
+        # the vote threshold leaves few cells: the local maximum test only on those
+        above = np.flatnonzero(acc >= need)
+        above = above[acc.reshape(-1)[above] >= peak_max.reshape(-1)[above]]
+        iy, ix = np.divmod(above, wc)
         # the peak to a fraction of a cell (a parabola through it and its neighbours), in the reduced copy's px
         px = (ix + _subcell(acc, iy, ix, 0, 1) + 0.5) * cell - 0.5
         py = (iy + _subcell(acc, iy, ix, 1, 0) + 0.5) * cell - 0.5
@@ -342,6 +387,7 @@ def hough_seeds(
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None = None,
     levels: SeedLevels | None = None,
+    extras: Collection[int] | None = None,
 ) -> Seeds:
     """Circle candidates from ``cv2.HoughCircles`` for every standard base size, in full-image pixels.
 
@@ -349,14 +395,17 @@ def hough_seeds(
     be found. Each size band is searched on a copy reduced (by a whole factor) until the band's smallest base
     is about ``seed_radius_px`` in radius: large bases need no fine pixels to be found, and the search costs
     about the square of the scale. Candidates whose centre is ignored are dropped. Duplicates across bands are
-    kept: the refinement merges them."""
+    kept: the refinement merges them. ``extras``: only the bands searched at these further reductions (see
+    :meth:`SeedLevels.extra`; None: every band), in band order."""
     levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
     first, scale0 = levels.first, levels.scale0
-    found = []
-    bands = []
-    factors = []
+    found = [np.zeros((0, 3))]
+    bands = [np.zeros((0, 2))]
+    factors = [np.zeros(0, np.intp)]
     for small_mm, large_mm in levels.bands_mm:
         extra = levels.extra(small_mm)
+        if extras is not None and extra not in extras:
+            continue
         level = levels.level(extra)[0]
         scale = scale0 / extra
         r_min = max(MIN_SEED_RADIUS_PX, math.floor(small_mm / 2 * scale * (1 - settings.seed_radius_margin)))

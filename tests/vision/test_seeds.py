@@ -12,10 +12,14 @@ from numpy.typing import NDArray
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision.seeds import (
+    SeedLevels,
+    Seeds,
     _edge_normals,
+    _median_grey,
     cell_index,
     circles_from_hough,
     find_seeds,
+    hough_seeds,
     reduction_factor,
     size_bands,
     vote_seeds,
@@ -111,6 +115,22 @@ def test_seeds_in_ignored_pixels_are_dropped() -> None:
     assert np.all(seeds.center_px[:, 0] < 200)
 
 
+@pytest.mark.parametrize("px_per_mm", [1.0, 4.0])
+def test_searches_split_by_level_give_what_one_call_gives(px_per_mm: float) -> None:
+    # find_seeds runs each search once per level, on threads: in band order, the parts are the whole
+    grey, _scene = textured_scene(px_per_mm, count=10, seed=5)
+    ignore = np.zeros(grey.shape, np.uint8)
+    ignore[:40, :60] = 255
+    levels = SeedLevels(grey, px_per_mm, SETTINGS, ignore)
+    extras = sorted({levels.extra(small) for small, _large in levels.bands_mm})
+    assert len(extras) > 1
+    for search in (vote_seeds, hough_seeds):
+        whole = search(grey, px_per_mm, SETTINGS, ignore, levels)
+        parts = Seeds.concatenate([search(grey, px_per_mm, SETTINGS, ignore, levels, (e,)) for e in extras])
+        for name in ("center_px", "radius_px", "band_px", "reduction"):
+            np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
+
+
 @pytest.mark.parametrize(
     ("px_per_mm", "cell_mm"),
     [(1.0, 0.5), (1.0, 2.0), (2.0, 1.0), (2.0, 2.0), (2.0, 3.0)],
@@ -151,6 +171,8 @@ def test_edge_normals_of_an_empty_edge_map() -> None:
     [
         (0.0, 0.0, 3, (598, 897), 0),
         (4.5, 7.0, 3, (598, 897), 2 * 897 + 1),
+        # a grid too large for 32-bit indices
+        (4.5, 70000.0, 3, (60000, 60000), 23333 * 60000 + 1),
         # just inside the last row and column: in float32, y / 3 rounds up to 598.0, one row past the grid
         (
             float(np.nextafter(np.float32(2691), np.float32(0))),
@@ -166,3 +188,11 @@ def test_votes_land_in_the_accumulator(
 ) -> None:
     index = cell_index(np.array([x_px], np.float32), np.array([y_px], np.float32), cell, grid)
     assert index.tolist() == [expected]
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 1000, 1001])
+def test_median_grey_is_numpys_median(size: int) -> None:
+    rng = np.random.default_rng(size)
+    for low, high in ((0, 256), (100, 103), (250, 256)):
+        sample = rng.integers(low, high, size).astype(np.uint8)
+        assert _median_grey(sample) == np.uint8(np.median(sample))

@@ -190,12 +190,14 @@ def find_seeds(
     levels = SeedLevels(grey, px_per_mm, settings, ignore)
     extras = sorted({levels.extra(small_mm) for small_mm, _large_mm in levels.bands_mm})
     # One job per search and level, shared by the cores (OpenCV and numpy's array loops run without the GIL). The
-    # voting on the largest level, the costliest job, is queued first and makes that level; the Hough search on it
-    # last, when that level is likely made. Each search's bands come back in band order, as in one call.
+    # costliest first, the voting and the Hough search on the largest level: queued last, that Hough search ran on
+    # one core while the other had nothing left to do. Either makes the level and the other waits the few ms it
+    # takes. Each search's bands come back in band order, as in one call.
     with ThreadPoolExecutor(max_workers=max(1, min(2 * len(extras), os.cpu_count() or 1))) as pool:
-        votes = [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras]
-        houghs = [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
-        houghs.insert(0, pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1]))
+        votes = [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1])]
+        houghs = [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1])]
+        votes += [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
+        houghs += [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
         voted = Seeds.concatenate([v.result() for v in votes])
         hough = Seeds.concatenate([h.result() for h in houghs])
     if len(voted) and len(hough):

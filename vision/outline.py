@@ -386,23 +386,10 @@ def fit_outlines(
     heights = np.where(held[:, _HEIGHT], heights, 1.0)
     inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings, heights, held)
     fits = []
-    # The starts are independent fits, run side by side on the cores (numpy's array loops release the GIL). Where
-    # they do not share out evenly (3 starts on 2 cores), each start left over is split by rows over all the cores:
-    # every base's fit is its own (one row of every array). Only those: a part of a start costs less than its share
-    # of the whole alone, but more side by side, where its shorter array loops hand the GIL over more often.
+    # the starts are independent fits: run side by side, they share the cores (numpy's array loops release the GIL)
     workers = max(1, min(len(starts), os.cpu_count() or 1))
-    whole = len(starts) - len(starts) % workers
-    every = np.arange(k)
-    split = [p for p in np.array_split(every, max(1, min(k, workers))) if p.size]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        jobs = [
-            [
-                pool.submit(_fit_from, middle_px[p] - st * half[p, None] * unit[p], inputs.take(p))
-                for p in ([every] if i < whole else split)
-            ]
-            for i, st in enumerate(starts)
-        ]
-        all_fits = [_joined([job.result() for job in parts], k) for parts in jobs]
+        all_fits = list(pool.map(lambda st: _fit_from(middle_px - st * half[:, None] * unit, inputs), starts))
     for fit in all_fits:
         better = fit.rms_grey < settings.outline_start_margin * best.rms_grey
         best = best.where(fit.ok & (~best.ok | better), fit)
@@ -431,46 +418,14 @@ class _Inputs:
     # (K, 5) the parameters held at their start instead of fitted
     held: BoolArray
 
-    def take(self, rows: NDArray[np.intp]) -> _Inputs:
-        """The inputs of the bases ``rows`` only."""
-        return replace(
-            self,
-            radius_px=self.radius_px[rows],
-            inlier=self.inlier[rows],
-            height_ratio=self.height_ratio[rows],
-            held=self.held[rows],
-        )
 
-
-@dataclass(frozen=True)
-class _PartFit:
-    """One start's fit of some of the bases: ``final`` where the steps ended, and ``stopped`` the fit as it stood
-    where every one of these bases had converged before the rays were judged again at the step that is its key.
-    Fitted together with other bases, the fit stops there only when all of them had converged too (else it judges
-    the rays and goes on): :func:`_joined` tells which."""
-
-    final: OutlineFit
-    stopped: dict[int, OutlineFit]
-
-
-def _joined(parts: list[_PartFit], k: int) -> OutlineFit:
-    """The fits of ``parts`` (consecutive rows, in order) as one fit of all ``k`` bases would have ended: where
-    every part had converged before the same rejection step, it stopped there; else it took all its steps."""
-    if not parts:
-        return OutlineFit.none(k)
-    common = set.intersection(*(set(p.stopped) for p in parts))
-    chosen = [p.stopped[min(common)] if common else p.final for p in parts]
-    return OutlineFit(*(np.concatenate([getattr(c, f.name) for c in chosen]) for f in fields(OutlineFit)))
-
-
-def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> _PartFit:
-    """One fit of the bases of ``inputs`` from the outline middles ``middle_px`` (K, 2) (see :func:`fit_outlines`
-    and :class:`_PartFit`)."""
+def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
+    """One fit of every base from the outline middles ``middle_px`` (K, 2) (see :func:`fit_outlines`)."""
     grey, radius_px, inlier, directions = inputs.grey, inputs.radius_px, inputs.inlier, inputs.directions
     px_per_mm, parallax, settings = inputs.px_per_mm, inputs.parallax, inputs.settings
     k = len(radius_px)
     if k == 0:
-        return _PartFit(OutlineFit.none(0), {})
+        return OutlineFit.none(0)
     samples = _Samples(grey, middle_px, radius_px, directions, px_per_mm, parallax, settings)
     away = _away(parallax, middle_px)
     ratio = parallax.shift_ratio if parallax is not None else 0.0
@@ -516,14 +471,10 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> _PartFit:
     prior = prior_weight(cost)
     lam = np.full(k, _LAMBDA_START)
     reject_at = set(settings.outline_reject_at)
-    steps = settings.outline_iterations
     # bases leave the loop as they converge, and all come back when rays are rejected: most converge in a few
     # steps, a few take all of them
     active = np.ones(k, np.bool_)
-    stopped: dict[int, OutlineFit] = {}
-    it = -1
-    while it + 1 < steps:
-        it += 1
+    for it in range(settings.outline_iterations):
         if it in reject_at:
             per_ray = np.sqrt((res.reshape(k, samples.rays, -1) ** 2).mean(axis=-1))
             median = _kept_median(per_ray, ray_ok)
@@ -538,14 +489,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> _PartFit:
             active[:] = True
         rows = np.flatnonzero(active)
         if rows.size == 0:
-            # the steps up to the next rejection would change nothing: the fit as it stands, in case the other
-            # bases have converged too, and on to that rejection in case they have not
-            later = [step for step in range(it + 1, steps) if step in reject_at]
-            if not later:
-                break
-            stopped[later[0]] = _ended(params.copy(), res, jac, cost, weight, ray_ok, prior, samples, settings)
-            it = later[0] - 1
-            continue
+            break
         # while every base is still fitted (most steps), the arrays themselves rather than copies of all their rows
         every = rows.size == k
         jac_a, res_a = (jac, res) if every else (jac[rows], res[rows])
@@ -584,29 +528,13 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> _PartFit:
         # converged: the step moved nothing by more than _CONVERGED_PX
         if it not in reject_at:
             active[rows[moved < _CONVERGED_PX]] = False
-    return _PartFit(_ended(params, res, jac, cost, weight, ray_ok, prior, samples, settings), stopped)
-
-
-def _ended(
-    params: FloatArray,
-    res: FloatArray,
-    jac: FloatArray,
-    cost: FloatArray,
-    weight: FloatArray,
-    ray_ok: BoolArray,
-    prior: FloatArray,
-    samples: _Samples,
-    settings: VisionSettings,
-) -> OutlineFit:
-    """The fit of the bases at ``params`` (K, 5), with their weighted residuals ``res`` (K, N), Jacobian ``jac``
-    (K, N, 5), cost (K,), sample weights (K, N), rays kept (K, n) and height prior weights (K,)."""
-    k = len(params)
     used = weight.sum(axis=1)
     rms = np.sqrt(cost / np.maximum(used, 1.0))
     share = ray_ok.sum(axis=1) / max(samples.rays, 1)
     sectors_seen = ray_ok.reshape(k, samples.sectors, -1).sum(axis=2)
     enough = (sectors_seen >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline_sectors // 2
     ok = np.all(np.isfinite(params), axis=1) & (share >= _MIN_RAY_SHARE) & enough
+    assert jac is not None
     centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays, prior)
     ok &= np.isfinite(centre_misfit) & np.isfinite(radius_misfit)
     return OutlineFit(

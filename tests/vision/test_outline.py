@@ -16,7 +16,7 @@ from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision import BaseDetections, VisionError, VisionSettings
 from vision.detect import detect_bases, fit_known_bases
-from vision.outline import OutlineFit, _fit_from, _Inputs, fit_outlines, middle_of
+from vision.outline import fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
 
@@ -165,39 +165,6 @@ def test_the_fit_finds_the_rims_own_height(
     assert fit.ok[0]
     assert abs(fit.height_ratio[0] - rim_mm / RIM_MM) < 0.07, look
     assert np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM < 0.06, look
-
-
-@pytest.mark.parametrize("cores", [1, 2, 3])
-def test_a_fit_stops_where_all_its_bases_converged_on_any_number_of_cores(
-    cores: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the same base from two starts (two rows); every start converges before the second rejection at step 9, so
-    # the fit stops there as if it had only 9 steps, whether the starts' rows are fitted whole or in parts
-    monkeypatch.setattr("vision.outline.os.cpu_count", lambda: cores)
-    _, mat, wall, top, shadow = LOOKS[0]
-    grey = cover_with_blob(vs.draw_raised_base(VIEW, CENTER, 16.0, mat, wall, top, shadow, seed=5), 200.0)
-    start = middle_of(TRUTH, PARALLAX) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8], [-0.4, 0.2]])
-    radius = np.array([16.6, 15.8]) * PX_PER_MM
-    rays = np.ones((2, len(DIRECTIONS)), np.bool_)
-
-    def fit(steps: int, reject_at: tuple[int, ...]) -> OutlineFit:
-        settings = dataclasses.replace(SETTINGS, outline_iterations=steps, outline_reject_at=reject_at)
-        return fit_outlines(grey, start, radius, rays, DIRECTIONS, PX_PER_MM, PARALLAX, settings)
-
-    stopped, shorter = fit(10, (3, 9)), fit(9, (3,))
-    for field in dataclasses.fields(OutlineFit):
-        assert np.array_equal(getattr(stopped, field.name), getattr(shorter, field.name)), field.name
-    # not by chance: each row on its own converged before step 9, and going on to that rejection drops rays
-    settings = dataclasses.replace(SETTINGS, outline_iterations=10, outline_reject_at=(3, 9))
-    dropped = []
-    for row in range(2):
-        one = slice(row, row + 1)
-        held = np.zeros((1, 5), np.bool_)
-        inputs = _Inputs(grey, radius[one], rays[one], DIRECTIONS, PX_PER_MM, PARALLAX, settings, np.ones(1), held)
-        part = _fit_from(start[one], inputs)
-        assert part.stopped[9].rays_kept[0] == stopped.rays_kept[row]
-        dropped.append(part.final.rays_kept[0] < part.stopped[9].rays_kept[0])
-    assert any(dropped)
 
 
 @pytest.mark.parametrize("margin", [0.95, 0.5])

@@ -86,7 +86,7 @@ class _Context:
         by_unit = np.argsort(self.model_unit, kind="stable")
         bounds = np.searchsorted(self.model_unit[by_unit], np.arange(len(self.unit_ids) + 1))
         self.members = [by_unit[bounds[u] : bounds[u + 1]] for u in range(len(self.unit_ids))]
-        sigma = self.bases.sigma_mm
+        sigma = self.bases.sigma_most_mm
         cohesion = profile.cohesion
         reach = max(
             profile.engagement.range_mm,
@@ -96,7 +96,7 @@ class _Context:
         reach += self.k * np.sqrt(2.0) * (float(sigma.max()) if len(sigma) else 0.0) + _EPS_MM
         self.pi, self.pj = candidate_pairs(self.bases, reach)
         self.gap = self.bases.gaps_mm(self.pi, self.pj)
-        self.pair_sigma = np.hypot(sigma[self.pi], sigma[self.pj])
+        self.pair_sigma = self.bases.pair_sigma_mm(self.pi, self.pj)
         self.band = self.k * self.pair_sigma
         ui, uj = self.model_unit[self.pi], self.model_unit[self.pj]
         player = np.append(self.unit_player, -1)
@@ -107,7 +107,7 @@ class _Context:
     def gaps_to(self, model: int, others: IntArray) -> tuple[FloatArray, FloatArray]:
         """Gaps (M,) from one model to models ``others`` (M,), and their combined sigmas (M,)."""
         gap = self.bases.gaps_mm(np.full(len(others), model, dtype=np.intp), others)
-        sigma = np.hypot(self.bases.sigma_mm[model], self.bases.sigma_mm[others])
+        sigma = self.bases.pair_sigma_mm(np.full(len(others), model, dtype=np.intp), others)
         return gap, sigma
 
     def pair_finding(self, kind: str, rows: IntArray, limit: float, verdict: _Verdict) -> list[Finding]:
@@ -217,19 +217,19 @@ def _chain_offender_gaps(
     first = np.repeat(offenders, counts)
     second = np.concatenate(mates) if mates else np.empty(0, dtype=np.intp)
     gaps = np.split(ctx.bases.gaps_mm(first, second), np.cumsum(counts)[:-1])
-    sigma = ctx.bases.sigma_mm
+    sigmas = np.split(ctx.bases.pair_sigma_mm(first, second), np.cumsum(counts)[:-1])
     nth: list[tuple[float, float]] = []
     to_core: dict[int, tuple[float, float]] = {}
-    for m, g, others in zip(offenders, gaps, mates, strict=True):
+    for m, g, s, others in zip(offenders, gaps, sigmas, mates, strict=True):
         u = ctx.model_unit[m]
         need = ctx.profile.cohesion.neighbours_needed(int(ctx.unit_size[u]))
         k = int(np.argsort(g)[min(need, len(g)) - 1])
-        nth.append((float(g[k]), float(np.hypot(sigma[m], sigma[others[k]]))))
+        nth.append((float(g[k]), float(s[k])))
         if labels[m] != main[u]:
             core = labels[others] == main[u]
             if core.any():
                 c = int(np.flatnonzero(core)[np.argmin(g[core])])
-                link = (float(g[c]), float(np.hypot(sigma[m], sigma[others[c]])))
+                link = (float(g[c]), float(s[c]))
                 group = int(labels[m])
                 if group not in to_core or link[0] < to_core[group][0]:
                     to_core[group] = link
@@ -287,7 +287,7 @@ def _leader_cohesion(ctx: _Context) -> list[Finding]:
         return []
     leaders = leader[models]
     gap = ctx.bases.gaps_mm(models, leaders)
-    sigma = np.hypot(ctx.bases.sigma_mm[models], ctx.bases.sigma_mm[leaders])
+    sigma = ctx.bases.pair_sigma_mm(models, leaders)
     verdict = _within(gap, limit, ctx.k * sigma)
     out = []
     for u in range(len(ctx.unit_ids)):
@@ -343,14 +343,14 @@ def _off_table(ctx: _Context) -> list[Finding]:
         axis=0,
     )
     limit = 0.0 - ctx.profile.placement.off_table_mm
-    verdict = _below(margin, limit, ctx.k * ctx.bases.sigma_mm)
+    verdict = _below(margin, limit, ctx.k * ctx.bases.sigma_most_mm)
     return [
         Finding(
             kind="off_table",
             models=(ctx.ids[m],),
             gap_mm=float(margin[m]),
             limit_mm=limit,
-            sigma_mm=float(ctx.bases.sigma_mm[m]),
+            sigma_mm=float(ctx.bases.sigma_most_mm[m]),
             call=_call(bool(verdict.close[m])),
         )
         for m in np.flatnonzero(verdict.reported)
@@ -364,7 +364,7 @@ def _in_terrain(ctx: _Context) -> list[Finding]:
     polys = np.array([shapely.Polygon(t.polygon) for t in solid], dtype=object)
     shapely.prepare(polys)
     tree = shapely.STRtree(polys)
-    band = ctx.k * ctx.bases.sigma_mm
+    band = ctx.k * ctx.bases.sigma_most_mm
     reach = ctx.bases.circumradius_mm + band
     model, poly = tree.query(shapely.points(ctx.bases.center_mm), predicate="dwithin", distance=float(reach.max()))
     if len(model) == 0:
@@ -385,7 +385,7 @@ def _in_terrain(ctx: _Context) -> list[Finding]:
                 kind="in_terrain",
                 models=(ctx.ids[model[k]],),
                 terrain=solid[poly[k]].id,
-                sigma_mm=float(ctx.bases.sigma_mm[model[k]]),
+                sigma_mm=float(ctx.bases.sigma_most_mm[model[k]]),
                 call=_call(not bool(surely[k])),
             )
         )

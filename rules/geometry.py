@@ -47,6 +47,7 @@ class BaseArrays:
         rotation_rad: (N,) turn of each base, counter-clockwise from +x.
         round: (N,) True where both semi-axes are equal.
         sigma_mm: (N,) 1-sigma uncertainty of where the base's edge is: its centre's and half its size's.
+        doubt_mm: (N, 2) a further 1-sigma uncertainty of the centre along that line only (``Model.doubt_mm``).
     """
 
     center_mm: FloatArray
@@ -54,6 +55,7 @@ class BaseArrays:
     rotation_rad: FloatArray
     round: NDArray[np.bool_]
     sigma_mm: FloatArray
+    doubt_mm: FloatArray
 
     @staticmethod
     def from_state(state: TableState) -> BaseArrays:
@@ -67,7 +69,30 @@ class BaseArrays:
         axes = rows[:, 2:4]
         # An edge is uncertain by its centre's sigma and by half its size's sigma.
         sigma = np.hypot(rows[:, 5], rows[:, 6] / 2.0)
-        return BaseArrays(rows[:, 0:2], axes, np.deg2rad(rows[:, 4]), axes[:, 0] == axes[:, 1], sigma)
+        doubt = np.array([m.doubt_mm for m in state.models], dtype=np.float64).reshape(-1, 2)
+        return BaseArrays(rows[:, 0:2], axes, np.deg2rad(rows[:, 4]), axes[:, 0] == axes[:, 1], sigma, doubt)
+
+    @property
+    def sigma_most_mm(self) -> FloatArray:
+        """(N,) 1-sigma uncertainty of each edge along the line where it is largest."""
+        return np.asarray(np.sqrt(self.sigma_mm**2 + np.sum(self.doubt_mm**2, axis=1)), dtype=np.float64)
+
+    def pair_sigma_mm(self, i: IntArray, j: IntArray) -> FloatArray:
+        """1-sigma uncertainty (M,) of the gaps of base pairs (i[k], j[k]) (shapes (M,)): both edges' sigmas, and
+        each centre's doubt as far as it runs along the line between the centres (all of it where they coincide)."""
+        i = np.asarray(i, dtype=np.intp)
+        j = np.asarray(j, dtype=np.intp)
+        d = self.center_mm[j] - self.center_mm[i]
+        length = np.hypot(d[:, 0], d[:, 1])
+        along = np.divide(d, length[:, None], out=np.zeros_like(d), where=length[:, None] > 0)
+        doubt_i = np.sum(self.doubt_mm[i] * along, axis=1)
+        doubt_j = np.sum(self.doubt_mm[j] * along, axis=1)
+        same = length == 0
+        doubt_i[same] = np.hypot(*self.doubt_mm[i[same]].T)
+        doubt_j[same] = np.hypot(*self.doubt_mm[j[same]].T)
+        return np.asarray(
+            np.sqrt(self.sigma_mm[i] ** 2 + self.sigma_mm[j] ** 2 + doubt_i**2 + doubt_j**2), dtype=np.float64
+        )
 
     def __len__(self) -> int:
         return int(self.center_mm.shape[0])

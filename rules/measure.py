@@ -76,7 +76,7 @@ def pair_gap(state: TableState, a: str, b: str) -> tuple[float, float]:
     bases = BaseArrays.from_state(state)
     i, j = np.array([index[a]], dtype=np.intp), np.array([index[b]], dtype=np.intp)
     gap = float(bases.gaps_mm(i, j)[0])
-    return gap, float(np.hypot(bases.sigma_mm[i[0]], bases.sigma_mm[j[0]]))
+    return gap, float(bases.pair_sigma_mm(i, j)[0])
 
 
 def measure(state: TableState, a: str, b: str, profile: RuleProfile) -> Measurement:

@@ -85,7 +85,7 @@ def moved_models(before: TableState, after: TableState, profile: RuleProfile) ->
         if old is None:
             continue
         distance = math.hypot(m.x_mm - old.x_mm, m.y_mm - old.y_mm)
-        sigma = math.hypot(m.sigma_mm, old.sigma_mm)
+        sigma = math.hypot(m.sigma_most_mm, old.sigma_most_mm)
         if distance > profile.movement.still_mm + k * sigma:
             out.append(ModelMove(m.id, m.unit, (old.x_mm, old.y_mm), (m.x_mm, m.y_mm), distance, distance, sigma))
     return out

@@ -99,7 +99,9 @@ class Unit:
 
 @dataclass(frozen=True)
 class Model:
-    """One miniature on its base. ``sigma_mm`` is the 1-sigma uncertainty of the measured centre (0: exact)."""
+    """One miniature on its base. ``sigma_mm`` is the 1-sigma uncertainty of the measured centre (0: exact), per
+    axis. ``doubt_mm`` (dx, dy) is a further 1-sigma uncertainty along that line only: a second reading of the
+    base about as likely lies that way, so a gap across that line is doubtful and one along the other is not."""
 
     id: str
     unit: str | None
@@ -107,6 +109,12 @@ class Model:
     y_mm: float
     base: Base
     sigma_mm: float = 0.0
+    doubt_mm: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def sigma_most_mm(self) -> float:
+        """The centre's 1-sigma uncertainty along the line where it is largest (mm)."""
+        return math.sqrt(self.sigma_mm**2 + self.doubt_mm[0] ** 2 + self.doubt_mm[1] ** 2)
 
 
 @dataclass(frozen=True)
@@ -185,6 +193,8 @@ def _validate(state: TableState) -> None:
             raise StateError(f"{where}: x_mm and y_mm must be finite numbers, got {m.x_mm!r}, {m.y_mm!r}")
         if not _finite(m.sigma_mm) or m.sigma_mm < 0:
             raise StateError(f"{where}: sigma_mm must be a non-negative number, got {m.sigma_mm!r}")
+        if len(m.doubt_mm) != 2 or not all(_finite(d) for d in m.doubt_mm):
+            raise StateError(f"{where}: doubt_mm must be two finite numbers [dx_mm, dy_mm], got {m.doubt_mm!r}")
         for axis in m.base.semi_axes_mm:
             if not _finite(axis) or axis <= 0:
                 raise StateError(f"{where}: base sizes must be positive numbers, got {m.base.to_dict()}")
@@ -300,6 +310,15 @@ def _polygon_from(value: Any, where: str) -> tuple[tuple[float, float], ...]:
     return tuple(points)
 
 
+def _doubt_from(value: Any, where: str) -> tuple[float, float]:
+    if value is None:
+        return (0.0, 0.0)
+    numbers = isinstance(value, list) and all(isinstance(c, int | float) and not isinstance(c, bool) for c in value)
+    if not numbers or len(value) != 2:
+        raise StateError(f"{where}: doubt_mm must be [dx_mm, dy_mm], got {value!r}")
+    return (float(value[0]), float(value[1]))
+
+
 def state_from_dict(data: Any) -> TableState:
     """Build and validate a :class:`TableState` from parsed JSON. Raises :class:`StateError` naming the entry."""
     top = _Reader(data, "state")
@@ -341,6 +360,7 @@ def state_from_dict(data: Any) -> TableState:
                 y_mm=r.number("y_mm"),
                 base=_base_from(r.obj.get("base"), where),
                 sigma_mm=r.number("sigma_mm", 0.0),
+                doubt_mm=_doubt_from(r.obj.get("doubt_mm"), where),
             )
         )
 
@@ -368,6 +388,20 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
+def _model_to_dict(m: Model) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": m.id,
+        "unit": m.unit,
+        "x_mm": m.x_mm,
+        "y_mm": m.y_mm,
+        "base": m.base.to_dict(),
+        "sigma_mm": m.sigma_mm,
+    }
+    if any(m.doubt_mm):
+        out["doubt_mm"] = list(m.doubt_mm)
+    return out
+
+
 def state_to_dict(state: TableState) -> dict[str, Any]:
     """The JSON form of a state; :func:`state_from_dict` reads it back to an equal state."""
     out: dict[str, Any] = {
@@ -385,17 +419,7 @@ def state_to_dict(state: TableState) -> dict[str, Any]:
             )
             for u in state.units
         ],
-        "models": [
-            {
-                "id": m.id,
-                "unit": m.unit,
-                "x_mm": m.x_mm,
-                "y_mm": m.y_mm,
-                "base": m.base.to_dict(),
-                "sigma_mm": m.sigma_mm,
-            }
-            for m in state.models
-        ],
+        "models": [_model_to_dict(m) for m in state.models],
         "terrain": [
             _drop_none({"id": t.id, "kind": t.kind, "height_mm": t.height_mm, "polygon": [list(p) for p in t.polygon]})
             for t in state.terrain

@@ -119,8 +119,9 @@ def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, rost
     a, b = centres_mm(det), centres_mm(true_models)
     rows, cols = match_models(det, true_models, settings.match_gate_mm)
     diff = a[rows] - b[cols] if len(rows) else np.empty((0, 2))
-    sigma = np.array([det[i].sigma_mm for i in rows]) if len(rows) else np.empty(0)
-    z = diff / np.maximum(sigma, 1e-9)[:, None] if len(rows) else np.empty((0, 2))
+    # each axis's sigma: the model's own and its doubt along a line, as far as that runs along the axis
+    sigma = np.array([np.hypot(det[i].sigma_mm, det[i].doubt_mm) for i in rows]).reshape(-1, 2)
+    z = diff / np.maximum(sigma, 1e-9)
     size_right = np.array(
         [det[i].base.semi_axes_mm == true_models[j].base.semi_axes_mm for i, j in zip(rows, cols, strict=True)],
         dtype=bool,

@@ -247,6 +247,8 @@ def state_from_detections(
             y_mm=float(centers_mm[i, 1]),
             base=rules.RoundBase(float(detections.diameter_mm[i]), round(float(size_sigma[i]), 3)),
             sigma_mm=float(sigma[i]),
+            # the top-down view's axes are the table's, at px_per_mm: a doubt in mm there is one on the table
+            doubt_mm=(float(detections.model_doubt_mm[i, 0]), float(detections.model_doubt_mm[i, 1])),
         )
         for k, i in enumerate(order)
     )
@@ -313,7 +315,8 @@ def detect_frame(
 def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableState:
     """One state from a burst of frames of an unchanged table: each model of the first frame averaged with the
     detections matched to it in the others. The frame-to-frame part of its sigma shrinks with the square root of
-    the frames it was seen in; the rest (calibration, rim height, lens) does not average away."""
+    the frames it was seen in; the rest (calibration, rim height, lens, and a doubt along a line) does not average
+    away."""
     if not analyses:
         raise ValueError("fuse_frames needs at least one frame")
     first = analyses[0]
@@ -379,11 +382,11 @@ def carry_identities(
                 # the roster disagree, so the measured base stays, as doubtful as the difference
                 misread_mm = abs(m.base.semi_axes_mm[0] - r.base.semi_axes_mm[0])
                 sigma_mm = float(np.hypot(m.sigma_mm, misread_mm))
-            models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, base, sigma_mm))
+            models.append(rules.Model(r.id, r.unit, m.x_mm, m.y_mm, base, sigma_mm, m.doubt_mm))
         else:
             new_id = next(x for x in fresh if x not in taken)
             taken.add(new_id)
-            models.append(rules.Model(new_id, None, m.x_mm, m.y_mm, m.base, m.sigma_mm))
+            models.append(rules.Model(new_id, None, m.x_mm, m.y_mm, m.base, m.sigma_mm, m.doubt_mm))
     present = {m.id for m in models}
     # A leader that was not found (removed as a casualty, or hidden) cannot lead in this state.
     units = tuple(u if u.leader is None or u.leader in present else replace(u, leader=None) for u in roster.units)

@@ -76,6 +76,9 @@ class VisionSettings:
         known_misfit_scale: that factor for bases fitted again at a known size and rim height
             (:func:`vision.detect.fit_known_bases`).
         known_starts: the starts (as ``outline_starts``) of a fit at a known size and rim height.
+        misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
+            well: this many directions round the reading, at these multiples of the difference of the radii.
+        misread_share: the share of that difference added (in quadrature) to such a base's sigma.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -185,6 +188,9 @@ class VisionSettings:
     outline_misfit_scale: float
     known_misfit_scale: float
     known_starts: tuple[float, ...]
+    misread_start_steps: tuple[float, ...]
+    misread_start_directions: int
+    misread_share: float
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -315,6 +321,13 @@ class VisionSettings:
             raise SettingsError("outline_starts must list at least one start (0: where the edges put the base)")
         if not self.known_starts:
             raise SettingsError("known_starts must list at least one start (0: where the base was detected)")
+        if any(step <= 0 for step in self.misread_start_steps) or self.misread_start_directions < 1:
+            raise SettingsError(
+                "misread_start_steps must be positive and misread_start_directions at least 1, got "
+                f"{list(self.misread_start_steps)} and {self.misread_start_directions}"
+            )
+        if self.misread_share < 0:
+            raise SettingsError(f"misread_share must not be negative, got {self.misread_share}")
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
         if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:

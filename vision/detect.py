@@ -83,7 +83,7 @@ structures that the fit cannot see.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import cv2
 import numpy as np
@@ -887,19 +887,32 @@ def _vote_sizes(found: BaseDetections, px_per_mm: float, settings: VisionSetting
 
 def _outline_sigmas(
     look: OutlineFit, px_per_mm: float, settings: VisionSettings, misfit_scale: float | FloatArray
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,)), their
-    misfit times ``misfit_scale`` (one for all, or (K_ok,))."""
+    misfit times ``misfit_scale`` (one for all, or (K_ok,)), and the doubt (K_ok, 2) mm along the line to another
+    start's fit about as good: two equally likely readings d apart have a spread of d / 2, along that line."""
     ok = look.ok
     scaled = misfit_scale / px_per_mm
     diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
-    # the starts' fits about as good as the one kept: two equally likely readings d apart have a spread of d / 2
-    model = np.sqrt(
-        settings.outline_model_sigma_mm**2
-        + (scaled * look.misfit_px[ok]) ** 2
-        + (0.5 * look.other_start_px[ok] / px_per_mm) ** 2
+    model = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[ok])
+    doubt = 0.5 * look.other_start_px[ok] / px_per_mm
+    return (
+        np.asarray(diameter, dtype=np.float64),
+        np.asarray(model, dtype=np.float64),
+        np.asarray(doubt, dtype=np.float64),
     )
-    return np.asarray(diameter, dtype=np.float64), np.asarray(model, dtype=np.float64)
+
+
+def _start_ring(steps: tuple[float, ...], directions: int) -> FloatArray:
+    """(len(steps) * directions, 2) offsets round a start, in units of the distance to look over."""
+    angles = np.linspace(0.0, 2.0 * np.pi, directions, endpoint=False)
+    unit = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    return np.asarray(np.concatenate([step * unit for step in steps]), dtype=np.float64)
+
+
+def _fits_at(fit: OutlineFit, rows: NDArray[np.intp]) -> OutlineFit:
+    """The fits of ``fit`` at ``rows`` (K,)."""
+    return OutlineFit(*(getattr(fit, f.name)[rows] for f in fields(fit)))
 
 
 def fit_known_bases(
@@ -935,11 +948,23 @@ def fit_known_bases(
         return detections
     directions = ray_directions(settings.rays)
     radius_px = known[rows] / 2.0 * scale
-    every_ray = np.ones((rows.size, len(directions)), np.bool_)
-    look = fit_outlines(
+    read_mm, _fits = snap_diameters(2.0 * detections.radius_px[rows] / scale, settings.base_sizes_mm, np.inf)
+    # a size read wrong was a reading of part of the rim (or of more than the rim): the base lies up to the
+    # difference of the radii away, in a direction the reading does not tell, so the fit starts round it too
+    offset_px = np.abs(detections.radius_px[rows] - radius_px)
+    ring = _start_ring(settings.misread_start_steps, settings.misread_start_directions)
+    group = np.concatenate(
+        [np.full(1 + (len(ring) if read_mm[k] != known[rows][k] else 0), k) for k in range(rows.size)]
+    ).astype(np.intp)
+    starts = detections.center_px[rows][group].copy()
+    for k in np.flatnonzero(read_mm != known[rows]):
+        at = np.flatnonzero(group == k)[1:]
+        starts[at] += offset_px[k] * ring
+    every_ray = np.ones((group.size, len(directions)), np.bool_)
+    fitted = fit_outlines(
         grey,
-        detections.center_px[rows],
-        radius_px,
+        starts,
+        radius_px[group],
         every_ray,
         directions,
         scale,
@@ -948,25 +973,29 @@ def fit_known_bases(
         # a neighbour) go before the first step too
         replace(settings, outline_reject_at=(0, *settings.outline_reject_at), outline_starts=settings.known_starts),
         radius_known=True,
-        height_ratio=heights[rows],
+        height_ratio=heights[rows][group],
     )
+    # of a base's starts, the fit whose residuals pull least (the model explains the rim there) is kept
+    pull = np.where(fitted.ok, fitted.misfit_px, np.inf)
+    order = np.lexsort((pull, group))
+    first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
+    look = _fits_at(fitted, first)
     if not look.ok.any():
         return detections
     done = rows[look.ok]
     center = detections.center_px.copy()
     radius, size = detections.radius_px.copy(), detections.diameter_mm.copy()
     diameter_sigma, model_sigma = detections.diameter_sigma_mm.copy(), detections.model_sigma_mm.copy()
+    doubt = detections.model_doubt_mm.copy()
     height_share = detections.rim_height_share.copy()
     center[done] = middle_of(look.center_px[look.ok], parallax)
     radius[done], size[done] = radius_px[look.ok], known[done]
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
-    _size_sigma, model_sigma[done] = _outline_sigmas(look, scale, settings, misfit_scale)
-    # a size detected wrong was a reading of part of the rim, its centre off by about half the difference or more:
-    # the fit started there, and may have stayed. The size read is the fitted one's: a vote of the neighbours may
-    # have put it right without moving the centre
-    read_mm, _fits = snap_diameters(2.0 * detections.radius_px[done] / scale, settings.base_sizes_mm, np.inf)
-    misread_mm = np.abs(read_mm - known[done]) / 2.0
+    _size_sigma, model_sigma[done], doubt[done] = _outline_sigmas(look, scale, settings, misfit_scale)
+    # the reading a size read wrong gave and the fit at the known size are two readings the radii's difference
+    # apart: a spread of half that
+    misread_mm = settings.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0
     model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
     diameter_sigma[done], height_share[done] = 0.0, 0.0
     return replace(
@@ -977,6 +1006,7 @@ def fit_known_bases(
         diameter_sigma_mm=diameter_sigma,
         model_sigma_mm=model_sigma,
         rim_height_share=height_share,
+        model_doubt_mm=doubt,
     )
 
 
@@ -1107,7 +1137,8 @@ def _detect_in(
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
-    diameter_sigma[live[look.ok]], model_sigma[live[look.ok]] = _outline_sigmas(
+    doubt = np.zeros((len(radius), 2))
+    diameter_sigma[live[look.ok]], model_sigma[live[look.ok]], doubt[live[look.ok]] = _outline_sigmas(
         look, scale, settings, settings.outline_misfit_scale
     )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
@@ -1196,4 +1227,5 @@ def _detect_in(
         diameter_sigma_mm=diameter_sigma[kept],
         model_sigma_mm=model_sigma[kept],
         rim_height_share=np.where(by_edges[kept], 1.0, 0.0),
+        model_doubt_mm=doubt[kept],
     )

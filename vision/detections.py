@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ from vision.errors import VisionError
 
 FloatArray = NDArray[np.float64]
 
-# Every field but center_px is one value per base.
+# Every field but center_px and model_doubt_mm is one value per base.
 _PER_BASE = (
     "radius_px",
     "diameter_mm",
@@ -24,6 +24,8 @@ _PER_BASE = (
     "model_sigma_mm",
     "rim_height_share",
 )
+# Stands for "not given": no base has a doubt along a line.
+_NO_DOUBT = np.zeros((0, 2))
 
 
 def _frozen(value: Any, shape: tuple[int, ...], name: str) -> FloatArray:
@@ -57,6 +59,8 @@ class BaseDetections:
         rim_height_share (N,): how much of an error in the rim height assumed moves the centre: 1 where the edges
             read the outline, whose middle stands at about half the rim height; 0 where the appearance fit found
             the footprint with the base's own rim height.
+        model_doubt_mm (N, 2): a 1-sigma doubt (mm) along this line only, on top of ``model_sigma_mm``: where
+            another reading about as good lies, the centre may be anywhere between (0, 0: none; the default).
 
     ``dets[mask]`` (boolean (N,) or integer indices) selects rows; ``len(dets)`` counts them.
     """
@@ -71,6 +75,7 @@ class BaseDetections:
     diameter_sigma_mm: FloatArray
     model_sigma_mm: FloatArray
     rim_height_share: FloatArray
+    model_doubt_mm: FloatArray = field(default_factory=lambda: _NO_DOUBT)
 
     def __post_init__(self) -> None:
         center = np.asarray(self.center_px, dtype=np.float64)
@@ -82,6 +87,8 @@ class BaseDetections:
         object.__setattr__(self, "center_px", _frozen(center, (n, 2), "center_px"))
         for name in _PER_BASE:
             object.__setattr__(self, name, _frozen(getattr(self, name), (n,), name))
+        doubt = np.zeros((n, 2)) if self.model_doubt_mm is _NO_DOUBT else self.model_doubt_mm
+        object.__setattr__(self, "model_doubt_mm", _frozen(doubt, (n, 2), "model_doubt_mm"))
 
     @classmethod
     def empty(cls) -> BaseDetections:

@@ -79,8 +79,8 @@ class OutlineFit:
     ``sigma_px`` (K,) blur, ``height_ratio`` (K,) the rim's height over the one assumed, ``rms_grey`` (K,) RMS
     residual over the rays kept, ``rays_kept`` (K,) their share, ``misfit_px`` (K,) and ``radius_misfit_px`` (K,)
     how far the centre (per axis) and the radius may be off by what the model does not explain (1-sigma, px; see
-    :func:`_misfit_sigma`), ``other_start_px`` (K,) how far from it the farthest fit from another start that is
-    about as good lies (0: none), ``ok`` (K,) whether the fit is usable."""
+    :func:`_misfit_sigma`), ``other_start_px`` (K, 2) where the farthest fit from another start that is about as
+    good lies, from this one (0, 0: none), ``ok`` (K,) whether the fit is usable."""
 
     center_px: FloatArray
     radius_px: FloatArray
@@ -97,7 +97,7 @@ class OutlineFit:
     def none(cls, k: int) -> OutlineFit:
         """No fit for ``k`` bases (every ``ok`` False)."""
         z = np.zeros(k)
-        return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, z, np.zeros(k, np.bool_))
+        return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, np.zeros((k, 2)), np.zeros(k, np.bool_))
 
     def where(self, take: BoolArray, other: OutlineFit) -> OutlineFit:
         """These fits, with ``other``'s for the bases where ``take`` (K,) is true."""
@@ -395,10 +395,12 @@ def fit_outlines(
         best = best.where(fit.ok & (~best.ok | better), fit)
         fits.append(fit)
     # the fits about as good as the one kept (within the margin, which could not choose between them)
-    other = np.zeros(len(radius_px))
+    other = np.zeros((len(radius_px), 2))
     for fit in fits:
         alike = fit.ok & best.ok & (settings.outline_start_margin * fit.rms_grey <= best.rms_grey)
-        other = np.where(alike, np.maximum(other, np.hypot(*(fit.center_px - best.center_px).T)), other)
+        offset = fit.center_px - best.center_px
+        farther = alike & (np.hypot(*offset.T) > np.hypot(*other.T))
+        other = np.where(farther[:, None], offset, other)
     return replace(best, other_start_px=other)
 
 
@@ -546,7 +548,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         share,
         centre_misfit,
         radius_misfit,
-        np.zeros(k),
+        np.zeros((k, 2)),
         ok,
     )
 

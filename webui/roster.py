@@ -116,7 +116,14 @@ def follow(
     state = replace(carried, models=models)
     seen = {m.id: m for m in state.models}
     kept = [
-        replace(m, x_mm=seen[m.id].x_mm, y_mm=seen[m.id].y_mm, base=seen[m.id].base, sigma_mm=seen[m.id].sigma_mm)
+        replace(
+            m,
+            x_mm=seen[m.id].x_mm,
+            y_mm=seen[m.id].y_mm,
+            base=seen[m.id].base,
+            sigma_mm=seen[m.id].sigma_mm,
+            doubt_mm=seen[m.id].doubt_mm,
+        )
         if m.id in seen
         else m
         for m in roster.models

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pytest
 import shapely
@@ -19,7 +22,8 @@ def bases(centers, axes, rotation_deg, sigma=None) -> BaseArrays:  # type: ignor
     c = np.asarray(centers, dtype=float)
     a = np.asarray(axes, dtype=float)
     s = np.zeros(len(c)) if sigma is None else np.asarray(sigma, dtype=float)
-    return BaseArrays(c, a, np.deg2rad(np.asarray(rotation_deg, dtype=float)), a[:, 0] == a[:, 1], s)
+    no_doubt = np.zeros((len(c), 2))
+    return BaseArrays(c, a, np.deg2rad(np.asarray(rotation_deg, dtype=float)), a[:, 0] == a[:, 1], s, no_doubt)
 
 
 @pytest.mark.parametrize(
@@ -103,3 +107,23 @@ def test_candidate_pairs_hold_every_pair_within_reach(reach_mm: float) -> None:
 def test_extent_of_turned_oval() -> None:
     arr = bases([[0, 0]], [[30, 17.5]], [90])
     np.testing.assert_allclose(arr.extent_mm()[0], [17.5, 30.0], atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("center_b", "doubt_a", "expected_mm"),
+    [
+        ((50.0, 0.0), (1.0, 0.0), math.hypot(0.3, 0.4, 1.0)),
+        ((0.0, 50.0), (1.0, 0.0), 0.5),
+        ((30.0, 40.0), (1.0, 0.0), math.hypot(0.5, 0.6)),
+        ((0.0, 0.0), (0.0, 1.0), math.hypot(0.5, 1.0)),  # centres together: no line, the whole doubt counts
+    ],
+)
+def test_pair_sigma_takes_each_doubt_along_the_line_between_the_centres(
+    center_b: tuple[float, float], doubt_a: tuple[float, float], expected_mm: float
+) -> None:
+    b = bases([(0.0, 0.0), center_b], [(10.0, 10.0), (10.0, 10.0)], [0.0, 0.0], sigma=[0.3, 0.4])
+    b = dataclasses.replace(b, doubt_mm=np.array([doubt_a, (0.0, 0.0)]))
+    one, two = np.array([0]), np.array([1])
+    assert b.pair_sigma_mm(one, two)[0] == pytest.approx(expected_mm)
+    assert b.pair_sigma_mm(two, one)[0] == pytest.approx(expected_mm)
+    assert b.sigma_most_mm[0] == pytest.approx(math.hypot(0.3, *doubt_a))

@@ -37,6 +37,25 @@ def test_verdicts(gap_mm: float, sigma_mm: float, line: str, within: bool, call:
     assert (verdict.within, verdict.call) == (within, call)
 
 
+@pytest.mark.parametrize(
+    ("doubt_a", "doubt_b", "sigma_mm"),
+    [
+        ((0.0, 0.0), (0.0, 0.0), 0.5),
+        ((1.2, 0.0), (0.0, 0.0), 1.3),  # along the line between the centres: all of it counts
+        ((0.0, 1.2), (0.0, 1.2), 0.5),  # across it: none of it
+        ((-0.6, 0.9), (0.0, 0.0), 0.781),  # the part along the line, 0.6 mm
+        ((0.9, 0.0), (-1.2, 0.0), 1.581),  # both ends, whatever the sign
+    ],
+)
+def test_a_doubt_along_a_line_counts_as_far_as_it_runs_along_the_gap(
+    doubt_a: tuple[float, float], doubt_b: tuple[float, float], sigma_mm: float
+) -> None:
+    # b lies along +x from a: a gap measured across a doubt's line is as sure as without it
+    a, b = model("a", "red", 100.0, 100.0, sigma_mm=0.3), model("b", "blue", 140.0, 100.0, sigma_mm=0.4)
+    state = state_of([{**a, "doubt_mm": list(doubt_a)}, {**b, "doubt_mm": list(doubt_b)}], UNITS)
+    assert rules.measure(state, "a", "b", rules.load_profile("skirmish")).sigma_mm == pytest.approx(sigma_mm, abs=1e-3)
+
+
 @pytest.mark.parametrize(("a", "b", "message"), [("a", "zz", "model 'zz' is not in the state"), ("a", "a", "twice")])
 def test_bad_ids(a: str, b: str, message: str) -> None:
     state = state_of([model("a", "red", 100.0, 100.0), model("b", "blue", 200.0, 100.0)], UNITS)

@@ -18,7 +18,15 @@ GOOD: dict[str, Any] = {
         {"id": "clones", "player": "Will", "name": "Clone Troopers", "leader": "c1", "move_in": 6, "abilities": ["fly"]}
     ],
     "models": [
-        {"id": "c1", "unit": "clones", "x_mm": 400.0, "y_mm": 300.0, "base": {"diameter_mm": 27}, "sigma_mm": 0.3},
+        {
+            "id": "c1",
+            "unit": "clones",
+            "x_mm": 400.0,
+            "y_mm": 300.0,
+            "base": {"diameter_mm": 27},
+            "sigma_mm": 0.3,
+            "doubt_mm": [0.6, -0.8],
+        },
         {
             "id": "c2",
             "unit": "clones",
@@ -57,6 +65,8 @@ def test_good_state_loads_with_every_field() -> None:
     assert state.model("c1").base == rules.RoundBase(27.0)
     assert state.model("c2").base == rules.OvalBase(60.0, 35.0, 30.0, 0.4)
     assert state.model("c2").sigma_mm == 0.0
+    assert state.model("c1").doubt_mm == (0.6, -0.8) and state.model("c2").doubt_mm == (0.0, 0.0)
+    assert state.model("c1").sigma_most_mm == pytest.approx(math.hypot(0.3, 1.0))
     assert state.model("m9").unit is None
     assert state.model("m9").base == rules.RoundBase(32.0, height_mm=3.5)
     assert state.terrain[0].polygon[2] == (100.0, 80.0)
@@ -70,6 +80,8 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
     assert again == state
     assert json.loads(path.read_text())["calibration"] == GOOD["calibration"]
     assert json.loads(path.read_text())["models"][2]["base"] == {"diameter_mm": 32.0, "height_mm": 3.5}
+    # a doubt along a line is written only where there is one
+    assert [m.get("doubt_mm") for m in json.loads(path.read_text())["models"]] == [[0.6, -0.8], None, None]
     assert rules.state_to_dict(again) == rules.state_to_dict(state)
 
 
@@ -83,6 +95,10 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.1.base", {"width_mm": 60, "depth_mm": 0}, "base sizes must be positive"),
         ("models.0.x_mm", float("nan"), "'x_mm' must be a finite number"),
         ("models.0.sigma_mm", -0.1, "sigma_mm must be a non-negative"),
+        ("models.0.doubt_mm", [0.5], "doubt_mm must be [dx_mm, dy_mm]"),
+        ("models.0.doubt_mm", 0.5, "doubt_mm must be [dx_mm, dy_mm]"),
+        ("models.0.doubt_mm", [0.5, "1"], "doubt_mm must be [dx_mm, dy_mm]"),
+        ("models.0.doubt_mm", [0.5, math.inf], "doubt_mm must be two finite numbers"),
         ("models.0.base", {"diameter_mm": 27, "size_sigma_mm": -1}, "size_sigma_mm must be a non-negative"),
         ("models.0.base", {"diameter_mm": 27, "height_mm": 0}, "height_mm must be a positive number"),
         ("models.0.base", {"diameter_mm": 27, "height_mm": "4"}, "'height_mm' must be a number"),

@@ -172,6 +172,21 @@ def test_a_matched_model_takes_the_rosters_base_when_the_size_measured_allows_it
     assert model.sigma_mm == pytest.approx(sigma_mm)
 
 
+def test_a_doubt_along_a_line_goes_with_its_model(empty_table: Rendered, config: Config) -> None:
+    # the top-down view's axes are the table's: a doubt (mm) there is the same on the table, whatever the order
+    # the state lists the models in, and the roster's ids do not change it
+    cal = calibrate_table(empty_table.image, empty_table.spec, None, settings=config.calibration)
+    settings = dataclasses.replace(config.pipeline, rim_height_mm=0.0)
+    doubt = np.array([[0.1, -0.2], [0.3, 0.0], [0.0, 0.5], [-0.7, 0.7]])
+    dets = dataclasses.replace(detections_at(table_to_rectified(TRUTH_MM, 2.0), 32.0, 0.1, 2.0), model_doubt_mm=doubt)
+    state, _ = state_from_detections(empty_table.spec, cal, dets, 2.0, settings, SIZES_MM)
+    roster = rules.TableState(state.table, models=tuple(dataclasses.replace(m, id=f"r{m.id}") for m in state.models))
+    carried = carry_identities(state, roster, gate_mm=5.0)
+    for models in (state.models, carried.models):
+        got = {(round(m.x_mm), round(m.y_mm)): m.doubt_mm for m in models}
+        assert got == {(round(x), round(y)): tuple(d) for (x, y), d in zip(TRUTH_MM, doubt, strict=True)}
+
+
 def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config: Config) -> None:
     from tableref.pipeline import FrameAnalysis
 

@@ -9,13 +9,16 @@ import pytest
 
 from vision import BaseDetections, VisionError
 
-# Every per-base field (all but the centres), as the container declares them.
-FIELDS = tuple(f.name for f in dataclasses.fields(BaseDetections) if f.name != "center_px")
+# Every field of one value per base (all but the centres and the doubts along a line), as the container declares
+# them.
+FIELDS = tuple(f.name for f in dataclasses.fields(BaseDetections) if f.name not in ("center_px", "model_doubt_mm"))
 
 
 def make(n: int, seed: int = 0) -> BaseDetections:
     rng = np.random.default_rng(seed)
-    return BaseDetections(rng.uniform(0, 100, (n, 2)), *(rng.uniform(0, 1, n) for _ in FIELDS))
+    return BaseDetections(
+        rng.uniform(0, 100, (n, 2)), *(rng.uniform(0, 1, n) for _ in FIELDS), model_doubt_mm=rng.uniform(-1, 1, (n, 2))
+    )
 
 
 def test_empty_has_every_field_with_zero_rows() -> None:
@@ -24,6 +27,18 @@ def test_empty_has_every_field_with_zero_rows() -> None:
     assert dets.center_px.shape == (0, 2)
     for name in FIELDS:
         assert getattr(dets, name).shape == (0,)
+    assert dets.model_doubt_mm.shape == (0, 2)
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_no_doubt_given_is_none_along_any_line(n: int) -> None:
+    dets = BaseDetections(np.zeros((n, 2)), *(np.ones(n) for _ in FIELDS))
+    np.testing.assert_array_equal(dets.model_doubt_mm, np.zeros((n, 2)))
+
+
+def test_a_doubt_of_the_wrong_shape_is_a_named_error() -> None:
+    with pytest.raises(VisionError, match="model_doubt_mm"):
+        BaseDetections(np.zeros((3, 2)), *(np.ones(3) for _ in FIELDS), model_doubt_mm=np.zeros(3))
 
 
 @pytest.mark.parametrize("n", [1, 5])
@@ -51,7 +66,7 @@ def test_selection_keeps_rows_together(index: np.ndarray | slice, expected: list
     picked = dets[index]
     assert len(picked) == len(expected)
     np.testing.assert_array_equal(picked.center_px, dets.center_px[expected].reshape(-1, 2))
-    for name in FIELDS:
+    for name in (*FIELDS, "model_doubt_mm"):
         np.testing.assert_array_equal(getattr(picked, name), getattr(dets, name)[expected])
 
 

@@ -2,7 +2,10 @@
 1", 2" and 3" lines, at 1080p and 4K, with and without camera.json. Counts wrong `clear` calls (must be zero) and
 the share of `close` calls, overall and for pairs at least 1 mm from their line.
 
-    .venv/bin/python bench/bench_calls.py [--frames 8] [--resolutions 1080p 4k] [--lens both|yes|no] [--config F]
+    .venv/bin/python bench/bench_calls.py [--frames 8] [--first 0] [--resolutions 1080p 4k] [--lens both|yes|no]
+        [--config F]
+
+Frame k is made from seed 1000 + k; ``--first 16 --frames 16`` measures frames never used to choose a setting.
 """
 
 from __future__ import annotations
@@ -34,12 +37,12 @@ def _without_heights(state: rules.TableState) -> rules.TableState:
 
 
 def run(
-    resolution: str, lens: bool, frames: int, config_path: str | None = None, heights: bool = True
+    resolution: str, lens: bool, frames: int, config_path: str | None = None, heights: bool = True, first: int = 0
 ) -> tuple[list[CallResult], int]:
     config = load_config(config_path)
     results: list[CallResult] = []
     placed = 0
-    for seed in range(frames):
+    for seed in range(first, first + frames):
         scene, pairs = line_pairs_scene(1000 + seed, resolution)
         image, truth = render(scene, seed)
         camera = camera_from_dict(dict(truth.camera)) if lens else None
@@ -55,6 +58,7 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=8)
+    parser.add_argument("--first", type=int, default=0, help="the first frame (0: seed 1000)")
     parser.add_argument("--resolutions", nargs="+", default=["1080p", "4k"])
     parser.add_argument("--lens", choices=["both", "yes", "no"], default="both", help="with camera.json, without, both")
     parser.add_argument("--config", help="settings TOML overriding tableref/defaults.toml")
@@ -70,7 +74,9 @@ def main() -> None:
     for resolution in args.resolutions:
         for lens in lenses:
             start = time.perf_counter()
-            results, placed = run(resolution, lens, args.frames, args.config, heights=not args.no_heights)
+            results, placed = run(
+                resolution, lens, args.frames, args.config, heights=not args.no_heights, first=args.first
+            )
             far = [r for r in results if r.margin_mm >= 1.0 - 1e-9]
             close = np.mean([r.call == "close" for r in results]) if results else float("nan")
             close_far = np.mean([r.call == "close" for r in far]) if far else float("nan")

@@ -79,6 +79,10 @@ class VisionSettings:
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
             well: this many directions round the reading, at these multiples of the difference of the radii.
         misread_share: the share of that difference added (in quadrature) to such a base's sigma.
+        cast_shadow_mm, cast_min_z, cast_min_bases: how far the rims' shadows reach on the table, away from the
+            main light, in the fit at a known size (0: not modelled); the direction is taken where the bases' darker
+            sides agree this many times better than by chance, over at least this many bases
+            (:func:`vision.outline.cast_shadow_px`).
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -191,6 +195,9 @@ class VisionSettings:
     misread_start_steps: tuple[float, ...]
     misread_start_directions: int
     misread_share: float
+    cast_shadow_mm: float
+    cast_min_z: float
+    cast_min_bases: int
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -328,6 +335,11 @@ class VisionSettings:
             )
         if self.misread_share < 0:
             raise SettingsError(f"misread_share must not be negative, got {self.misread_share}")
+        if self.cast_shadow_mm < 0 or self.cast_min_z < 0 or self.cast_min_bases < 2:
+            raise SettingsError(
+                "cast_shadow_mm and cast_min_z must not be negative and cast_min_bases must be at least 2, got "
+                f"{self.cast_shadow_mm}, {self.cast_min_z} and {self.cast_min_bases}"
+            )
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
         if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:

@@ -94,7 +94,7 @@ from vision.colour import chroma_contrast
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError, VisionError
-from vision.outline import OutlineFit, fit_outlines, middle_of
+from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax, ray_stretch, unstretch
 from vision.profile import RimModel, fit_rim_profiles
 from vision.rim import (
@@ -961,6 +961,22 @@ def fit_known_bases(
         at = np.flatnonzero(group == k)[1:]
         starts[at] += offset_px[k] * ring
     every_ray = np.ones((group.size, len(directions)), np.bool_)
+    # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak, a
+    # neighbour) go before the first step too
+    known_settings = replace(
+        settings, outline_reject_at=(0, *settings.outline_reject_at), outline_starts=settings.known_starts
+    )
+    cast = cast_shadow_px(
+        grey,
+        detections.center_px[rows],
+        radius_px,
+        directions,
+        scale,
+        parallax,
+        known_settings,
+        radius_known=True,
+        height_ratio=heights[rows],
+    )
     fitted = fit_outlines(
         grey,
         starts,
@@ -969,11 +985,10 @@ def fit_known_bases(
         directions,
         scale,
         parallax,
-        # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak,
-        # a neighbour) go before the first step too
-        replace(settings, outline_reject_at=(0, *settings.outline_reject_at), outline_starts=settings.known_starts),
+        known_settings,
         radius_known=True,
         height_ratio=heights[rows][group],
+        cast_px=cast,
     )
     # of a base's starts, the fit whose residuals pull least (the model explains the rim there) is kept
     pull = np.where(fitted.ok, fitted.misfit_px, np.inf)

@@ -12,7 +12,8 @@ with a model of all of it. For a sample point ``p`` near the outline::
 
 ``cover`` = Phi(-d_outline / sigma) (inside the base's outline, the union of footprint and top disc), ``top`` =
 Phi(-d_top / sigma) (inside the top disc), ``shadow`` = Phi(-d_footprint / contact_shadow) (the contact shadow
-around the footprint), with ``d_*`` signed distances (px) and Phi the normal CDF. The grey levels (mat, wall, top,
+around the footprint; where one main light casts the rims' shadows one way, around the footprint swept that way:
+see :func:`cast_shadow_px`), with ``d_*`` signed distances (px) and Phi the normal CDF. The grey levels (mat, wall, top,
 shade) are solved linearly for each sector of directions around the base (light and wall change around it); the
 footprint centre, its radius, the blur sigma and the rim's height by Levenberg-Marquardt. The top is ``bevel_mm``
 smaller in radius than the footprint (0 for straight walls; fitted freely, the bevel trades off against the radius).
@@ -233,7 +234,13 @@ class _Terms:
 
 
 def _terms(
-    params: FloatArray, s: _Samples, top_shift: FloatArray, top_scale: float, shadow_px: float, bevel: float
+    params: FloatArray,
+    s: _Samples,
+    top_shift: FloatArray,
+    top_scale: float,
+    shadow_px: float,
+    bevel: float,
+    cast_px: FloatArray,
 ) -> _Terms:
     """The model's terms for ``params`` (K, 5) = footprint (cx, cy, radius), blur and the rim's height ratio (the
     top shifted by that times ``top_shift`` (K, 2)), the top being ``bevel`` px smaller than the footprint (before
@@ -249,7 +256,17 @@ def _terms(
     foot_outer = d_foot <= d_top
     d_out = np.where(foot_outer, d_foot, d_top)
     # -d / w as d / -w: the same values, one pass fewer
-    a, t, f = d_out / -sigma, d_top / -sigma, d_foot / -shadow_px
+    if cast_px[0] or cast_px[1]:
+        # the shadow is the footprint swept along the cast, as long as the rim is high: its distance is to the
+        # segment of the centre's sweep
+        cast_x, cast_y = cast_px[0] * height, cast_px[1] * height
+        along = np.clip((fx * cast_x + fy * cast_y) / np.maximum(cast_x**2 + cast_y**2, 1e-12), 0.0, 1.0)
+        sx, sy = fx - along * cast_x, fy - along * cast_y
+        rho_s = np.maximum(hypot(sx, sy), 1e-9)
+        d_shadow, shade_by = rho_s - radius, (sx / rho_s, sy / rho_s)
+    else:
+        d_shadow, shade_by = d_foot, (fx / rho_f, fy / rho_f)
+    a, t, f = d_out / -sigma, d_top / -sigma, d_shadow / -shadow_px
     density = [_pdf(a), _pdf(t), _pdf(f)]
     # d(Phi(-d / w)) = pdf(-d / w) / w * (-d(d)), and d(d)/d(cx) = -x / rho, d(d)/d(radius) = -1 (or -scale)
     # the top circle moves with the height: d(distance)/d(height) = -(t . shift) / rho_t; the outline takes the
@@ -275,7 +292,7 @@ def _terms(
         density[2] / shadow_px,
         cover_by,
         top_by,
-        (ux_f, uy_f),
+        shade_by,
     )
 
 
@@ -318,11 +335,12 @@ def _residuals(
     top_scale: float,
     shadow_px: float,
     bevel: float,
+    cast_px: FloatArray,
     jacobian: bool = False,
 ) -> tuple[FloatArray, FloatArray | None]:
     """(K, N) weighted residuals with each sector's levels solved by least squares, and (when asked) their
     Jacobian (K, N, 4) by the parameters (Kaufman's approximation of variable projection)."""
-    terms = _terms(params, s, top_shift, top_scale, shadow_px, bevel)
+    terms = _terms(params, s, top_shift, top_scale, shadow_px, bevel, cast_px)
     basis = terms.basis(weight)
     target = s.grey * weight
     projector = _Projector(basis, s)
@@ -356,6 +374,7 @@ def fit_outlines(
     *,
     radius_known: bool = False,
     height_ratio: FloatArray | None = None,
+    cast_px: FloatArray | None = None,
 ) -> OutlineFit:
     """Fit the appearance model (module docstring) to each base found by the edge fit: ``middle_px`` (K, 2) its
     outline's centre (the stadium's middle, as :func:`vision.detect.detect_bases` reports it), ``radius_px`` (K,)
@@ -365,6 +384,9 @@ def fit_outlines(
     Where the base is known (a roster says what each model stands on), the fit holds what it is told instead of
     fitting it: with ``radius_known`` the footprint radius is ``radius_px``; ``height_ratio`` (K,) is each rim's
     height over the one assumed (``parallax``'s), NaN where it is not known (fitted as usual).
+
+    ``cast_px`` (2,) (from :func:`cast_shadow_px`; None: no cast shadow) sweeps each contact shadow that far, times
+    the rim's height ratio, away from the main light.
 
     The fit starts from each of ``outline_starts`` (the edges' middle moved that many half parallax shifts
     towards the nadir; the starts are fitted side by side and compared in order) and keeps, per base, the first
@@ -384,7 +406,8 @@ def fit_outlines(
     heights = np.full(k, np.nan) if height_ratio is None else np.asarray(height_ratio, dtype=np.float64).reshape(k)
     held[:, _HEIGHT] = np.isfinite(heights)
     heights = np.where(held[:, _HEIGHT], heights, 1.0)
-    inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings, heights, held)
+    cast = np.zeros(2) if cast_px is None else np.asarray(cast_px, dtype=np.float64).reshape(2)
+    inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings, heights, held, cast)
     fits = []
     # the starts are independent fits: run side by side, they share the cores (numpy's array loops release the GIL)
     workers = max(1, min(len(starts), os.cpu_count() or 1))
@@ -419,6 +442,20 @@ class _Inputs:
     height_ratio: FloatArray
     # (K, 5) the parameters held at their start instead of fitted
     held: BoolArray
+    # (2,) where the footprint's cast shadow reaches on the table, from the footprint (px), for a rim of the height
+    # assumed: a rim's own height scales it
+    cast_px: FloatArray
+
+
+def _footing(middle_px: FloatArray, parallax: RimParallax | None) -> tuple[FloatArray, FloatArray, float]:
+    """For outline middles (K, 2): the footprint centres (K, 2), the top disc's shift from them (K, 2) and its
+    scale."""
+    away = _away(parallax, middle_px)
+    ratio = parallax.shift_ratio if parallax is not None else 0.0
+    half = parallax.half_shift(middle_px)[0] if parallax is not None else np.zeros(len(middle_px))
+    # The top disc's centre lies the whole shift from the footprint's, the middle half of it; it looks larger by
+    # the ratio too (nearer the camera).
+    return middle_px - half[:, None] * away, 2.0 * half[:, None] * away, 1.0 + ratio
 
 
 def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
@@ -429,17 +466,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     if k == 0:
         return OutlineFit.none(0)
     samples = _Samples(grey, middle_px, radius_px, directions, px_per_mm, parallax, settings)
-    away = _away(parallax, middle_px)
-    ratio = parallax.shift_ratio if parallax is not None else 0.0
-    if parallax is not None:
-        half, _unit = parallax.half_shift(middle_px)
-    else:
-        half = np.zeros(k)
-    # The top disc's centre lies the whole shift from the footprint's, the middle half of it; it looks larger by
-    # the ratio too (nearer the camera).
-    foot = middle_px - half[:, None] * away
-    top_shift = 2.0 * half[:, None] * away
-    top_scale = 1.0 + ratio
+    foot, top_shift, top_scale = _footing(middle_px, parallax)
     shadow_px = settings.contact_shadow_mm * px_per_mm
     ray_ok = samples.by_ray(inlier)
     weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
@@ -457,7 +484,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     # a held parameter's column is zero: the steps and the misfit then see only the free ones (with none held,
     # multiplying by ones would change nothing)
     free = (~held).astype(np.float64)[:, None, :] if held.any() else None
-    extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm)
+    extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm, inputs.cast_px)
     res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
     assert jac is not None
     if free is not None:
@@ -505,7 +532,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         damped = jtj + lam[rows, None, None] * (np.eye(_PARAMS) * scale[:, None, :])
         delta = -np.linalg.solve(damped, jtr[..., None])[..., 0]
         trial = np.clip(params[rows] + delta, lower[rows], upper[rows])
-        extra_a = (top_shift[rows], top_scale, shadow_px, extra[3])
+        extra_a = (top_shift[rows], top_scale, shadow_px, extra[3], extra[4])
         trial_res, trial_jac = _residuals(
             trial, samples if every else samples.take(rows), weight if every else weight[rows], *extra_a, jacobian=True
         )
@@ -577,3 +604,90 @@ def middle_of(footprint_px: FloatArray, parallax: RimParallax | None) -> FloatAr
         return footprint_px
     half, unit = parallax.half_shift(footprint_px)
     return np.asarray(footprint_px + half[:, None] * unit, dtype=np.float64)
+
+
+def cast_shadow_px(
+    grey: NDArray[np.uint8],
+    middle_px: FloatArray,
+    radius_px: FloatArray,
+    directions: FloatArray,
+    px_per_mm: float,
+    parallax: RimParallax | None,
+    settings: VisionSettings,
+    *,
+    radius_known: bool = False,
+    height_ratio: FloatArray | None = None,
+) -> FloatArray:
+    """(2,) px: how far, and which way, the bases' rims cast their shadows on the table: ``cast_shadow_mm`` away
+    from the main light, or (0, 0) where the frame shows no one direction. One light throws every shadow the same
+    way; the model's contact shadow is a ring, and a shadow longer on one side pulls the footprint that way.
+
+    The bases (``middle_px`` (K, 2), ``radius_px`` (K,), as :func:`fit_outlines` takes them) are fitted once
+    without it, from their middles; around each, the sectors where the mat and its shade come out darker point to
+    the shadow; the wall, on each base's side towards the nadir, darkens its own way, told apart by a least-squares
+    fit over the bases. That direction is taken if it stands out: at least ``cast_min_z`` times what pulls of no
+    common direction would sum to, over at least ``cast_min_bases`` bases fitted."""
+    k = len(radius_px)
+    if settings.cast_shadow_mm <= 0 or k < settings.cast_min_bases:
+        return np.zeros(2)
+    heights = np.full(k, np.nan) if height_ratio is None else np.asarray(height_ratio, dtype=np.float64).reshape(k)
+    held = np.zeros((k, _PARAMS), np.bool_)
+    held[:, _RADIUS] = radius_known
+    held[:, _HEIGHT] = np.isfinite(heights)
+    every = np.ones((k, len(directions)), np.bool_)
+    inputs = _Inputs(
+        grey,
+        radius_px,
+        every,
+        directions,
+        px_per_mm,
+        parallax,
+        settings,
+        np.where(held[:, _HEIGHT], heights, 1.0),
+        held,
+        np.zeros(2),
+    )
+    fit = _fit_from(middle_px, inputs)
+    if fit.ok.sum() < settings.cast_min_bases:
+        return np.zeros(2)
+    rows = np.flatnonzero(fit.ok)
+    samples = _Samples(grey, middle_px[rows], radius_px[rows], directions, px_per_mm, parallax, settings)
+    _foot, top_shift, top_scale = _footing(middle_px[rows], parallax)
+    params = np.column_stack([fit.center_px[rows], fit.radius_px[rows], fit.sigma_px[rows], fit.height_ratio[rows]])
+    terms = _terms(
+        params,
+        samples,
+        top_shift,
+        top_scale,
+        settings.contact_shadow_mm * px_per_mm,
+        settings.bevel_mm * px_per_mm,
+        np.zeros(2),
+    )
+    # the rays the model does not explain (a figure over the rim, a neighbour) are left out, as the fit does
+    every_point = np.ones_like(samples.grey)
+    first = _Projector(terms.basis(every_point), samples)
+    res = samples.grey - first.fitted(first.solve(samples.grey))
+    per_ray = np.sqrt((res.reshape(len(rows), samples.rays, -1) ** 2).mean(axis=-1))
+    kept = per_ray <= settings.outline_ray_reject * np.median(per_ray, axis=1, keepdims=True)
+    weight = np.repeat(kept[..., None], samples.per_ray, axis=-1).reshape(len(rows), -1).astype(np.float64)
+    levels = _Projector(terms.basis(weight), samples).solve(samples.grey * weight)
+    per_sector = samples.rays // samples.sectors
+    sector_dir = directions[samples.order[:, np.arange(samples.sectors) * per_sector + per_sector // 2]]
+    mat, shade = levels[..., 0], levels[..., 3]
+    # darker outside the footprint, in the mat or in its shade, relative to the base's own mat
+    darker = -(mat + shade) / np.maximum(np.abs(mat).mean(axis=1, keepdims=True), 1.0)
+    pull = (darker[..., None] * sector_dir).sum(axis=1)
+    # the wall, on the side towards the nadir, darkens its sectors too: each pull is the light's (one for all)
+    # plus some along the base's own way from the nadir, and bases all round the nadir tell the two apart
+    away = _away(parallax, middle_px[rows])
+    design = np.zeros((2 * rows.size, 3))
+    design[0::2, 0], design[1::2, 1] = 1.0, 1.0
+    design[0::2, 2], design[1::2, 2] = away[:, 0], away[:, 1]
+    solution, *_ = np.linalg.lstsq(design, pull.reshape(-1), rcond=None)
+    total = solution[:2]
+    length = float(np.hypot(*total))
+    # pulls of no common direction sum to about their mean length times the square root of their number
+    chance = float(np.hypot(*pull.T).mean()) / math.sqrt(rows.size)
+    if length <= 0 or length < settings.cast_min_z * chance:
+        return np.zeros(2)
+    return np.asarray(total / length * settings.cast_shadow_mm * px_per_mm, dtype=np.float64)

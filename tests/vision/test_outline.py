@@ -5,6 +5,7 @@ footprint by a bright wall or a dark contact shadow; the fit is not."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import cv2
@@ -16,7 +17,7 @@ from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision import BaseDetections, VisionError, VisionSettings
 from vision.detect import detect_bases, fit_known_bases
-from vision.outline import fit_outlines, middle_of
+from vision.outline import cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
 
@@ -297,3 +298,55 @@ def test_known_bases_need_one_size_per_detection() -> None:
     grey, dets = _detected_with_figure(4.0)
     with pytest.raises(VisionError, match=r"one size and one height ratio per detection \(1,\), got \(2,\)"):
         fit_known_bases(grey, PX_PER_MM, SETTINGS, dets, np.array([32.0, 25.0]))
+
+
+# Twelve bases round a nadir in the middle of the view, each casting a shadow the same way (one main light).
+CAST_NADIR_PX = (240.0, 180.0)
+CAST_VIEW = vs.RaisedView(PX_PER_MM, (360, 480), CAST_NADIR_PX, SHIFT_RATIO, SHADOW_MM)
+CAST_PARALLAX = RimParallax(CAST_NADIR_PX, SHIFT_RATIO)
+CAST_TRUTH = np.array([(70.0 + 110 * i + 3.3 * j, 70.0 + 110 * j + 1.7 * i) for i in range(4) for j in range(3)])
+
+
+@functools.cache
+def _cast_frame(angle_deg: float | None, length_mm: float = 2.5, depth: float = 0.5) -> NDArray[np.uint8]:
+    turn = math.radians(angle_deg or 0.0)
+    cast = length_mm * PX_PER_MM * np.array([math.cos(turn), math.sin(turn)])
+    centers = [(float(x), float(y)) for x, y in CAST_TRUTH]
+    return vs.draw_raised_bases(
+        CAST_VIEW, centers, 14.25, 80.0, 30.0, 90.0, 0.3, (cast[0], cast[1]), 0.0 if angle_deg is None else depth, 4
+    )
+
+
+@pytest.mark.parametrize(("angle_deg", "bases"), [(0.0, 12), (135.0, 12), (250.0, 12), (None, 12), (135.0, 6)])
+def test_the_shadows_of_one_light_are_found(angle_deg: float | None, bases: int) -> None:
+    # the direction the bases' darker sides agree on, at the length set; no direction when none is cast, or when
+    # there are too few bases (cast_min_bases 8) to tell one from chance
+    grey = _cast_frame(angle_deg)
+    truth = CAST_TRUTH[:bases]
+    start = middle_of(truth, CAST_PARALLAX) + 0.3
+    radius = np.full(bases, 14.25 * PX_PER_MM)
+    cast = cast_shadow_px(
+        grey, start, radius, DIRECTIONS, PX_PER_MM, CAST_PARALLAX, SETTINGS, radius_known=True, height_ratio=None
+    )
+    if angle_deg is None or bases < SETTINGS.cast_min_bases:
+        np.testing.assert_array_equal(cast, [0.0, 0.0])
+        return
+    assert np.hypot(*cast) == pytest.approx(SETTINGS.cast_shadow_mm * PX_PER_MM)
+    off_deg = (math.degrees(math.atan2(cast[1], cast[0])) - angle_deg + 180.0) % 360.0 - 180.0
+    assert abs(off_deg) < 20.0
+
+
+@pytest.mark.parametrize("angle_deg", [0.0, 135.0, 250.0])
+def test_a_cast_shadow_modelled_no_longer_pulls_the_footprint(angle_deg: float) -> None:
+    grey = _cast_frame(angle_deg)
+    n = len(CAST_TRUTH)
+    ones = np.ones(n)
+    expected = middle_of(CAST_TRUTH, CAST_PARALLAX)
+    dets = BaseDetections(expected + 0.4, np.full(n, 14.25 * PX_PER_MM), np.full(n, 28.5), *([ones] * 7))
+    errors = []
+    for length_mm in (0.0, SETTINGS.cast_shadow_mm):
+        settings = dataclasses.replace(SETTINGS, cast_shadow_mm=length_mm)
+        known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.full(n, 28.5), ones, CAST_PARALLAX)
+        errors.append(float(np.mean(np.hypot(*(known.center_px - expected).T))) / PX_PER_MM)
+    without, with_cast = errors
+    assert with_cast < 0.04 and with_cast < 0.7 * without

@@ -424,6 +424,22 @@ class RaisedView:
     shadow_mm: float
 
 
+def _fine_grid(view: RaisedView) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """x and y (pixel units) of the points a view is drawn at, _SUPERSAMPLE to a pixel each way."""
+    h, w = view.size_px
+    ys, xs = np.mgrid[0 : h * _SUPERSAMPLE, 0 : w * _SUPERSAMPLE].astype(np.float64)
+    return (xs + 0.5) / _SUPERSAMPLE - 0.5, (ys + 0.5) / _SUPERSAMPLE - 0.5
+
+
+def _sensed(image: NDArray[np.float64], view: RaisedView, seed: int) -> NDArray[np.uint8]:
+    """A finely drawn view averaged down to its pixels, blurred a little, with sensor noise."""
+    h, w = view.size_px
+    small = image.reshape(h, _SUPERSAMPLE, w, _SUPERSAMPLE).mean(axis=(1, 3))
+    small = cv2.GaussianBlur(small, (0, 0), 0.6)
+    rng = np.random.default_rng(seed)
+    return np.asarray(np.clip(small + rng.normal(0.0, 1.5, small.shape), 0, 255), dtype=np.uint8)
+
+
 def draw_raised_base(
     view: RaisedView,
     center_px: tuple[float, float],
@@ -437,10 +453,7 @@ def draw_raised_base(
     """A grey image (H, W) of one base with its footprint at ``center_px``: the mat (grey level) darkened by a
     contact shadow (``shadow``: its depth, 0-1), the wall between footprint and the shifted top disc, the top;
     drawn at a finer resolution, averaged down, blurred a little, with sensor noise."""
-    h, w = view.size_px
-    ys, xs = np.mgrid[0 : h * _SUPERSAMPLE, 0 : w * _SUPERSAMPLE].astype(np.float64)
-    xs = (xs + 0.5) / _SUPERSAMPLE - 0.5
-    ys = (ys + 0.5) / _SUPERSAMPLE - 0.5
+    xs, ys = _fine_grid(view)
     cx, cy = center_px
     r = radius_mm * view.px_per_mm
     shift = view.shift_ratio * np.array([cx - view.nadir_px[0], cy - view.nadir_px[1]])
@@ -449,7 +462,40 @@ def draw_raised_base(
     image = mat * (1.0 - shadow * normal_cdf(-d_foot / (view.shadow_mm * view.px_per_mm)))
     image = np.where(d_foot <= 0, wall, image)
     image = np.where(d_top <= 0, top, image)
-    small = image.reshape(h, _SUPERSAMPLE, w, _SUPERSAMPLE).mean(axis=(1, 3))
-    small = cv2.GaussianBlur(small, (0, 0), 0.6)
-    rng = np.random.default_rng(seed)
-    return np.asarray(np.clip(small + rng.normal(0.0, 1.5, small.shape), 0, 255), dtype=np.uint8)
+    return _sensed(image, view, seed)
+
+
+def draw_raised_bases(
+    view: RaisedView,
+    centers_px: list[tuple[float, float]],
+    radius_mm: float,
+    mat: float,
+    wall: float,
+    top: float,
+    shadow: float,
+    cast_px: tuple[float, float],
+    cast_depth: float,
+    seed: int,
+) -> NDArray[np.uint8]:
+    """Bases as :func:`draw_raised_base` draws one, each also casting a shadow on the mat: its footprint swept by
+    ``cast_px`` (away from one main light), darkening the mat by ``cast_depth`` (0-1), with soft edges."""
+    xs, ys = _fine_grid(view)
+    r = radius_mm * view.px_per_mm
+    blur = view.shadow_mm * view.px_per_mm
+    light = np.ones_like(xs)
+    inside = np.full(xs.shape, np.nan)
+    cast = np.asarray(cast_px, dtype=np.float64)
+    cast2 = max(float(cast @ cast), 1e-12)
+    for cx, cy in centers_px:
+        fx, fy = xs - cx, ys - cy
+        along = np.clip((fx * cast[0] + fy * cast[1]) / cast2, 0.0, 1.0)
+        d_cast = np.hypot(fx - along * cast[0], fy - along * cast[1]) - r
+        d_foot = np.hypot(fx, fy) - r
+        light *= 1.0 - shadow * normal_cdf(-d_foot / blur)
+        light *= 1.0 - cast_depth * normal_cdf(-d_cast / (0.4 * blur))
+        shift = view.shift_ratio * np.array([cx - view.nadir_px[0], cy - view.nadir_px[1]])
+        d_top = np.hypot(fx - shift[0], fy - shift[1]) - r * (1.0 + view.shift_ratio)
+        inside = np.where(d_foot <= 0, wall, inside)
+        inside = np.where(d_top <= 0, top, inside)
+    image = np.where(np.isnan(inside), mat * light, inside)
+    return _sensed(image, view, seed)

@@ -953,13 +953,13 @@ def fit_known_bases(
     # difference of the radii away, in a direction the reading does not tell, so the fit starts round it too
     offset_px = np.abs(detections.radius_px[rows] - radius_px)
     ring = _start_ring(settings.misread_start_steps, settings.misread_start_directions)
-    group = np.concatenate(
-        [np.full(1 + (len(ring) if read_mm[k] != known[rows][k] else 0), k) for k in range(rows.size)]
-    ).astype(np.intp)
+    misread = read_mm != known[rows]
+    # each base's starts in a row: where it was detected, then the ring round it where its size was read wrong
+    counts = 1 + misread * len(ring)
+    group = np.repeat(np.arange(rows.size), counts)
     starts = detections.center_px[rows][group].copy()
-    for k in np.flatnonzero(read_mm != known[rows]):
-        at = np.flatnonzero(group == k)[1:]
-        starts[at] += offset_px[k] * ring
+    for k, first_start in zip(np.flatnonzero(misread), (np.cumsum(counts) - counts)[misread], strict=True):
+        starts[first_start + 1 : first_start + counts[k]] += offset_px[k] * ring
     every_ray = np.ones((group.size, len(directions)), np.bool_)
     # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak, a
     # neighbour) go before the first step too
@@ -1008,8 +1008,9 @@ def fit_known_bases(
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
     _size_sigma, model_sigma[done], doubt[done] = _outline_sigmas(look, scale, settings, misfit_scale)
-    # the reading a size read wrong gave and the fit at the known size are two readings the radii's difference
-    # apart: a spread of half that
+    # a size read wrong leaves misread_share of the radii's difference as a doubt: the fit from round the reading
+    # may still have kept a wrong one. The size read is the fitted one's: a vote of the neighbours may have put it
+    # right without moving the centre
     misread_mm = settings.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0
     model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
     diameter_sigma[done], height_share[done] = 0.0, 0.0

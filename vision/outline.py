@@ -400,12 +400,7 @@ def fit_outlines(
     else:
         starts = settings.outline_starts
         half, unit = parallax.half_shift(middle_px)
-    k = len(radius_px)
-    held = np.zeros((k, _PARAMS), np.bool_)
-    held[:, _RADIUS] = radius_known
-    heights = np.full(k, np.nan) if height_ratio is None else np.asarray(height_ratio, dtype=np.float64).reshape(k)
-    held[:, _HEIGHT] = np.isfinite(heights)
-    heights = np.where(held[:, _HEIGHT], heights, 1.0)
+    heights, held = _held(len(radius_px), radius_known, height_ratio)
     cast = np.zeros(2) if cast_px is None else np.asarray(cast_px, dtype=np.float64).reshape(2)
     inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings, heights, held, cast)
     fits = []
@@ -445,6 +440,16 @@ class _Inputs:
     # (2,) where the footprint's cast shadow reaches on the table, from the footprint (px), for a rim of the height
     # assumed: a rim's own height scales it
     cast_px: FloatArray
+
+
+def _held(k: int, radius_known: bool, height_ratio: FloatArray | None) -> tuple[FloatArray, BoolArray]:
+    """For K bases: the rims' height ratios to start from (K,) (1 where not known), and which parameters (K, 5)
+    are held rather than fitted (the radius where known, the height where ``height_ratio`` (K,) is not NaN)."""
+    held = np.zeros((k, _PARAMS), np.bool_)
+    held[:, _RADIUS] = radius_known
+    heights = np.full(k, np.nan) if height_ratio is None else np.asarray(height_ratio, dtype=np.float64).reshape(k)
+    held[:, _HEIGHT] = np.isfinite(heights)
+    return np.where(held[:, _HEIGHT], heights, 1.0), held
 
 
 def _footing(middle_px: FloatArray, parallax: RimParallax | None) -> tuple[FloatArray, FloatArray, float]:
@@ -630,23 +635,9 @@ def cast_shadow_px(
     k = len(radius_px)
     if settings.cast_shadow_mm <= 0 or k < settings.cast_min_bases:
         return np.zeros(2)
-    heights = np.full(k, np.nan) if height_ratio is None else np.asarray(height_ratio, dtype=np.float64).reshape(k)
-    held = np.zeros((k, _PARAMS), np.bool_)
-    held[:, _RADIUS] = radius_known
-    held[:, _HEIGHT] = np.isfinite(heights)
+    heights, held = _held(k, radius_known, height_ratio)
     every = np.ones((k, len(directions)), np.bool_)
-    inputs = _Inputs(
-        grey,
-        radius_px,
-        every,
-        directions,
-        px_per_mm,
-        parallax,
-        settings,
-        np.where(held[:, _HEIGHT], heights, 1.0),
-        held,
-        np.zeros(2),
-    )
+    inputs = _Inputs(grey, radius_px, every, directions, px_per_mm, parallax, settings, heights, held, np.zeros(2))
     fit = _fit_from(middle_px, inputs)
     if fit.ok.sum() < settings.cast_min_bases:
         return np.zeros(2)

@@ -5,7 +5,7 @@ the share of `close` calls, overall and for pairs at least 1 mm from their line.
     .venv/bin/python bench/bench_calls.py [--frames 8] [--first 0] [--resolutions 1080p 4k] [--lens both|yes|no]
         [--config F]
 
-Frame k is made from seed 1000 + k; ``--first 16 --frames 16`` measures frames past the 16 most settings were chosen on.
+Frame k is made from seed 1000 + k. Settings were chosen on the first 48; ``--first 48`` measures frames past them.
 """
 
 from __future__ import annotations

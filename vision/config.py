@@ -83,6 +83,10 @@ class VisionSettings:
             main light, in the fit at a known size (0: not modelled); the direction is taken where the bases' darker
             sides agree this many times better than by chance, over at least this many bases
             (:func:`vision.outline.cast_shadow_px`).
+        excess_blur_free, excess_blur_scale, excess_blur_min_bases: a base fitted at a known size whose fit needed
+            more blur than ``excess_blur_free`` times the frame's own (the median over at least
+            ``excess_blur_min_bases`` such fits) has its edge smeared by something the model lacks: the excess
+            (in quadrature, mm) times ``excess_blur_scale`` is added to its sigma.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -198,6 +202,9 @@ class VisionSettings:
     cast_shadow_mm: float
     cast_min_z: float
     cast_min_bases: int
+    excess_blur_free: float
+    excess_blur_scale: float
+    excess_blur_min_bases: int
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -339,6 +346,11 @@ class VisionSettings:
             raise SettingsError(
                 "cast_shadow_mm and cast_min_z must not be negative and cast_min_bases must be at least 2, got "
                 f"{self.cast_shadow_mm}, {self.cast_min_z} and {self.cast_min_bases}"
+            )
+        if self.excess_blur_free < 1 or self.excess_blur_scale < 0 or self.excess_blur_min_bases < 1:
+            raise SettingsError(
+                "excess_blur_free must be at least 1, excess_blur_scale not negative and excess_blur_min_bases at "
+                f"least 1, got {self.excess_blur_free}, {self.excess_blur_scale} and {self.excess_blur_min_bases}"
             )
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")

@@ -903,6 +903,19 @@ def _outline_sigmas(
     )
 
 
+def _excess_blur_mm(look: OutlineFit, px_per_mm: float, settings: VisionSettings) -> FloatArray:
+    """(K_ok,) mm: how much more blur each usable fit of ``look`` needed than ``excess_blur_free`` times the frame's
+    own (the median of the fits), in quadrature, times ``excess_blur_scale``; zeros with too few fits to tell the
+    frame's blur. The camera blurs every base of a frame alike: a fit that needed more smeared its edge over
+    something the model lacks (a figure's arm over the rim, its shadow beside it), which its residuals alone hide."""
+    blur = look.sigma_px[look.ok]
+    if blur.size < settings.excess_blur_min_bases:
+        return np.zeros(blur.size)
+    allowed = settings.excess_blur_free * float(np.median(blur))
+    excess = np.sqrt(np.maximum(blur**2 - allowed**2, 0.0)) / px_per_mm
+    return np.asarray(settings.excess_blur_scale * excess, dtype=np.float64)
+
+
 def _start_ring(steps: tuple[float, ...], directions: int) -> FloatArray:
     """(len(steps) * directions, 2) offsets round a start, in units of the distance to look over."""
     angles = np.linspace(0.0, 2.0 * np.pi, directions, endpoint=False)
@@ -932,7 +945,8 @@ def fit_known_bases(
     The appearance fit does this, so only where it runs (``parallax`` given, ``px_per_mm`` at least
     ``outline_min_px_per_mm``): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again
     takes the known size (``diameter_sigma_mm`` 0) and the fit's centre and model sigma (its misfit times
-    ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``)."""
+    ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``; and any blur the fit
+    needed beyond the frame's, see :func:`_excess_blur_mm`)."""
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     n = len(detections)
@@ -1008,6 +1022,7 @@ def fit_known_bases(
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
     _size_sigma, model_sigma[done], doubt[done] = _outline_sigmas(look, scale, settings, misfit_scale)
+    model_sigma[done] = np.hypot(model_sigma[done], _excess_blur_mm(look, scale, settings))
     # a size read wrong leaves misread_share of the radii's difference as a doubt: the fit from round the reading
     # may still have kept a wrong one. The size read is the fitted one's: a vote of the neighbours may have put it
     # right without moving the centre

@@ -16,8 +16,8 @@ from numpy.typing import NDArray
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision import BaseDetections, VisionError, VisionSettings
-from vision.detect import detect_bases, fit_known_bases
-from vision.outline import cast_shadow_px, fit_outlines, middle_of
+from vision.detect import _excess_blur_mm, detect_bases, fit_known_bases
+from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
 
@@ -350,3 +350,57 @@ def test_a_cast_shadow_modelled_no_longer_pulls_the_footprint(angle_deg: float) 
         errors.append(float(np.mean(np.hypot(*(known.center_px - expected).T))) / PX_PER_MM)
     without, with_cast = errors
     assert with_cast < 0.04 and with_cast < 0.7 * without
+
+
+def _fits_with_blur(blur_px: list[float], ok: list[bool]) -> OutlineFit:
+    k = len(blur_px)
+    fit = OutlineFit.none(k)
+    return dataclasses.replace(fit, sigma_px=np.array(blur_px), ok=np.array(ok))
+
+
+# the frame's blur is the median of the usable fits' (1.0 px in every case); 1.1 times it is free
+EXCESS_CASES = [
+    ("every base blurred alike", [1.0] * 8, [True] * 8, [0.0] * 8),
+    ("within the free tenth", [1.0] * 7 + [1.1], [True] * 8, [0.0] * 8),
+    ("one base at twice the blur", [1.0] * 7 + [2.0], [True] * 8, [0.0] * 7 + [2.0 * math.sqrt(4.0 - 1.21) / 2.0]),
+    ("too few fits to tell the frame's blur", [1.0] * 6 + [2.0], [True] * 7, [0.0] * 7),
+    (
+        "a failed fit neither counts nor is scored",
+        [1.0] * 8 + [5.0, 2.0],
+        [True] * 8 + [False, True],
+        [0.0] * 8 + [2.0 * math.sqrt(4.0 - 1.21) / 2.0],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "blur_px", "ok", "expected_mm"), EXCESS_CASES)
+def test_blur_beyond_the_frames_own_adds_to_the_sigma(
+    case: str, blur_px: list[float], ok: list[bool], expected_mm: list[float]
+) -> None:
+    settings = dataclasses.replace(SETTINGS, excess_blur_free=1.1, excess_blur_scale=2.0, excess_blur_min_bases=8)
+    got = _excess_blur_mm(_fits_with_blur(blur_px, ok), PX_PER_MM, settings)
+    np.testing.assert_allclose(got, expected_mm, atol=1e-12, err_msg=case)
+
+
+@pytest.mark.parametrize(("smear_px", "scale", "less_sure"), [(0.0, 2.0, False), (2.5, 2.0, True), (2.5, 0.0, False)])
+def test_a_base_smeared_beyond_the_frames_blur_is_less_sure(smear_px: float, scale: float, less_sure: bool) -> None:
+    # something the model lacks smears one base's edge (a figure's arm over the rim): its fit needs more blur than
+    # the other eleven, and its sigma says so
+    grey = _cast_frame(None).copy()
+    x, y = (int(v) for v in CAST_TRUTH[0])
+    reach = int(22 * PX_PER_MM)
+    if smear_px:
+        patch = grey[y - reach : y + reach, x - reach : x + reach]
+        grey[y - reach : y + reach, x - reach : x + reach] = cv2.GaussianBlur(patch, (0, 0), smear_px)
+    n = len(CAST_TRUTH)
+    ones = np.ones(n)
+    dets = BaseDetections(
+        middle_of(CAST_TRUTH, CAST_PARALLAX) + 0.4, np.full(n, 14.25 * PX_PER_MM), np.full(n, 28.5), *([ones] * 7)
+    )
+    settings = dataclasses.replace(SETTINGS, cast_shadow_mm=0.0, excess_blur_scale=scale)
+    known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.full(n, 28.5), ones, CAST_PARALLAX)
+    smeared, others = known.model_sigma_mm[0], known.model_sigma_mm[1:]
+    if less_sure:
+        assert smeared > 3.0 * float(np.median(others)), (smeared, others)
+    else:
+        assert smeared < 1.5 * float(others.max()), (smeared, others)

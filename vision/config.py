@@ -83,10 +83,10 @@ class VisionSettings:
             main light, in the fit at a known size (0: not modelled); the direction is taken where the bases' darker
             sides agree this many times better than by chance, over at least this many bases
             (:func:`vision.outline.cast_shadow_px`).
-        excess_blur_free, excess_blur_scale, excess_blur_min_bases: a base fitted at a known size whose fit needed
-            more blur than ``excess_blur_free`` times the frame's own (the median over at least
-            ``excess_blur_min_bases`` such fits) has its edge smeared by something the model lacks: the excess
-            (in quadrature, mm) times ``excess_blur_scale`` is added to its sigma.
+        excess_blur_free, excess_blur_scale, excess_blur_min_bases: a base whose appearance fit needed more blur
+            than ``excess_blur_free`` times the frame's own (the median over at least ``excess_blur_min_bases``
+            such fits) has its edge smeared by something the model lacks: the excess (in quadrature, mm) times
+            ``excess_blur_scale`` is added to its sigma.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).

@@ -889,12 +889,14 @@ def _outline_sigmas(
     look: OutlineFit, px_per_mm: float, settings: VisionSettings, misfit_scale: float | FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,)), their
-    misfit times ``misfit_scale`` (one for all, or (K_ok,)), and the doubt (K_ok, 2) mm along the line to another
-    start's fit about as good: two equally likely readings d apart have a spread of d / 2, along that line."""
+    misfit times ``misfit_scale`` (one for all, or (K_ok,)) and, in the model sigma, any blur beyond the frame's
+    (:func:`_excess_blur_mm`); and the doubt (K_ok, 2) mm along the line to another start's fit about as good: two
+    equally likely readings d apart have a spread of d / 2, along that line."""
     ok = look.ok
     scaled = misfit_scale / px_per_mm
     diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
     model = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[ok])
+    model = np.hypot(model, _excess_blur_mm(look, px_per_mm, settings))
     doubt = 0.5 * look.other_start_px[ok] / px_per_mm
     return (
         np.asarray(diameter, dtype=np.float64),
@@ -904,10 +906,11 @@ def _outline_sigmas(
 
 
 def _excess_blur_mm(look: OutlineFit, px_per_mm: float, settings: VisionSettings) -> FloatArray:
-    """(K_ok,) mm: how much more blur each usable fit of ``look`` needed than ``excess_blur_free`` times the frame's
-    own (the median of the fits), in quadrature, times ``excess_blur_scale``; zeros with too few fits to tell the
-    frame's blur. The camera blurs every base of a frame alike: a fit that needed more smeared its edge over
-    something the model lacks (a figure's arm over the rim, its shadow beside it), which its residuals alone hide."""
+    """(K_ok,) mm: how much more blur each usable fit of ``look`` (the bases of one frame) needed than
+    ``excess_blur_free`` times the frame's own (the median of the fits), in quadrature, times ``excess_blur_scale``;
+    zeros with too few fits to tell the frame's blur. The camera blurs every base of a frame alike: a fit that
+    needed more smeared its edge over something the model lacks (a figure's arm over the rim, its shadow beside it),
+    which its residuals alone hide."""
     blur = look.sigma_px[look.ok]
     if blur.size < settings.excess_blur_min_bases:
         return np.zeros(blur.size)
@@ -1022,7 +1025,6 @@ def fit_known_bases(
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
     _size_sigma, model_sigma[done], doubt[done] = _outline_sigmas(look, scale, settings, misfit_scale)
-    model_sigma[done] = np.hypot(model_sigma[done], _excess_blur_mm(look, scale, settings))
     # a size read wrong leaves misread_share of the radii's difference as a doubt: the fit from round the reading
     # may still have kept a wrong one. The size read is the fitted one's: a vote of the neighbours may have put it
     # right without moving the centre

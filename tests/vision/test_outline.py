@@ -382,16 +382,22 @@ def test_blur_beyond_the_frames_own_adds_to_the_sigma(
     np.testing.assert_allclose(got, expected_mm, atol=1e-12, err_msg=case)
 
 
+def _smeared_frame(smear_px: float) -> NDArray[np.uint8]:
+    """The twelve bases without a cast shadow, the first smeared by a Gaussian of ``smear_px`` (0: none)."""
+    grey = _cast_frame(None).copy()
+    if smear_px:
+        x, y = (int(v) for v in CAST_TRUTH[0])
+        reach = int(22 * PX_PER_MM)
+        patch = grey[y - reach : y + reach, x - reach : x + reach]
+        grey[y - reach : y + reach, x - reach : x + reach] = cv2.GaussianBlur(patch, (0, 0), smear_px)
+    return grey
+
+
 @pytest.mark.parametrize(("smear_px", "scale", "less_sure"), [(0.0, 2.0, False), (2.5, 2.0, True), (2.5, 0.0, False)])
 def test_a_base_smeared_beyond_the_frames_blur_is_less_sure(smear_px: float, scale: float, less_sure: bool) -> None:
     # something the model lacks smears one base's edge (a figure's arm over the rim): its fit needs more blur than
     # the other eleven, and its sigma says so
-    grey = _cast_frame(None).copy()
-    x, y = (int(v) for v in CAST_TRUTH[0])
-    reach = int(22 * PX_PER_MM)
-    if smear_px:
-        patch = grey[y - reach : y + reach, x - reach : x + reach]
-        grey[y - reach : y + reach, x - reach : x + reach] = cv2.GaussianBlur(patch, (0, 0), smear_px)
+    grey = _smeared_frame(smear_px)
     n = len(CAST_TRUTH)
     ones = np.ones(n)
     dets = BaseDetections(
@@ -400,6 +406,22 @@ def test_a_base_smeared_beyond_the_frames_blur_is_less_sure(smear_px: float, sca
     settings = dataclasses.replace(SETTINGS, cast_shadow_mm=0.0, excess_blur_scale=scale)
     known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.full(n, 28.5), ones, CAST_PARALLAX)
     smeared, others = known.model_sigma_mm[0], known.model_sigma_mm[1:]
+    if less_sure:
+        assert smeared > 3.0 * float(np.median(others)), (smeared, others)
+    else:
+        assert smeared < 1.5 * float(others.max()), (smeared, others)
+
+
+# smeared harder than this, the edges no longer find that base
+@pytest.mark.parametrize(("smear_px", "scale", "less_sure"), [(0.0, 2.0, False), (1.5, 2.0, True), (1.5, 0.0, False)])
+def test_a_smeared_base_found_without_a_roster_is_less_sure(smear_px: float, scale: float, less_sure: bool) -> None:
+    settings = dataclasses.replace(SETTINGS, excess_blur_scale=scale)
+    dets = detect_bases(_smeared_frame(smear_px), PX_PER_MM, settings, parallax=CAST_PARALLAX)
+    truth = middle_of(CAST_TRUTH, CAST_PARALLAX)
+    found = np.argmin(np.hypot(*(dets.center_px[:, None, :] - truth[None, :, :]).transpose(2, 0, 1)), axis=0)
+    assert len(dets) == len(CAST_TRUTH) and len(set(found.tolist())) == len(CAST_TRUTH)
+    sigma = dets.model_sigma_mm[found]
+    smeared, others = sigma[0], sigma[1:]
     if less_sure:
         assert smeared > 3.0 * float(np.median(others)), (smeared, others)
     else:

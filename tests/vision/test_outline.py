@@ -393,36 +393,44 @@ def _smeared_frame(smear_px: float) -> NDArray[np.uint8]:
     return grey
 
 
-@pytest.mark.parametrize(("smear_px", "scale", "less_sure"), [(0.0, 2.0, False), (2.5, 2.0, True), (2.5, 0.0, False)])
-def test_a_base_smeared_beyond_the_frames_blur_is_less_sure(smear_px: float, scale: float, less_sure: bool) -> None:
-    # something the model lacks smears one base's edge (a figure's arm over the rim): its fit needs more blur than
-    # the other eleven, and its sigma says so
+def _smeared_sigmas(roster: bool, smear_px: float, settings: VisionSettings) -> tuple[float, NDArray[np.float64]]:
+    """The model sigma (mm) of the smeared base and those of the other eleven, fitted at their known size (``roster``)
+    or found without a roster."""
     grey = _smeared_frame(smear_px)
     n = len(CAST_TRUTH)
-    ones = np.ones(n)
-    dets = BaseDetections(
-        middle_of(CAST_TRUTH, CAST_PARALLAX) + 0.4, np.full(n, 14.25 * PX_PER_MM), np.full(n, 28.5), *([ones] * 7)
-    )
-    settings = dataclasses.replace(SETTINGS, cast_shadow_mm=0.0, excess_blur_scale=scale)
-    known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.full(n, 28.5), ones, CAST_PARALLAX)
-    smeared, others = known.model_sigma_mm[0], known.model_sigma_mm[1:]
-    if less_sure:
-        assert smeared > 3.0 * float(np.median(others)), (smeared, others)
-    else:
-        assert smeared < 1.5 * float(others.max()), (smeared, others)
-
-
-# smeared harder than this, the edges no longer find that base
-@pytest.mark.parametrize(("smear_px", "scale", "less_sure"), [(0.0, 2.0, False), (1.5, 2.0, True), (1.5, 0.0, False)])
-def test_a_smeared_base_found_without_a_roster_is_less_sure(smear_px: float, scale: float, less_sure: bool) -> None:
-    settings = dataclasses.replace(SETTINGS, excess_blur_scale=scale)
-    dets = detect_bases(_smeared_frame(smear_px), PX_PER_MM, settings, parallax=CAST_PARALLAX)
     truth = middle_of(CAST_TRUTH, CAST_PARALLAX)
-    found = np.argmin(np.hypot(*(dets.center_px[:, None, :] - truth[None, :, :]).transpose(2, 0, 1)), axis=0)
-    assert len(dets) == len(CAST_TRUTH) and len(set(found.tolist())) == len(CAST_TRUTH)
-    sigma = dets.model_sigma_mm[found]
-    smeared, others = sigma[0], sigma[1:]
-    if less_sure:
-        assert smeared > 3.0 * float(np.median(others)), (smeared, others)
+    if roster:
+        ones = np.ones(n)
+        dets = BaseDetections(truth + 0.4, np.full(n, 14.25 * PX_PER_MM), np.full(n, 28.5), *([ones] * 7))
+        sigma = fit_known_bases(grey, PX_PER_MM, settings, dets, np.full(n, 28.5), ones, CAST_PARALLAX).model_sigma_mm
     else:
-        assert smeared < 1.5 * float(others.max()), (smeared, others)
+        dets = detect_bases(grey, PX_PER_MM, settings, parallax=CAST_PARALLAX)
+        found = np.argmin(np.hypot(*(dets.center_px[:, None, :] - truth[None, :, :]).transpose(2, 0, 1)), axis=0)
+        assert len(dets) == n and len(set(found.tolist())) == n
+        sigma = dets.model_sigma_mm[found]
+    return float(sigma[0]), sigma[1:]
+
+
+# without a roster, smeared harder than 1.5 px the edges no longer find that base
+SMEAR_CASES = [
+    ("known size, none smeared", True, 0.0, 2.0, False),
+    ("known size, smeared", True, 2.5, 2.0, True),
+    ("known size, smeared, the excess not counted", True, 2.5, 0.0, False),
+    ("no roster, none smeared", False, 0.0, 2.0, False),
+    ("no roster, smeared", False, 1.5, 2.0, True),
+    ("no roster, smeared, the excess not counted", False, 1.5, 0.0, False),
+]
+
+
+@pytest.mark.parametrize(("case", "roster", "smear_px", "scale", "less_sure"), SMEAR_CASES)
+def test_a_base_smeared_beyond_the_frames_blur_is_less_sure(
+    case: str, roster: bool, smear_px: float, scale: float, less_sure: bool
+) -> None:
+    # something the model lacks smears one base's edge (a figure's arm over the rim): its fit needs more blur than
+    # the other eleven, and its sigma says so
+    settings = dataclasses.replace(SETTINGS, cast_shadow_mm=0.0, excess_blur_scale=scale)
+    smeared, others = _smeared_sigmas(roster, smear_px, settings)
+    if less_sure:
+        assert smeared > 3.0 * float(np.median(others)), (case, smeared, others)
+    else:
+        assert smeared < 1.5 * float(others.max()), (case, smeared, others)

@@ -286,21 +286,22 @@ def _ring_support(
     highest = np.ceil(reach_hi / _RING_BIN_PX) + spread + 2
     bins = int(highest - lowest) + 1
     index = np.round(d / _RING_BIN_PX - lowest).astype(np.intp)
-    # every edge covers the bins within the tolerance: +1 where its cover starts, -1 after it ends, then a
-    # running sum along the bins counts the edges covering each bin of each ray
-    ray = kk * n + rr
+    # every edge covers the bins within the tolerance: a ray is near a bin when one of its edges' bins lies that
+    # close, a dilation of the edges' bins along the bins (on bytes: far cheaper than running sums of counts)
+    hit = np.zeros((k * n, bins), np.uint8)
+    hit[kk * n + rr, index] = 1
+    near = cv2.dilate(hit, np.ones((1, 2 * spread + 1), np.uint8)).reshape(k, n, bins)
+    # running sums over all rays give the count and mean distance of the supporting edges: +1 where an edge's cover
+    # starts, -1 after it ends
     width = bins + 1
-    marks = np.bincount(ray * width + index - spread, minlength=k * n * width)
-    marks -= np.bincount(ray * width + index + spread + 1, minlength=k * n * width)
-    near = np.cumsum(marks.reshape(k, n, width)[..., :bins], axis=-1) > 0
-    # the same running sums over all rays give the count and mean distance of the supporting edges
     starts = kk * width + index - spread
     ends = kk * width + index + spread + 1
     count = np.bincount(starts, minlength=k * width) - np.bincount(ends, minlength=k * width)
     total = np.bincount(starts, weights=d, minlength=k * width) - np.bincount(ends, weights=d, minlength=k * width)
     near_count = np.cumsum(count.reshape(k, width)[:, :bins], axis=-1)
     near_total = np.cumsum(total.reshape(k, width)[:, :bins], axis=-1)
-    raw = near.mean(axis=1)
+    # the share of rays near each bin (a count over n: the mean of the booleans, bit for bit)
+    raw = near.sum(axis=1) / n
     if not beyond_chance:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_px = np.where(near_count > 0, near_total / near_count, 0.0)
@@ -370,6 +371,9 @@ def _outermost_of(
 
 
 def _take(peaks: Peaks, rows: NDArray[np.intp]) -> Peaks:
+    """The peaks of ``rows`` (ascending, no repeats): the arrays themselves when those are all of them."""
+    if rows.size == len(peaks.good):
+        return peaks
     return Peaks(peaks.good[rows], peaks.offset_px[rows], peaks.strength[rows])
 
 

@@ -83,6 +83,7 @@ structures that the fit cannot see.
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 
 import cv2
@@ -844,10 +845,17 @@ def detect_bases(
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     ignore = _check_mask(mask, grey.shape)
-    colour = None
-    if settings.colour_gain > 0:
-        colour = chroma_contrast(np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px)
-    found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, colour)
+    if settings.colour_gain <= 0:
+        found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, None)
+        return _vote_sizes(found, scale, settings)
+    # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
+    # only after its appearance fit
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(
+            chroma_contrast, np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px
+        )
+        found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, pending)
+        colour = pending.result()
     if colour is None:
         return _vote_sizes(found, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
@@ -1074,12 +1082,13 @@ def _detect_in(
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None,
     parallax: RimParallax | None,
-    chroma: NDArray[np.uint8] | None,
+    chroma_pending: Future[NDArray[np.uint8] | None] | None,
 ) -> BaseDetections:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
-    contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma`` (H, W) uint8, the
-    colour contrast, tells a contact shadow from a coloured ring where ``image`` is grey (None: no such reading)."""
+    contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when
+    done) the colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey
+    (None, or a result of None: no such reading); it is waited for only after the appearance fit."""
     seeds = find_seeds(image, scale, settings, ignore)
     if len(seeds) == 0:
         return BaseDetections.empty()
@@ -1153,6 +1162,7 @@ def _detect_in(
         look = fit_outlines(grey, center[live], radius[live], fit.inlier[live], directions, scale, parallax, settings)
     else:
         look = OutlineFit.none(len(live))
+    chroma = None if chroma_pending is None else chroma_pending.result()
     again = np.flatnonzero(retry[live] & look.ok)
     if again.size:
         rows = live[again]

@@ -83,6 +83,7 @@ structures that the fit cannot see.
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 
 import cv2
@@ -286,21 +287,22 @@ def _ring_support(
     highest = np.ceil(reach_hi / _RING_BIN_PX) + spread + 2
     bins = int(highest - lowest) + 1
     index = np.round(d / _RING_BIN_PX - lowest).astype(np.intp)
-    # every edge covers the bins within the tolerance: +1 where its cover starts, -1 after it ends, then a
-    # running sum along the bins counts the edges covering each bin of each ray
-    ray = kk * n + rr
+    # every edge covers the bins within the tolerance: a ray is near a bin when one of its edges' bins lies that
+    # close, a dilation of the edges' bins along the bins (on bytes: far cheaper than running sums of counts)
+    hit = np.zeros((k * n, bins), np.uint8)
+    hit[kk * n + rr, index] = 1
+    near = cv2.dilate(hit, np.ones((1, 2 * spread + 1), np.uint8)).reshape(k, n, bins)
+    # running sums over all rays give the count and mean distance of the supporting edges: +1 where an edge's cover
+    # starts, -1 after it ends
     width = bins + 1
-    marks = np.bincount(ray * width + index - spread, minlength=k * n * width)
-    marks -= np.bincount(ray * width + index + spread + 1, minlength=k * n * width)
-    near = np.cumsum(marks.reshape(k, n, width)[..., :bins], axis=-1) > 0
-    # the same running sums over all rays give the count and mean distance of the supporting edges
     starts = kk * width + index - spread
     ends = kk * width + index + spread + 1
     count = np.bincount(starts, minlength=k * width) - np.bincount(ends, minlength=k * width)
     total = np.bincount(starts, weights=d, minlength=k * width) - np.bincount(ends, weights=d, minlength=k * width)
     near_count = np.cumsum(count.reshape(k, width)[:, :bins], axis=-1)
     near_total = np.cumsum(total.reshape(k, width)[:, :bins], axis=-1)
-    raw = near.mean(axis=1)
+    # the share of rays near each bin (a count over n: the mean of the booleans, bit for bit)
+    raw = near.sum(axis=1) / n
     if not beyond_chance:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_px = np.where(near_count > 0, near_total / near_count, 0.0)
@@ -370,6 +372,9 @@ def _outermost_of(
 
 
 def _take(peaks: Peaks, rows: NDArray[np.intp]) -> Peaks:
+    """The peaks of ``rows`` (ascending, no repeats): the arrays themselves when those are all of them."""
+    if rows.size == len(peaks.good):
+        return peaks
     return Peaks(peaks.good[rows], peaks.offset_px[rows], peaks.strength[rows])
 
 
@@ -840,10 +845,17 @@ def detect_bases(
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     ignore = _check_mask(mask, grey.shape)
-    colour = None
-    if settings.colour_gain > 0:
-        colour = chroma_contrast(np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px)
-    found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, colour)
+    if settings.colour_gain <= 0:
+        found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, None)
+        return _vote_sizes(found, scale, settings)
+    # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
+    # only after its appearance fit
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(
+            chroma_contrast, np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px
+        )
+        found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, pending)
+        colour = pending.result()
     if colour is None:
         return _vote_sizes(found, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
@@ -1070,12 +1082,13 @@ def _detect_in(
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None,
     parallax: RimParallax | None,
-    chroma: NDArray[np.uint8] | None,
+    chroma_pending: Future[NDArray[np.uint8] | None] | None,
 ) -> BaseDetections:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
-    contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma`` (H, W) uint8, the
-    colour contrast, tells a contact shadow from a coloured ring where ``image`` is grey (None: no such reading)."""
+    contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when
+    done) the colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey
+    (None, or a result of None: no such reading); it is waited for only after the appearance fit."""
     seeds = find_seeds(image, scale, settings, ignore)
     if len(seeds) == 0:
         return BaseDetections.empty()
@@ -1149,6 +1162,7 @@ def _detect_in(
         look = fit_outlines(grey, center[live], radius[live], fit.inlier[live], directions, scale, parallax, settings)
     else:
         look = OutlineFit.none(len(live))
+    chroma = None if chroma_pending is None else chroma_pending.result()
     again = np.flatnonzero(retry[live] & look.ok)
     if again.size:
         rows = live[again]

@@ -156,6 +156,11 @@ def find_peaks(
     value = deriv.value.astype(np.float64)
     if polarity is None or not polarity.any():
         q = np.abs(value)
+    elif np.all(polarity == 1.0):
+        # one polarity for all (the footprint search's): times 1 or -1 is the same number or its negation, exactly
+        q = value
+    elif np.all(polarity == -1.0):
+        q = np.negative(value, out=value)
     elif polarity.all():
         q = value * polarity[:, None, None]
     else:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 import vision.rim as rim
 
@@ -63,3 +64,29 @@ def test_edges_are_found_to_a_fraction_of_a_pixel(edge_px: float, polarity: floa
     # the wrong polarity finds no edge there
     wrong = rim.pick_edges(rim.find_peaks(deriv, np.array([-polarity]), 0.5, 3.0, 0.4), np.array([30.0]), "nearest")
     assert not wrong.found.any()
+
+
+@pytest.mark.parametrize(
+    "polarity",
+    [
+        np.ones(4),
+        -np.ones(4),
+        np.array([1.0, -1.0, 1.0, -1.0]),
+        np.array([1.0, 0.0, -1.0, 1.0]),
+    ],
+    ids=["all light", "all dark", "mixed", "mixed with either"],
+)
+def test_peaks_of_one_polarity_for_all_are_those_of_each_row_on_its_own(polarity: NDArray[np.float64]) -> None:
+    rng = np.random.default_rng(3)
+    value = rng.normal(0.0, 20.0, (4, 16, 40)).astype(np.float32)
+    deriv = rim.RayDerivative(value.copy(), np.linspace(-10.0, 10.0, 40))
+    peaks = rim.find_peaks(deriv, polarity, 0.5, 5.0, 0.3)
+    np.testing.assert_array_equal(deriv.value, value)
+    for row, sign in enumerate(polarity):
+        alone = rim.RayDerivative(value[row : row + 1].copy(), deriv.offset_px)
+        one = rim.find_peaks(alone, np.array([sign]), 0.5, 5.0, 0.3)
+        np.testing.assert_array_equal(peaks.good[row], one.good[0])
+        np.testing.assert_array_equal(peaks.offset_px[row], one.offset_px[0])
+        # the strength is the derivative signed by the polarity (its magnitude where either will do)
+        want = np.abs(value[row, :, 1:-1]) if sign == 0 else sign * value[row, :, 1:-1].astype(np.float64)
+        np.testing.assert_array_equal(peaks.strength[row], want)

@@ -87,6 +87,11 @@ class VisionSettings:
             than ``excess_blur_free`` times the frame's own (the median over at least ``excess_blur_min_bases``
             such fits) has its edge smeared by something the model lacks: the excess (in quadrature, mm) times
             ``excess_blur_scale`` is added to its sigma.
+        wall_dark_max, wall_light_min, wall_misplaced_doubt: a fit at a known size whose wall, on the side towards
+            the nadir, came out more than ``wall_dark_max`` of the way from the top's level to the mat's on a dark
+            base (lit like the shaded mat), or less than ``wall_light_min`` of it on a light one (as bright as the
+            top), read something else as its wall: ``wall_misplaced_doubt`` of the top disc's parallax shift is its
+            doubt along the line from the nadir (:func:`vision.detect.fit_known_bases`).
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -205,6 +210,9 @@ class VisionSettings:
     excess_blur_free: float
     excess_blur_scale: float
     excess_blur_min_bases: int
+    wall_dark_max: float
+    wall_light_min: float
+    wall_misplaced_doubt: float
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -352,6 +360,12 @@ class VisionSettings:
                 "excess_blur_free must be at least 1, excess_blur_scale not negative and excess_blur_min_bases at "
                 f"least 1, got {self.excess_blur_free}, {self.excess_blur_scale} and {self.excess_blur_min_bases}"
             )
+        if not math.isfinite(self.wall_dark_max) or not math.isfinite(self.wall_light_min):
+            raise SettingsError(
+                f"wall_dark_max and wall_light_min must be numbers, got {self.wall_dark_max} and {self.wall_light_min}"
+            )
+        if self.wall_misplaced_doubt < 0:
+            raise SettingsError(f"wall_misplaced_doubt must not be negative, got {self.wall_misplaced_doubt}")
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
         if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:

@@ -931,6 +931,33 @@ def _excess_blur_mm(look: OutlineFit, px_per_mm: float, settings: VisionSettings
     return np.asarray(settings.excess_blur_scale * excess, dtype=np.float64)
 
 
+def _wall_misplaced_mm(
+    look: OutlineFit, middle_px: FloatArray, px_per_mm: float, parallax: RimParallax, settings: VisionSettings
+) -> FloatArray:
+    """(K_ok, 2) mm: the doubt, along the line from the nadir, of each usable fit of ``look`` (their outline
+    middles ``middle_px`` (K_ok, 2)) whose wall came out where no wall is, on the side towards the nadir: a dark
+    base's (its top at least ``min_disc_contrast`` darker than the mat) more than ``wall_dark_max`` of the way from
+    the top's level to the mat's (the shaded mat read as the wall: the footprint put where the contact shadow is,
+    nearer the nadir than the base stands), a light base's (its top that much lighter) less than ``wall_light_min``
+    of it (the top read as the wall: the footprint put away from the nadir, over the shadow). Either misreading is
+    off by up to the top disc's parallax shift or more; ``wall_misplaced_doubt`` of that shift is the doubt, zeros
+    elsewhere."""
+    place, contrast = look.near_wall[look.ok], look.near_contrast[look.ok]
+    with np.errstate(invalid="ignore"):
+        dark = (contrast >= settings.min_disc_contrast) & (place > settings.wall_dark_max)
+        light = (contrast <= -settings.min_disc_contrast) & (place < settings.wall_light_min)
+    half_px, unit = parallax.half_shift(middle_px)
+    length_mm = settings.wall_misplaced_doubt * 2.0 * half_px / px_per_mm
+    return np.asarray(np.where((dark | light)[:, None], length_mm[:, None] * unit, 0.0), dtype=np.float64)
+
+
+def _wider(doubt_mm: FloatArray, other_mm: FloatArray) -> FloatArray:
+    """(K, 2) per row the longer of two doubts (K, 2) mm: both are a second reading's spread along a line, and
+    the wider one stands."""
+    longer = np.hypot(*other_mm.T) > np.hypot(*doubt_mm.T)
+    return np.asarray(np.where(longer[:, None], other_mm, doubt_mm), dtype=np.float64)
+
+
 def _start_ring(steps: tuple[float, ...], directions: int) -> FloatArray:
     """(len(steps) * directions, 2) offsets round a start, in units of the distance to look over."""
     angles = np.linspace(0.0, 2.0 * np.pi, directions, endpoint=False)
@@ -1042,6 +1069,7 @@ def fit_known_bases(
     # right without moving the centre
     misread_mm = settings.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0
     model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
+    doubt[done] = _wider(doubt[done], _wall_misplaced_mm(look, center[done], scale, parallax, settings))
     diameter_sigma[done], height_share[done] = 0.0, 0.0
     return replace(
         detections,

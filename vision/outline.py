@@ -81,7 +81,10 @@ class OutlineFit:
     residual over the rays kept, ``rays_kept`` (K,) their share, ``misfit_px`` (K,) and ``radius_misfit_px`` (K,)
     how far the centre (per axis) and the radius may be off by what the model does not explain (1-sigma, px; see
     :func:`_misfit_sigma`), ``other_start_px`` (K, 2) where the farthest fit from another start that is about as
-    good lies, from this one (0, 0: none), ``ok`` (K,) whether the fit is usable."""
+    good lies, from this one (0, 0: none), ``near_wall`` (K,) where the wall's grey level lies from the top's (0)
+    towards the mat's (1) on the side towards the nadir, where the wall shows, and ``near_contrast`` (K,) the mat's
+    level less the top's there (NaN where no sector there kept enough rays; see :func:`_near_wall`), ``ok`` (K,)
+    whether the fit is usable."""
 
     center_px: FloatArray
     radius_px: FloatArray
@@ -92,13 +95,15 @@ class OutlineFit:
     misfit_px: FloatArray
     radius_misfit_px: FloatArray
     other_start_px: FloatArray
+    near_wall: FloatArray
+    near_contrast: FloatArray
     ok: BoolArray
 
     @classmethod
     def none(cls, k: int) -> OutlineFit:
         """No fit for ``k`` bases (every ``ok`` False)."""
-        z = np.zeros(k)
-        return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, np.zeros((k, 2)), np.zeros(k, np.bool_))
+        z, nan = np.zeros(k), np.full(k, np.nan)
+        return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, np.zeros((k, 2)), nan, nan, np.zeros(k, np.bool_))
 
     def where(self, take: BoolArray, other: OutlineFit) -> OutlineFit:
         """These fits, with ``other``'s for the bases where ``take`` (K,) is true."""
@@ -571,6 +576,9 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     assert jac is not None
     centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays, prior)
     ok &= np.isfinite(centre_misfit) & np.isfinite(radius_misfit)
+    terms = _terms(params, samples, *extra)
+    levels = _Projector(terms.basis(weight), samples).solve(samples.grey * weight)
+    near_wall, near_contrast = _near_wall(levels, sectors_seen >= _MIN_SECTOR_RAYS)
     return OutlineFit(
         params[:, :2],
         params[:, 2],
@@ -581,7 +589,31 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         centre_misfit,
         radius_misfit,
         np.zeros((k, 2)),
+        near_wall,
+        near_contrast,
         ok,
+    )
+
+
+def _near_wall(levels: FloatArray, seen: BoolArray) -> tuple[FloatArray, FloatArray]:
+    """On the side towards the nadir, where the wall shows widest (the sectors within 60 degrees of that direction
+    that kept enough rays): where the wall's level lies from the top's (0) to the mat's (1), and the mat's level less
+    the top's (grey levels), the medians over those sectors; from each sector's fitted levels (K, sectors, 4) and
+    whether it kept enough rays (K, sectors). Both (K,), NaN where none did. The wall faces sideways and is shaded: a
+    light base's wall lies well towards the mat's level or past it, a dark base's stays near its top's. A dark base's
+    wall lit towards the mat is the shaded mat read as the wall, a light base's as bright as its top is the top."""
+    sectors = levels.shape[1]
+    # sector 0 is centred on the direction away from the nadir (see _Samples), so sector sectors / 2 on the nadir's
+    toward = np.abs(np.arange(sectors) - sectors / 2.0) <= sectors / 6.0
+    mat, wall, top = (levels[:, toward, i] for i in range(3))
+    use = seen[:, toward]
+    contrast = mat - top
+    # a sector where top and mat are alike places no wall between them: it counts as the wall at the top's level
+    place = _kept_median((wall - top) / np.where(np.abs(contrast) >= 1.0, contrast, 1.0), use)
+    none = ~use.any(axis=1)
+    return (
+        np.asarray(np.where(none, np.nan, place), dtype=np.float64),
+        np.asarray(np.where(none, np.nan, _kept_median(contrast, use)), dtype=np.float64),
     )
 
 

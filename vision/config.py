@@ -87,11 +87,11 @@ class VisionSettings:
             than ``excess_blur_free`` times the frame's own (the median over at least ``excess_blur_min_bases``
             such fits) has its edge smeared by something the model lacks: the excess (in quadrature, mm) times
             ``excess_blur_scale`` is added to its sigma.
-        wall_dark_max, wall_light_min, wall_misplaced_doubt: a fit at a known size whose wall, on the side towards
-            the nadir, came out more than ``wall_dark_max`` of the way from the top's level to the mat's on a dark
-            base (lit like the shaded mat), or less than ``wall_light_min`` of it on a light one (as bright as the
-            top), read something else as its wall: ``wall_misplaced_doubt`` of the top disc's parallax shift is its
-            doubt along the line from the nadir (:func:`vision.detect.fit_known_bases`).
+        wall_dark_max, wall_light_min, wall_misplaced_doubt: an appearance fit whose wall, on the side towards the
+            nadir, came out more than ``wall_dark_max`` of the way from the top's level to the mat's on a dark base
+            (lit like the shaded mat), or less than ``wall_light_min`` of it on a light one (as bright as the top),
+            read something else as its wall: ``wall_misplaced_doubt`` of the top disc's parallax shift is its doubt
+            along the line from the nadir.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).

@@ -1217,6 +1217,9 @@ def _detect_in(
         look, scale, settings, settings.outline_misfit_scale
     )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
+    if parallax is not None and look.ok.any():
+        fitted = live[look.ok]
+        doubt[fitted] = _wider(doubt[fitted], _wall_misplaced_mm(look, center[fitted], scale, parallax, settings))
     final_size, size_ok = snap_diameters(2 * radius / scale, sizes, settings.snap_tolerance_mm)
     # a base of the mat's own colour may show only by its contact shadow: the edges and the rim model read the
     # dark ring's outer edge, and no size fits; its inner edge is the footprint

@@ -60,7 +60,8 @@ class BaseDetections:
             read the outline, whose middle stands at about half the rim height; 0 where the appearance fit found
             the footprint with the base's own rim height.
         model_doubt_mm (N, 2): a 1-sigma doubt (mm) along this line only, on top of ``model_sigma_mm``: where
-            another reading about as good lies, the centre may be anywhere between (0, 0: none; the default).
+            another reading about as good lies, the centre may be anywhere between; where the fit's wall lies where
+            no wall is, along the line from the nadir (0, 0: none; the default).
 
     ``dets[mask]`` (boolean (N,) or integer indices) selects rows; ``len(dets)`` counts them.
     """

@@ -988,7 +988,8 @@ def fit_known_bases(
     ``outline_min_px_per_mm``): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again
     takes the known size (``diameter_sigma_mm`` 0) and the fit's centre and model sigma (its misfit times
     ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``; and any blur the fit
-    needed beyond the frame's, see :func:`_excess_blur_mm`)."""
+    needed beyond the frame's, see :func:`_excess_blur_mm`), with a doubt along the nadir line where its wall came out
+    where no wall is (:func:`_wall_misplaced_mm`)."""
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     n = len(detections)

@@ -608,7 +608,7 @@ def _near_wall(levels: FloatArray, seen: BoolArray) -> tuple[FloatArray, FloatAr
     mat, wall, top = (levels[:, toward, i] for i in range(3))
     use = seen[:, toward]
     contrast = mat - top
-    # a sector where top and mat are alike places no wall between them: it counts as the wall at the top's level
+    # where top and mat are alike the place means nothing (the doubt skips such bases): dividing by one keeps it finite
     place = _kept_median((wall - top) / np.where(np.abs(contrast) >= 1.0, contrast, 1.0), use)
     none = ~use.any(axis=1)
     return (

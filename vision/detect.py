@@ -846,7 +846,7 @@ def detect_bases(
     scale = _check_scale(px_per_mm, settings)
     ignore = _check_mask(mask, grey.shape)
     if settings.colour_gain <= 0:
-        found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, None)
+        found, _blur = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, None)
         return _vote_sizes(found, scale, settings)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
@@ -854,14 +854,19 @@ def detect_bases(
         pending = pool.submit(
             chroma_contrast, np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px
         )
-        found = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, pending)
+        found, blur_px = _detect_in(
+            grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, pending
+        )
         colour = pending.result()
     if colour is None:
         return _vote_sizes(found, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
-    more = _detect_in(colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax, None)
+    # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
+    more, _blur = _detect_in(
+        colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax, None, blur_px
+    )
     more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
     both = BaseDetections.concatenate([found, more])
     return _vote_sizes(both[np.argsort(-both.score, kind="stable")], scale, settings)
@@ -898,17 +903,21 @@ def _vote_sizes(found: BaseDetections, px_per_mm: float, settings: VisionSetting
 
 
 def _outline_sigmas(
-    look: OutlineFit, px_per_mm: float, settings: VisionSettings, misfit_scale: float | FloatArray
+    look: OutlineFit,
+    px_per_mm: float,
+    settings: VisionSettings,
+    misfit_scale: float | FloatArray,
+    frame_blur_px: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,)), their
-    misfit times ``misfit_scale`` (one for all, or (K_ok,)) and, in the model sigma, any blur beyond the frame's
-    (:func:`_excess_blur_mm`); and the doubt (K_ok, 2) mm along the line to another start's fit about as good: two
-    equally likely readings d apart have a spread of d / 2, along that line."""
+    """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,)), their misfit
+    times ``misfit_scale`` (one for all, or (K_ok,)) and, in the model sigma, any blur beyond the frame's
+    (:func:`_excess_blur_mm`, with ``frame_blur_px``); and the doubt (K_ok, 2) mm along the line to another start's fit
+    about as good: two equally likely readings d apart have a spread of d / 2, along that line."""
     ok = look.ok
     scaled = misfit_scale / px_per_mm
     diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
     model = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[ok])
-    model = np.hypot(model, _excess_blur_mm(look, px_per_mm, settings))
+    model = np.hypot(model, _excess_blur_mm(look, px_per_mm, settings, frame_blur_px))
     doubt = 0.5 * look.other_start_px[ok] / px_per_mm
     return (
         np.asarray(diameter, dtype=np.float64),
@@ -917,16 +926,20 @@ def _outline_sigmas(
     )
 
 
-def _excess_blur_mm(look: OutlineFit, px_per_mm: float, settings: VisionSettings) -> FloatArray:
-    """(K_ok,) mm: how much more blur each usable fit of ``look`` (the bases of one frame) needed than
-    ``excess_blur_free`` times the frame's own (the median of the fits), in quadrature, times ``excess_blur_scale``;
-    zeros with too few fits to tell the frame's blur. The camera blurs every base of a frame alike: a fit that
+def _excess_blur_mm(
+    look: OutlineFit, px_per_mm: float, settings: VisionSettings, frame_blur_px: FloatArray | None = None
+) -> FloatArray:
+    """(K_ok,) mm: how much more blur each usable fit of ``look`` (bases of one frame) needed than
+    ``excess_blur_free`` times the frame's own (the median of the fits and of ``frame_blur_px`` (M,), the blur of
+    the frame's other fits, px), in quadrature, times ``excess_blur_scale``; zeros with too few fits to tell the
+    frame's blur. The camera blurs every base of a frame alike: a fit that
     needed more smeared its edge over something the model lacks (a figure's arm over the rim, its shadow beside it),
     which its residuals alone hide."""
     blur = look.sigma_px[look.ok]
-    if blur.size < settings.excess_blur_min_bases:
+    frame = blur if frame_blur_px is None else np.concatenate([blur, frame_blur_px])
+    if frame.size < settings.excess_blur_min_bases:
         return np.zeros(blur.size)
-    allowed = settings.excess_blur_free * float(np.median(blur))
+    allowed = settings.excess_blur_free * float(np.median(frame))
     excess = np.sqrt(np.maximum(blur**2 - allowed**2, 0.0)) / px_per_mm
     return np.asarray(settings.excess_blur_scale * excess, dtype=np.float64)
 
@@ -1112,15 +1125,18 @@ def _detect_in(
     ignore: NDArray[np.uint8] | None,
     parallax: RimParallax | None,
     chroma_pending: Future[NDArray[np.uint8] | None] | None,
-) -> BaseDetections:
+    frame_blur_px: FloatArray | None = None,
+) -> tuple[BaseDetections, FloatArray]:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
     contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when
     done) the colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey
-    (None, or a result of None: no such reading); it is waited for only after the appearance fit."""
+    (None, or a result of None: no such reading); it is waited for only after the appearance fit.
+    ``frame_blur_px`` (M,): the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`). Returns
+    the bases and the blur (px) of this look's usable appearance fits."""
     seeds = find_seeds(image, scale, settings, ignore)
     if len(seeds) == 0:
-        return BaseDetections.empty()
+        return BaseDetections.empty(), np.zeros(0)
     directions = ray_directions(settings.rays)
     sizes = settings.base_sizes_mm
 
@@ -1136,7 +1152,7 @@ def _detect_in(
     keep = _unique(center, radius, nominal, radius)
     center, polarity, nominal = center[keep], polarity[keep], nominal[keep]
     if len(nominal) == 0:
-        return BaseDetections.empty()
+        return BaseDetections.empty(), np.zeros(0)
 
     # 3. refinement around the nominal radius, re-snapped after every pass
     radius = nominal / 2 * scale
@@ -1215,7 +1231,7 @@ def _detect_in(
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
     doubt = np.zeros((len(radius), 2))
     diameter_sigma[live[look.ok]], model_sigma[live[look.ok]], doubt[live[look.ok]] = _outline_sigmas(
-        look, scale, settings, settings.outline_misfit_scale
+        look, scale, settings, settings.outline_misfit_scale, frame_blur_px
     )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     if parallax is not None and look.ok.any():
@@ -1295,7 +1311,7 @@ def _detect_in(
         parallax,
     )
     model_sigma[kept] = np.hypot(model_sigma[kept], other_mm / 2)
-    return BaseDetections(
+    found = BaseDetections(
         center_px=center[kept],
         radius_px=radius[kept],
         diameter_mm=final_size[kept],
@@ -1308,3 +1324,4 @@ def _detect_in(
         rim_height_share=np.where(by_edges[kept], 1.0, 0.0),
         model_doubt_mm=doubt[kept],
     )
+    return found, look.sigma_px[look.ok]

@@ -358,27 +358,33 @@ def _fits_with_blur(blur_px: list[float], ok: list[bool]) -> OutlineFit:
     return dataclasses.replace(fit, sigma_px=np.array(blur_px), ok=np.array(ok))
 
 
-# the frame's blur is the median of the usable fits' (1.0 px in every case); 1.1 times it is free
+# the frame's blur is the median of the usable fits' and of the frame's other fits' (1.0 px in every case); 1.1
+# times it is free
+TWICE_MM = 2.0 * math.sqrt(4.0 - 1.21) / 2.0
 EXCESS_CASES = [
-    ("every base blurred alike", [1.0] * 8, [True] * 8, [0.0] * 8),
-    ("within the free tenth", [1.0] * 7 + [1.1], [True] * 8, [0.0] * 8),
-    ("one base at twice the blur", [1.0] * 7 + [2.0], [True] * 8, [0.0] * 7 + [2.0 * math.sqrt(4.0 - 1.21) / 2.0]),
-    ("too few fits to tell the frame's blur", [1.0] * 6 + [2.0], [True] * 7, [0.0] * 7),
+    ("every base blurred alike", [1.0] * 8, [True] * 8, None, [0.0] * 8),
+    ("within the free tenth", [1.0] * 7 + [1.1], [True] * 8, None, [0.0] * 8),
+    ("one base at twice the blur", [1.0] * 7 + [2.0], [True] * 8, None, [0.0] * 7 + [TWICE_MM]),
+    ("too few fits to tell the frame's blur", [1.0] * 6 + [2.0], [True] * 7, None, [0.0] * 7),
+    ("too few here, an earlier look tells it", [1.0, 2.0], [True] * 2, [1.0] * 6, [0.0, TWICE_MM]),
+    ("too few here and there", [1.0, 2.0], [True] * 2, [1.0] * 5, [0.0, 0.0]),
     (
         "a failed fit neither counts nor is scored",
         [1.0] * 8 + [5.0, 2.0],
         [True] * 8 + [False, True],
-        [0.0] * 8 + [2.0 * math.sqrt(4.0 - 1.21) / 2.0],
+        None,
+        [0.0] * 8 + [TWICE_MM],
     ),
 ]
 
 
-@pytest.mark.parametrize(("case", "blur_px", "ok", "expected_mm"), EXCESS_CASES)
+@pytest.mark.parametrize(("case", "blur_px", "ok", "frame_px", "expected_mm"), EXCESS_CASES)
 def test_blur_beyond_the_frames_own_adds_to_the_sigma(
-    case: str, blur_px: list[float], ok: list[bool], expected_mm: list[float]
+    case: str, blur_px: list[float], ok: list[bool], frame_px: list[float] | None, expected_mm: list[float]
 ) -> None:
     settings = dataclasses.replace(SETTINGS, excess_blur_free=1.1, excess_blur_scale=2.0, excess_blur_min_bases=8)
-    got = _excess_blur_mm(_fits_with_blur(blur_px, ok), PX_PER_MM, settings)
+    frame = None if frame_px is None else np.array(frame_px)
+    got = _excess_blur_mm(_fits_with_blur(blur_px, ok), PX_PER_MM, settings, frame)
     np.testing.assert_allclose(got, expected_mm, atol=1e-12, err_msg=case)
 
 

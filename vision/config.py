@@ -53,7 +53,8 @@ class VisionSettings:
             levels off the model.
     Appearance fit (see :mod:`vision.outline`)
         outline_min_px_per_mm: the fit runs only on images at least this fine: at about 1 px/mm the wall, the
-            contact shadow and the blur each span about a pixel and trade off, and the edges do better.
+            contact shadow and the blur each span about a pixel and trade off, and the edges do better (the fit at a
+            known size has a floor of its own, ``known_min_px_per_mm``).
         outline_window_mm: (inward, outward) extent (mm) of the pixels looked at about each outline.
         outline_step_px: their spacing along each ray (px).
         outline_sectors: sectors of directions around a base with grey levels of their own; it divides ``rays``.
@@ -76,9 +77,13 @@ class VisionSettings:
         known_misfit_scale: that factor for bases fitted again at a known size and rim height
             (:func:`vision.detect.fit_known_bases`).
         known_starts: the starts (as ``outline_starts``) of a fit at a known size and rim height.
+        known_min_px_per_mm: that fit runs on images at least this fine (with size and height held, the wall and
+            the contact shadow no longer trade off against the footprint, so it can run where the free fit cannot).
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
             well: this many directions round the reading, at these multiples of the difference of the radii.
         misread_share: the share of that difference added (in quadrature) to such a base's sigma.
+        other_start_share: where another start's fit ended about as well elsewhere, this share of the distance
+            between the two is the doubt along the line between them (``doubt_mm``).
         cast_shadow_mm, cast_min_z, cast_min_bases: how far the rims' shadows reach on the table, away from the
             main light, in the fit at a known size (0: not modelled); the direction is taken where the bases' darker
             sides agree this many times better than by chance, over at least this many bases
@@ -201,9 +206,11 @@ class VisionSettings:
     outline_misfit_scale: float
     known_misfit_scale: float
     known_starts: tuple[float, ...]
+    known_min_px_per_mm: float
     misread_start_steps: tuple[float, ...]
     misread_start_directions: int
     misread_share: float
+    other_start_share: float
     cast_shadow_mm: float
     cast_min_z: float
     cast_min_bases: int
@@ -348,8 +355,11 @@ class VisionSettings:
                 "misread_start_steps must be positive and misread_start_directions at least 1, got "
                 f"{list(self.misread_start_steps)} and {self.misread_start_directions}"
             )
-        if self.misread_share < 0:
-            raise SettingsError(f"misread_share must not be negative, got {self.misread_share}")
+        if self.misread_share < 0 or self.other_start_share < 0:
+            raise SettingsError(
+                "misread_share and other_start_share must not be negative, got "
+                f"{self.misread_share} and {self.other_start_share}"
+            )
         if self.cast_shadow_mm < 0 or self.cast_min_z < 0 or self.cast_min_bases < 2:
             raise SettingsError(
                 "cast_shadow_mm and cast_min_z must not be negative and cast_min_bases must be at least 2, got "

@@ -912,13 +912,15 @@ def _outline_sigmas(
     """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,)), their misfit
     times ``misfit_scale`` (one for all, or (K_ok,)) and, in the model sigma, any blur beyond the frame's
     (:func:`_excess_blur_mm`, with ``frame_blur_px``); and the doubt (K_ok, 2) mm along the line to another start's fit
-    about as good: two equally likely readings d apart have a spread of d / 2, along that line."""
+    about as good: ``other_start_share`` of their distance d, along that line. Two equally likely readings d apart
+    spread by d / 2 about their mean, but the fit reports one of them, so at d / 2 the other would stand right on a
+    call's 2-sigma line."""
     ok = look.ok
     scaled = misfit_scale / px_per_mm
     diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
     model = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[ok])
     model = np.hypot(model, _excess_blur_mm(look, px_per_mm, settings, frame_blur_px))
-    doubt = 0.5 * look.other_start_px[ok] / px_per_mm
+    doubt = settings.other_start_share * look.other_start_px[ok] / px_per_mm
     return (
         np.asarray(diameter, dtype=np.float64),
         np.asarray(model, dtype=np.float64),
@@ -997,8 +999,10 @@ def fit_known_bases(
 
     ``diameter_mm`` (N,) each base's known size (NaN: not known, the row is kept as it is); ``height_ratio`` (N,)
     its rim's height over the one ``parallax`` assumes (NaN or None: not known, fitted as in :func:`detect_bases`).
-    The appearance fit does this, so only where it runs (``parallax`` given, ``px_per_mm`` at least
-    ``outline_min_px_per_mm``): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again
+    The appearance fit does this, so only where it can (``parallax`` given, ``px_per_mm`` at least
+    ``known_min_px_per_mm``, which may lie below the free fit's ``outline_min_px_per_mm``: with size and height held
+    the wall and the contact shadow no longer trade off against the footprint): elsewhere, and where the fit fails,
+    rows come back unchanged. A row fitted again
     takes the known size (``diameter_sigma_mm`` 0) and the fit's centre and model sigma (its misfit times
     ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``; and any blur the fit
     needed beyond the frame's, see :func:`_excess_blur_mm`), with a doubt along the nadir line where its wall came out
@@ -1014,7 +1018,7 @@ def fit_known_bases(
             f"{heights.shape}"
         )
     rows = np.flatnonzero(np.isfinite(known) & (known > 0))
-    if parallax is None or scale < settings.outline_min_px_per_mm or rows.size == 0:
+    if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
         return detections
     directions = ray_directions(settings.rays)
     radius_px = known[rows] / 2.0 * scale

@@ -321,6 +321,7 @@ def test_bad_input_raises_named_errors(
         ({"ambiguity_shifts": -1}, "ambiguity_shifts"),
         ({"known_misfit_scale": -1.0}, "known_misfit_scale must not be negative"),
         ({"known_starts": ()}, "known_starts must list at least one start"),
+        ({"other_start_share": -0.1}, "other_start_share must not be negative"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision import BaseDetections, VisionError, VisionSettings
-from vision.detect import _excess_blur_mm, detect_bases, fit_known_bases
+from vision.detect import _excess_blur_mm, _outline_sigmas, detect_bases, fit_known_bases
 from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -168,17 +168,22 @@ def test_the_fit_finds_the_rims_own_height(
     assert np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM < 0.06, look
 
 
-@pytest.mark.parametrize("margin", [0.95, 0.5])
-def test_a_start_about_as_good_elsewhere_is_reported(margin: float) -> None:
-    # the top the mat's grey over a dark wall, started at the top disc: the first start settles 0.6 mm off, another
-    # finds the footprint with a smaller residual. A later start must beat the kept fit by the margin; with a margin
-    # of 0.5 the first fit stays, and the better one, now "about as good", says how far off it may be
+def _started_at_the_top(settings: VisionSettings) -> OutlineFit:
+    """The top the mat's grey over a dark wall, fitted from the top disc: the first start settles 0.6 mm off, another
+    finds the footprint with a smaller residual."""
     _, mat, wall, top, shadow = LOOKS[2]
     grey = vs.draw_raised_base(VIEW, CENTER, 16.0, mat, wall, top, shadow, seed=7)
     half, unit = PARALLAX.half_shift(TRUTH)
     start = middle_of(TRUTH, PARALLAX) + 2.0 * half[:, None] * unit
-    settings = dataclasses.replace(SETTINGS, outline_start_margin=margin, outline_height_ratio=(1.0, 1.0))
-    fit = fit_outlines(grey, start, np.array([16.0 * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, settings)
+    held = dataclasses.replace(settings, outline_height_ratio=(1.0, 1.0))
+    return fit_outlines(grey, start, np.array([16.0 * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, held)
+
+
+@pytest.mark.parametrize("margin", [0.95, 0.5])
+def test_a_start_about_as_good_elsewhere_is_reported(margin: float) -> None:
+    # a later start must beat the kept fit by the margin; with a margin of 0.5 the first fit stays, and the better
+    # one, now "about as good", says how far off it may be
+    fit = _started_at_the_top(dataclasses.replace(SETTINGS, outline_start_margin=margin))
     error_px = TRUTH[0] - fit.center_px[0]
     error_mm = np.hypot(*error_px) / PX_PER_MM
     other_mm = np.hypot(*fit.other_start_px[0]) / PX_PER_MM
@@ -189,6 +194,20 @@ def test_a_start_about_as_good_elsewhere_is_reported(margin: float) -> None:
         # and it lies the way the truth does: the doubt runs along that line
         cos = np.dot(error_px, fit.other_start_px[0]) / (error_mm * other_mm * PX_PER_MM**2)
         assert cos > 0.9
+
+
+@pytest.mark.parametrize(("share", "inside"), [(SETTINGS.other_start_share, True), (0.5, False)])
+def test_the_reading_not_taken_lies_inside_a_call_s_two_sigmas(share: float, inside: bool) -> None:
+    # the fit above that kept the wrong one of two readings: the doubt along the line to the other is the share of
+    # their distance. At half of it the truth (the other reading) stands on a call's 2-sigma line, or past it, before
+    # any other term of the sigma counts
+    settings = dataclasses.replace(SETTINGS, outline_start_margin=0.5, other_start_share=share)
+    fit = _started_at_the_top(settings)
+    doubt_mm = np.hypot(*_outline_sigmas(fit, PX_PER_MM, settings, settings.outline_misfit_scale)[2][0])
+    other_mm = np.hypot(*fit.other_start_px[0]) / PX_PER_MM
+    assert doubt_mm == pytest.approx(share * other_mm)
+    error_mm = np.hypot(*(TRUTH[0] - fit.center_px[0])) / PX_PER_MM
+    assert (error_mm < 2.0 * doubt_mm) == inside, f"{error_mm:.2f} mm off, doubt {doubt_mm:.2f} mm"
 
 
 @pytest.mark.parametrize("rim_mm", [3.0, 5.0])
@@ -279,9 +298,9 @@ def test_a_size_detected_wrong_is_fitted_from_round_it(detected_mm: float, angle
         ("size not known", np.array([np.nan]), SETTINGS, PARALLAX),
         ("no parallax", np.array([32.0]), SETTINGS, None),
         (
-            "too coarse for the appearance fit",
+            "too coarse for the fit at a known size",
             np.array([32.0]),
-            dataclasses.replace(SETTINGS, outline_min_px_per_mm=3.0),
+            dataclasses.replace(SETTINGS, known_min_px_per_mm=3.0),
             PARALLAX,
         ),
     ],
@@ -292,6 +311,26 @@ def test_known_bases_left_as_found(
     grey, dets = _detected_with_figure(5.0)
     known = fit_known_bases(grey, PX_PER_MM, settings, dets, diameter_mm, None, parallax)
     assert known is dets, case
+
+
+@pytest.mark.parametrize(
+    ("outline_min", "known_min", "fitted"),
+    [(1.0, 1.0, True), (3.0, 1.0, True), (3.0, 3.0, False), (1.0, 3.0, False)],
+)
+def test_the_fit_at_a_known_size_has_a_resolution_floor_of_its_own(
+    outline_min: float, known_min: float, fitted: bool
+) -> None:
+    # an image too coarse for the free appearance fit (the edges read the base) may still serve the fit at a known
+    # size and height, where only the centre and the blur are free
+    grey, dets = _detected_with_figure(3.0)
+    coarse = dataclasses.replace(SETTINGS, outline_min_px_per_mm=outline_min, known_min_px_per_mm=known_min)
+    dets = detect_bases(grey, PX_PER_MM, coarse, parallax=PARALLAX)
+    known = fit_known_bases(grey, PX_PER_MM, coarse, dets, np.array([32.0]), np.array([3.0 / RIM_MM]), PARALLAX)
+    error_mm = np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM
+    assert (known is not dets) == fitted
+    assert (known.diameter_sigma_mm[0] == 0.0) == fitted
+    if fitted:
+        assert error_mm < 0.05
 
 
 def test_known_bases_need_one_size_per_detection() -> None:

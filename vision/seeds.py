@@ -10,8 +10,6 @@ Two searches, whose candidates are pooled (the refinement merges the ones that f
   reached about 82 %;
 - ``cv2.HoughCircles`` per band of sizes (:func:`hough_seeds`), which adds a few bases the voting misses.
 
-The Hough search runs once per band of similar base sizes, each on a copy of the image reduced by a whole factor
-
 The search runs once per band of similar base sizes, each on a copy of the image reduced by a whole factor
 until the band's bases are about ``seed_radius_px`` in radius (fast, and seeds only need to land within a couple
 of millimetres). One pass per band lets the minimum distance between
@@ -115,7 +113,11 @@ def size_bands(diameters_mm: tuple[float, ...], max_ratio: float) -> list[tuple[
 
 def reduction_factor(px_per_mm: float, target_px_per_mm: float) -> int:
     """Whole factor by which to reduce an image at ``px_per_mm`` to come near ``target_px_per_mm`` (1: not
-    reduced; never enlarged). Whole factors keep ``cv2.resize(INTER_AREA)`` on its fast path and scales exact."""
+    reduced; never enlarged). A reduced pixel is taken as ``factor`` pixels wide. Where a side does not divide by the
+    factor it is a little wider (the side over its whole reduced pixels), so a seed lands up to ``factor - 1`` pixels
+    short at the far end of that side: under one reduced pixel, which is what seeds are good to anyway. (Cropping to
+    whole blocks would make it exact and put ``cv2.resize(INTER_AREA)`` on its fast path; it moved 4K results by
+    noise and is left out.)"""
     return max(1, math.floor(px_per_mm / target_px_per_mm + 0.5))
 
 

@@ -1001,8 +1001,8 @@ def fit_known_bases(
     its rim's height over the one ``parallax`` assumes (NaN or None: not known, fitted as in :func:`detect_bases`).
     The appearance fit does this, so only where it can (``parallax`` given, ``px_per_mm`` at least
     ``known_min_px_per_mm``, which may lie below the free fit's ``outline_min_px_per_mm``: with size and height held
-    the wall and the contact shadow no longer trade off against the footprint): elsewhere, and where the fit fails,
-    rows come back unchanged. A row fitted again
+    the wall and the contact shadow no longer trade off against the footprint, so below that only rows whose height
+    is known too): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again
     takes the known size (``diameter_sigma_mm`` 0) and the fit's centre and model sigma (its misfit times
     ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``; and any blur the fit
     needed beyond the frame's, see :func:`_excess_blur_mm`), with a doubt along the nadir line where its wall came out
@@ -1018,6 +1018,9 @@ def fit_known_bases(
             f"{heights.shape}"
         )
     rows = np.flatnonzero(np.isfinite(known) & (known > 0))
+    if scale < settings.outline_min_px_per_mm:
+        # too coarse for the free fit: only a height held too keeps the wall from trading off against the footprint
+        rows = rows[np.isfinite(heights[rows])]
     if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
         return detections
     directions = ray_directions(settings.rays)

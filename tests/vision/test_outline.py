@@ -314,18 +314,27 @@ def test_known_bases_left_as_found(
 
 
 @pytest.mark.parametrize(
-    ("outline_min", "known_min", "fitted"),
-    [(1.0, 1.0, True), (3.0, 1.0, True), (3.0, 3.0, False), (1.0, 3.0, False)],
+    ("outline_min", "known_min", "height_known", "fitted"),
+    [
+        (1.0, 1.0, True, True),
+        (3.0, 1.0, True, True),
+        (3.0, 3.0, True, False),
+        (1.0, 3.0, True, False),
+        (1.0, 1.0, False, True),
+        (3.0, 1.0, False, False),
+    ],
 )
 def test_the_fit_at_a_known_size_has_a_resolution_floor_of_its_own(
-    outline_min: float, known_min: float, fitted: bool
+    outline_min: float, known_min: float, height_known: bool, fitted: bool
 ) -> None:
     # an image too coarse for the free appearance fit (the edges read the base) may still serve the fit at a known
-    # size and height, where only the centre and the blur are free
+    # size and height, where only the centre and the blur are free; with the height unknown it would trade off
+    # against the footprint again, so there the size alone is not enough
     grey, dets = _detected_with_figure(3.0)
     coarse = dataclasses.replace(SETTINGS, outline_min_px_per_mm=outline_min, known_min_px_per_mm=known_min)
     dets = detect_bases(grey, PX_PER_MM, coarse, parallax=PARALLAX)
-    known = fit_known_bases(grey, PX_PER_MM, coarse, dets, np.array([32.0]), np.array([3.0 / RIM_MM]), PARALLAX)
+    height = np.array([3.0 / RIM_MM if height_known else np.nan])
+    known = fit_known_bases(grey, PX_PER_MM, coarse, dets, np.array([32.0]), height, PARALLAX)
     error_mm = np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM
     assert (known is not dets) == fitted
     assert (known.diameter_sigma_mm[0] == 0.0) == fitted

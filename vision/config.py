@@ -40,6 +40,9 @@ class VisionSettings:
             seed's radius range, and first finds the centre with rings that wide.
         ring_support_fraction: of the circles about a first centre, the outermost one supported by at least this
             fraction of the best-supported one's rays is the footprint (inside it: side wall and top).
+        second_ring_mm: where the best-supported ring lies more than this (mm, in radius) inside or outside the
+            outermost one, it is read as a base too, taken only where no other reading found one (the outermost
+            ring may be a figure's outline round its base); 0 reads no second rings.
         refine_search_mm: half-width of the second search around the snapped nominal radius.
         refine_passes: edge searches around the nominal radius (each restarts from the previous fit).
         min_edge_gradient: weakest edge accepted on a ray (grey levels per px along the ray).
@@ -178,6 +181,7 @@ class VisionSettings:
     profile_blur_px: float
     seed_search_mm: float
     ring_support_fraction: float
+    second_ring_mm: float
     refine_search_mm: float
     refine_passes: int
     min_edge_gradient: float
@@ -392,6 +396,7 @@ class VisionSettings:
                 f"{list(self.figure_band)}"
             )
         non_negative = (
+            "second_ring_mm",
             "ambiguity_reach_mm",
             "ambiguity_shifts",
             "min_figure_contrast",

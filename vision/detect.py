@@ -395,6 +395,22 @@ class _BandSearch:
         self.c1 = self.c1.copy()
 
 
+@dataclass(frozen=True)
+class _Footprints:
+    """The footprint search's readings of K seeds: the outermost supported ring, ``center_px`` (K, 2),
+    ``radius_px`` (K,), ``polarity`` (K,) and ``support`` (K,) (share of rays on it beyond chance; 0 when there is
+    none), and the best supported ring of the last centre-finding round, ``best_center_px`` (K, 2),
+    ``best_radius_px`` (K,) (NaN where there is none) and ``best_polarity`` (K,)."""
+
+    center_px: FloatArray
+    radius_px: FloatArray
+    polarity: FloatArray
+    support: FloatArray
+    best_center_px: FloatArray
+    best_radius_px: FloatArray
+    best_polarity: FloatArray
+
+
 def _footprints(
     grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
@@ -402,9 +418,8 @@ def _footprints(
     px_per_mm: float,
     directions: FloatArray,
     settings: VisionSettings,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """The footprint circle near each seed: centre (K, 2), radius (K,), polarity (K,), support (K,) (share of
-    rays on it beyond chance; 0 when there is none).
+) -> _Footprints:
+    """The footprint circle near each seed, and the best supported ring about it (see :class:`_Footprints`).
 
     The rays span the radius range the seed was searched over. A base shows concentric edges (footprint, side
     wall, top). About a rough centre every ring is smeared by the centre's error: the best supported ring
@@ -417,6 +432,9 @@ def _footprints(
     radius = np.zeros(k)
     polarity = np.ones(k)
     support = np.zeros(k)
+    best_center = np.full((k, 2), np.nan)
+    best_radius = np.full(k, np.nan)
+    best_polarity = np.ones(k)
     slack = settings.seed_search_mm * px_per_mm
     step = max(settings.sample_step_px, settings.search_step_mm * px_per_mm)
     need = _FIRST_PASS_COVERAGE_SHARE * settings.min_edge_coverage
@@ -439,7 +457,7 @@ def _footprints(
         ]
         window = float(deriv.offset_px[-1] - deriv.offset_px[0])
         searches.append(_BandSearch(sel, ray_radius_all, both_all, window, np.arange(len(sel)), seeds.center_px[sel]))
-    for rule, tolerance in stages:
+    for stage, (rule, tolerance) in enumerate(stages):
         pending = [b for b in searches if b.live.size]
         if not pending:
             break
@@ -477,6 +495,12 @@ def _footprints(
             offset += len(has)
             keep = fit.ok[part] & has
             b.c1[b.live[keep]] = fit.center_px[part][keep]
+            if stage == len(stages) - 2:
+                # the last centre-finding round's ring: another reading where the outermost ring is not the base's
+                rows = b.sel[b.live[keep]]
+                best_center[rows] = fit.center_px[part][keep]
+                best_radius[rows] = fit.radius_px[part][keep]
+                best_polarity[rows] = ring_p[keep]
             if rule == "outer":
                 rows = b.sel[b.live[keep]]
                 radius[rows] = ring_r[keep]
@@ -485,7 +509,7 @@ def _footprints(
             b.live = b.live[keep]
     for b in searches:
         center[b.sel] = b.c1
-    return center, radius, polarity, support
+    return _Footprints(center, radius, polarity, support, best_center, best_radius, best_polarity)
 
 
 def _centre_distances(center: FloatArray, other: FloatArray | None = None) -> FloatArray:
@@ -507,6 +531,13 @@ def _keep_best(rank: FloatArray, clash: BoolArray, absorbs: BoolArray | None = N
             kept[hit] = False
             kept[i] = True
     return np.flatnonzero(kept).astype(np.intp)
+
+
+def _firsts_first(rank: FloatArray, second: BoolArray) -> FloatArray:
+    """``rank`` (K,) lowered for the rows where ``second`` (K,) holds below every other row, their order kept."""
+    if rank.size == 0:
+        return rank
+    return np.asarray(rank - second * (float(np.ptp(rank)) + 1.0), dtype=np.float64)
 
 
 def _unique(center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: FloatArray) -> NDArray[np.intp]:
@@ -846,30 +877,50 @@ def detect_bases(
     scale = _check_scale(px_per_mm, settings)
     ignore = _check_mask(mask, grey.shape)
     if settings.colour_gain <= 0:
-        found, _blur = _detect_in(grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, None)
-        return _vote_sizes(found, scale, settings)
+        found, spare, _blur = _detect_in(
+            grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, None, second_readings=True
+        )
+        return _by_score(found, spare, scale, settings)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(
             chroma_contrast, np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px
         )
-        found, blur_px = _detect_in(
-            grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, pending
+        found, spare, blur_px = _detect_in(
+            grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, pending, second_readings=True
         )
         colour = pending.result()
     if colour is None:
-        return _vote_sizes(found, scale, settings)
+        return _by_score(found, spare, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
-    # and printed circles stand out far more by colour than by grey level
+    # and printed circles stand out far more by colour than by grey level. It reads no second rings: the inner edge of
+    # a printed ring stands out in colour as a disc of the mat's texture
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
     # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
-    more, _blur = _detect_in(
+    more, _spare, _blur = _detect_in(
         colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax, None, blur_px
     )
     more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
+    # a second reading of a base the colour look found yields to it; where the two read different things that cannot
+    # both stand (the colour look may take a figure lying beside its base for one), the better scored stands
+    same = _centre_distances(spare.center_px, more.center_px) <= _SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
+    rival = BaseDetections.concatenate([more, spare[~np.any(same, axis=1)]])
+    rival = rival[
+        _resolve_overlaps(
+            rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings.max_overlap_mm
+        )
+    ]
+    return _by_score(found, rival, scale, settings)
+
+
+def _by_score(
+    found: BaseDetections, more: BaseDetections, px_per_mm: float, settings: VisionSettings
+) -> BaseDetections:
+    """``found`` and ``more`` (bases where none of ``found`` lies) together, best score first, sizes put to the
+    vote."""
     both = BaseDetections.concatenate([found, more])
-    return _vote_sizes(both[np.argsort(-both.score, kind="stable")], scale, settings)
+    return _vote_sizes(both[np.argsort(-both.score, kind="stable")], px_per_mm, settings)
 
 
 def _vote_sizes(found: BaseDetections, px_per_mm: float, settings: VisionSettings) -> BaseDetections:
@@ -1116,10 +1167,23 @@ def _covered(
 
 def _clear_of(more: BaseDetections, found: BaseDetections, px_per_mm: float, max_mm: float) -> BoolArray:
     """(len(more),) which of ``more`` overlap none of ``found`` by more than ``max_mm`` (at their standard sizes)."""
-    if len(more) == 0 or len(found) == 0:
-        return np.ones(len(more), np.bool_)
-    dist_mm = _centre_distances(more.center_px, found.center_px) / px_per_mm
-    overlap_mm = (more.diameter_mm[:, None] + found.diameter_mm[None, :]) / 2 - dist_mm
+    return _overlap_free(more.center_px, more.diameter_mm, found.center_px, found.diameter_mm, px_per_mm, max_mm)
+
+
+def _overlap_free(
+    center_px: FloatArray,
+    diameter_mm: FloatArray,
+    other_px: FloatArray,
+    other_mm: FloatArray,
+    px_per_mm: float,
+    max_mm: float,
+) -> BoolArray:
+    """(K,) which of the circles (``center_px`` (K, 2), ``diameter_mm`` (K,)) overlap none of the others
+    (``other_px`` (M, 2), ``other_mm`` (M,)) by more than ``max_mm``."""
+    if len(center_px) == 0 or len(other_px) == 0:
+        return np.ones(len(center_px), np.bool_)
+    dist_mm = _centre_distances(center_px, other_px) / px_per_mm
+    overlap_mm = (diameter_mm[:, None] + other_mm[None, :]) / 2 - dist_mm
     return np.asarray(overlap_mm.max(axis=1) <= max_mm, dtype=np.bool_)
 
 
@@ -1133,33 +1197,50 @@ def _detect_in(
     parallax: RimParallax | None,
     chroma_pending: Future[NDArray[np.uint8] | None] | None,
     frame_blur_px: FloatArray | None = None,
-) -> tuple[BaseDetections, FloatArray]:
+    second_readings: bool = False,
+) -> tuple[BaseDetections, BaseDetections, FloatArray]:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
     contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when
     done) the colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey
     (None, or a result of None: no such reading); it is waited for only after the appearance fit.
-    ``frame_blur_px`` (M,): the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`). Returns
-    the bases and the blur (px) of this look's usable appearance fits."""
+    ``frame_blur_px`` (M,): the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`).
+    ``second_readings``: also read each seed's best supported ring where it lies apart from the outermost (see
+    ``second_ring_mm``). Returns the bases, the second readings that passed as bases where none of the first
+    readings lies, and the blur (px) of this look's usable appearance fits."""
     seeds = find_seeds(image, scale, settings, ignore)
     if len(seeds) == 0:
-        return BaseDetections.empty(), np.zeros(0)
+        return BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
     directions = ray_directions(settings.rays)
     sizes = settings.base_sizes_mm
 
     # 2. footprint from the seeds, snapped to a size
-    center, radius, polarity, support = _footprints(
-        image, ignore, seeds, scale, ray_directions(settings.search_rays), settings
-    )
+    feet = _footprints(image, ignore, seeds, scale, ray_directions(settings.search_rays), settings)
+    center, radius, polarity, support = feet.center_px, feet.radius_px, feet.polarity, feet.support
+    # the outermost ring can be no base's: a figure's outline, or a neighbour's, round a base inside it. Where the
+    # best supported ring lies apart from it, that ring is a second reading of the seed
+    if second_readings and settings.second_ring_mm > 0:
+        apart = (
+            (support > 0)
+            & np.isfinite(feet.best_radius_px)
+            & (np.abs(feet.best_radius_px - radius) > settings.second_ring_mm * scale)
+        )
+        center = np.concatenate([center, feet.best_center_px[apart]])
+        radius = np.concatenate([radius, feet.best_radius_px[apart]])
+        polarity = np.concatenate([polarity, feet.best_polarity[apart]])
+        support = np.concatenate([support, support[apart]])
+    second = np.arange(len(support)) >= len(seeds)
     rough_mm = settings.snap_tolerance_mm + settings.refine_search_mm + 2 * _FIRST_PASS_SLACK_PX / scale
     nominal, fits_size = snap_diameters(2 * radius / scale, sizes, rough_mm)
     alive = (support > 0) & fits_size
-    center, radius, polarity, nominal, support = (a[alive] for a in (center, radius, polarity, nominal, support))
-    # of two circles that are one base, the outer is its footprint (the inner one is its top)
-    keep = _unique(center, radius, nominal, radius)
-    center, polarity, nominal = center[keep], polarity[keep], nominal[keep]
+    center, radius, polarity, nominal = (a[alive] for a in (center, radius, polarity, nominal))
+    second = second[alive]
+    # of two circles that are one base, the outer is its footprint (the inner one is its top); a second reading
+    # never displaces a first
+    keep = _unique(center, radius, nominal, _firsts_first(radius, second))
+    center, polarity, nominal, second = center[keep], polarity[keep], nominal[keep], second[keep]
     if len(nominal) == 0:
-        return BaseDetections.empty(), np.zeros(0)
+        return BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
 
     # 3. refinement around the nominal radius, re-snapped after every pass
     radius = nominal / 2 * scale
@@ -1297,9 +1378,18 @@ def _detect_in(
     sigma = _center_sigma(fit, directions, scale, settings)
     idx = np.flatnonzero(accept)
 
-    # 5. duplicates and impossible pairs
-    kept = idx[_resolve_overlaps(center[idx], radius[idx], final_size[idx], score[idx], scale, settings.max_overlap_mm)]
-    kept = kept[np.argsort(-score[kept], kind="stable")]
+    # 5. duplicates and impossible pairs; second readings only where no first reading lies
+    max_mm = settings.max_overlap_mm
+
+    def resolved(rows: NDArray[np.intp]) -> NDArray[np.intp]:
+        return rows[_resolve_overlaps(center[rows], radius[rows], final_size[rows], score[rows], scale, max_mm)]
+
+    firsts, seconds = idx[~second[idx]], idx[second[idx]]
+    kept = resolved(firsts)
+    seconds = resolved(
+        seconds[_overlap_free(center[seconds], final_size[seconds], center[kept], final_size[kept], scale, max_mm)]
+    )
+    kept = np.concatenate([kept[np.argsort(-score[kept], kind="stable")], seconds])
     # another reading the edges allow (the appearance fit weighs such readings itself, from its starts): two
     # equally likely readings a distance d apart have a spread of d / 2
     by_edges = np.ones(len(radius), np.bool_)
@@ -1331,4 +1421,4 @@ def _detect_in(
         rim_height_share=np.where(by_edges[kept], 1.0, 0.0),
         model_doubt_mm=doubt[kept],
     )
-    return found, look.sigma_px[look.ok]
+    return found[~second[kept]], found[second[kept]], look.sigma_px[look.ok]

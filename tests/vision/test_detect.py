@@ -215,6 +215,31 @@ def test_dice_tokens_markers_and_printed_rings_are_not_bases(
     assert m.extra == 0, "and nothing else"
 
 
+# A base standing inside a printed ring a little larger than itself (an objective marker on the mat): the ring is the
+# outermost ring round the seed, and fails as a base; the base's own rim is the best supported ring inside it.
+@pytest.mark.parametrize(
+    ("px_per_mm", "base_mm", "ring_mm", "seed"),
+    [(2.0, 25.0, 34.0, 7), (2.0, 25.0, 34.0, 8), (2.0, 32.0, 42.0, 7), (2.0, 32.0, 42.0, 8), (3.0, 25.0, 34.0, 8)],
+)
+def test_a_base_inside_a_printed_ring_is_read_by_its_own_rim(
+    px_per_mm: float, base_mm: float, ring_mm: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    middle = (60 * px_per_mm, 60 * px_per_mm)
+    rings = vs.Distractors(printed_rings=[(middle, ring_mm)])
+    scene = vs.draw_scene(
+        (int(120 * px_per_mm), int(120 * px_per_mm)), px_per_mm, [vs.Placed(middle, base_mm)], rng, vs.TEXTURED, rings
+    )
+    dets = detect_bases(scene.image_bgr, px_per_mm, SETTINGS)
+    m = match(scene, dets)
+    assert len(m.truth_index) == 1 and m.extra == 0
+    assert dets.diameter_mm.tolist() == [base_mm]
+    assert m.distance_px[0] < 0.25 * px_per_mm
+    # the outermost ring alone loses the base
+    outermost_only = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(SETTINGS, second_ring_mm=0.0))
+    assert len(match(scene, outermost_only).truth_index) == 0
+
+
 def test_masked_pixels_are_ignored() -> None:
     px_per_mm = 2.0
     scene, _ = distractor_scene(px_per_mm, ("markers",), 60)
@@ -322,6 +347,7 @@ def test_bad_input_raises_named_errors(
         ({"known_misfit_scale": -1.0}, "known_misfit_scale must not be negative"),
         ({"known_starts": ()}, "known_starts must list at least one start"),
         ({"other_start_share": -0.1}, "other_start_share must not be negative"),
+        ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:

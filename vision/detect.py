@@ -10,7 +10,10 @@ Steps:
    meets the top - of the same or of opposite polarity. The best supported ring about the rough centre (wide
    tolerance) gives a better centre, twice; then the outermost ring enough rays support (beyond chance) is the
    footprint. Its diameter snaps, loosely, to the nearest standard size; seeds that found the same base are
-   merged, the outer circle kept.
+   merged, the outer circle kept. The outermost ring can be no base's (a figure lying on the mat beside its base,
+   whose outline rings the base with a neighbour's arc; a printed ring round a base standing in it): where the best
+   supported ring lies more than ``second_ring_mm`` from it, that ring goes through the steps below as a second
+   reading, which never displaces a first one.
 3. Refinement: rays resampled around the nominal radius (``refine_search_mm`` either side); on every ray the
    strong edge of the footprint's polarity nearest that radius, located to a fraction of a sample by a parabola
    through the gradient peak; then a robust circle fit (:mod:`vision.circlefit`): consensus or algebraic start,
@@ -58,7 +61,7 @@ Steps:
 
 5. Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
    dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower
-   score is dropped.
+   score is dropped. Second readings are resolved after the first ones, only where none of those lies.
 
 6. Other readings (:func:`_other_readings`): a base read by its edges alone may be read wrong by millimetres and
    still pass every test - its top read as the footprint, or a circle on part of its rim and part of its figure.
@@ -69,7 +72,11 @@ Steps:
    image. A base of the mat's grey level but not its colour shows there. Tokens and printed circles stand out
    by colour too, so such a base must show its figure in grey and in colour (``colour_min_figure_contrast``);
    where figures blur (under ``outline_min_px_per_mm``), one that shows clearly in colour
-   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey.
+   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey. The colour look reads no
+   second rings (there they found one base more on 34 rendered 4K frames, and took the inner edge of a printed
+   ring and a fingertip for two). The grey look's second readings then stand where neither look found a base; one
+   that reads a base of the colour look again yields to it, and where the two read different things that cannot
+   both stand the better scored stands.
 
 8. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base's size goes to the vote of
    its neighbours of about its fitted diameter (``size_vote_*``); the centre does not move.

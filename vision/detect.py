@@ -378,6 +378,20 @@ def _outermost_of(
     return best_r, best_p, best_s
 
 
+def _support_at(
+    rings: list[tuple[FloatArray, FloatArray, FloatArray]], radius_px: FloatArray, polarity: FloatArray
+) -> FloatArray:
+    """Of the rings of both polarities (``rings`` = [positive, negative], each from :func:`_ring_support`), the
+    support (K,) of the ring nearest ``radius_px`` (K,) of ``polarity`` (K,) (NaN where the radius is)."""
+    rows = np.arange(len(radius_px))
+    out = np.full(len(radius_px), np.nan)
+    for sign, (sup, _mean_px, grid) in zip((1.0, -1.0), rings, strict=True):
+        take = (polarity == sign) & np.isfinite(radius_px)
+        nearest = np.argmin(np.abs(grid[None, :] - radius_px[take, None]), axis=1)
+        out[take] = sup[rows[take], nearest]
+    return out
+
+
 def _take(peaks: Peaks, rows: NDArray[np.intp]) -> Peaks:
     """The peaks of ``rows`` (ascending, no repeats): the arrays themselves when those are all of them."""
     if rows.size == len(peaks.good):
@@ -482,6 +496,11 @@ def _footprints(
                 ring_s = np.max([r[0].max(axis=1) for r in rings], axis=0)
             else:
                 ring_r, ring_p, ring_s = _outermost_of(rings, need, settings.ring_support_fraction)
+                # the last round's best ring stays a reading only with the support beyond chance the outermost needs
+                # (in texture or noise, edges everywhere give every ring some)
+                rows = b.sel[b.live]
+                beyond = _support_at(rings, best_radius[rows], best_polarity[rows])
+                best_radius[rows[~(beyond >= need)]] = np.nan
             has = np.isfinite(ring_r) & (ring_s >= need)
             # the edge on each ray nearest the ring (rays were cast from the seed, the ring is about c1)
             target = _ray_distance_to_circle(ray_center, about, np.where(has, ring_r, ray_radius), directions)

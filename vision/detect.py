@@ -421,7 +421,8 @@ class _Footprints:
     """The footprint search's readings of K seeds: the outermost supported ring, ``center_px`` (K, 2),
     ``radius_px`` (K,), ``polarity`` (K,) and ``support`` (K,) (share of rays on it beyond chance; 0 when there is
     none), and the best supported ring of the last centre-finding round, ``best_center_px`` (K, 2),
-    ``best_radius_px`` (K,) (NaN where there is none) and ``best_polarity`` (K,)."""
+    ``best_radius_px`` (K,) (NaN where there is none, or where it lacks the support beyond chance that the outermost
+    needs) and ``best_polarity`` (K,)."""
 
     center_px: FloatArray
     radius_px: FloatArray
@@ -920,8 +921,7 @@ def detect_bases(
     if colour is None:
         return _by_score(found, spare, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
-    # and printed circles stand out far more by colour than by grey level. It reads no second rings: the inner edge of
-    # a printed ring stands out in colour as a disc of the mat's texture
+    # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
     # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
     more, _spare, _blur = _detect_in(

@@ -479,7 +479,7 @@ def _footprints(
         ]
         window = float(deriv.offset_px[-1] - deriv.offset_px[0])
         searches.append(_BandSearch(sel, ray_radius_all, both_all, window, np.arange(len(sel)), seeds.center_px[sel]))
-    for stage, (rule, tolerance) in enumerate(stages):
+    for rule, tolerance in stages:
         pending = [b for b in searches if b.live.size]
         if not pending:
             break
@@ -522,8 +522,9 @@ def _footprints(
             offset += len(has)
             keep = fit.ok[part] & has
             b.c1[b.live[keep]] = fit.center_px[part][keep]
-            if stage == len(stages) - 2:
-                # the last centre-finding round's ring: another reading where the outermost ring is not the base's
+            if rule == "best":
+                # the last centre-finding round's ring (each round's overwrites the one before): another reading
+                # where the outermost ring is not the base's
                 rows = b.sel[b.live[keep]]
                 best_center[rows] = fit.center_px[part][keep]
                 best_radius[rows] = fit.radius_px[part][keep]

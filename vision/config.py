@@ -139,6 +139,11 @@ class VisionSettings:
             size voted for than from its own (a size read clearly stays).
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
+        round_end_max_wobble, round_end_min_contrast: a circle that is the rounded end of a band as wide as itself
+            (a fingertip, a forearm; see :mod:`vision.ends`) is not a base: the band's inside must differ from
+            both its flanks by at least round_end_min_contrast (grey levels, or their length over the three colour
+            channels) and its width and middle wobble about straight lines by at most round_end_max_wobble radii
+            (0: no circle is taken for a round end).
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
         ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
             up to this much larger in radius (mm), touching the reading on one side, in the best of this many
@@ -248,6 +253,8 @@ class VisionSettings:
     size_vote_min: int
     size_vote_margin_mm: float
     token_ring_mm: float
+    round_end_max_wobble: float
+    round_end_min_contrast: float
     max_overlap_mm: float
     ambiguity_reach_mm: float
     ambiguity_shifts: int
@@ -406,6 +413,8 @@ class VisionSettings:
             "ring_colour_figure_contrast",
             "ring_edge_mm",
             "token_ring_mm",
+            "round_end_max_wobble",
+            "round_end_min_contrast",
             "size_vote_reach_mm",
             "size_vote_window_mm",
             "size_vote_min",

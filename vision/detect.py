@@ -48,7 +48,10 @@ Steps:
    - the other edge of a ring: a circle concentric with one taken for a printed ring, its radius within the ring's
      stroke, is the stroke's inner edge (``ring_edge_mm``); a circle around a plain disc (every test passed but
      the figure's) and up to ``token_ring_mm`` larger is a token's printed ring, its figure the ring seen off
-     centre.
+     centre;
+   - not a round end: a circle whose inside runs on, in one direction, between two straight parallel edges about a
+     diameter apart is a fingertip or a forearm's end (:mod:`vision.ends`, ``round_end_max_wobble``,
+     ``round_end_min_contrast``); it is looked for in the frame's own colours.
 
    Where the appearance fit runs, a candidate that failed only the disc test gets a second one at the footprint
    the fit finds: edges that ran out into a contact shadow put the band partly on the mat.
@@ -101,6 +104,7 @@ from vision.circlefit import CircleFit, fit_circles
 from vision.colour import chroma_contrast
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
+from vision.ends import round_ends
 from vision.errors import ImageError, MaskError, ScaleError, VisionError
 from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax, ray_stretch, unstretch
@@ -906,7 +910,16 @@ def detect_bases(
     ignore = _check_mask(mask, grey.shape)
     if settings.colour_gain <= 0:
         found, spare, _blur = _detect_in(
-            grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, None, second_readings=True
+            grey,
+            grey,
+            settings.min_figure_contrast,
+            scale,
+            settings,
+            ignore,
+            parallax,
+            None,
+            second_readings=True,
+            bgr=np.asarray(topdown_bgr),
         )
         return _by_score(found, spare, scale, settings)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
@@ -916,7 +929,16 @@ def detect_bases(
             chroma_contrast, np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px
         )
         found, spare, blur_px = _detect_in(
-            grey, grey, settings.min_figure_contrast, scale, settings, ignore, parallax, pending, second_readings=True
+            grey,
+            grey,
+            settings.min_figure_contrast,
+            scale,
+            settings,
+            ignore,
+            parallax,
+            pending,
+            second_readings=True,
+            bgr=np.asarray(topdown_bgr),
         )
         colour = pending.result()
     if colour is None:
@@ -926,7 +948,16 @@ def detect_bases(
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
     # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
     more, _spare, _blur = _detect_in(
-        colour, grey, settings.colour_min_figure_contrast, scale, settings, seen, parallax, None, blur_px
+        colour,
+        grey,
+        settings.colour_min_figure_contrast,
+        scale,
+        settings,
+        seen,
+        parallax,
+        None,
+        blur_px,
+        bgr=np.asarray(topdown_bgr),
     )
     more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
     # a second reading of a base the colour look found yields to it; where the two read different things that cannot
@@ -1225,6 +1256,7 @@ def _detect_in(
     chroma_pending: Future[NDArray[np.uint8] | None] | None,
     frame_blur_px: FloatArray | None = None,
     second_readings: bool = False,
+    bgr: NDArray[np.uint8] | None = None,
 ) -> tuple[BaseDetections, BaseDetections, FloatArray]:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
@@ -1233,8 +1265,9 @@ def _detect_in(
     (None, or a result of None: no such reading); it is waited for only after the appearance fit.
     ``frame_blur_px`` (M,): the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`).
     ``second_readings``: also read each seed's best supported ring where it lies apart from the outermost (see
-    ``second_ring_mm``). Returns the bases, the second readings that passed as bases where none of the first
-    readings lies, and the blur (px) of this look's usable appearance fits."""
+    ``second_ring_mm``). ``bgr`` (H, W, 3) or (H, W) uint8, the frame as it was taken, tells a fingertip's round
+    end (see :mod:`vision.ends`; None: ``grey``). Returns the bases, the second readings that passed as bases where
+    none of the first readings lies, and the blur (px) of this look's usable appearance fits."""
     seeds = find_seeds(image, scale, settings, ignore)
     if len(seeds) == 0:
         return BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
@@ -1397,6 +1430,19 @@ def _detect_in(
     # the ring in its figure band (off centre) and passes; it goes with the middle
     token_px = (0.0, settings.token_ring_mm * scale)
     accept[_concentric(edge_center, edge_radius, accept, np.flatnonzero(plain_disc), token_px, slack_px)] = False
+    # a fingertip, or a forearm's end: the round end of a band of its own colour
+    ends = np.flatnonzero(accept)
+    accept[
+        ends[
+            round_ends(
+                grey if bgr is None else bgr,
+                center[ends],
+                radius[ends],
+                settings.round_end_max_wobble,
+                settings.round_end_min_contrast,
+            )
+        ]
+    ] = False
     score = (
         coverage
         * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)

@@ -348,6 +348,8 @@ def test_bad_input_raises_named_errors(
         ({"known_starts": ()}, "known_starts must list at least one start"),
         ({"other_start_share": -0.1}, "other_start_share must not be negative"),
         ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
+        ({"round_end_max_wobble": -0.1}, "round_end_max_wobble must not be negative"),
+        ({"round_end_min_contrast": -1.0}, "round_end_min_contrast must not be negative"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from calibration.camera import CameraModel, camera_from_dict
 from tableref.config import load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
+from tableref.evaluate import Sample as EvalSample
 from tableref.pipeline import detect_frame
 from tableref.sources import read_image
 from tableref.synth.generate import random_scene
@@ -183,3 +184,41 @@ def test_the_other_edge_of_a_printed_ring_and_a_tokens_ring_are_not_bases(
     assert all(any(np.hypot(m.x_mm - t.x_mm, m.y_mm - t.y_mm) < 2.0 for m in models) for t in truth)
     taken = {xy for xy in things if any(np.hypot(m.x_mm - xy[0], m.y_mm - xy[1]) < 10.0 for m in models)}
     assert taken & _ENDED_MM == taken_mm
+
+
+# Frame 1004 of the 1080p evaluation set (30 models asked): a hand reaches in over the table, and with the rule
+# below switched off a fingertip and the end of the forearm, 58 and 119 mm from the wrist, pass for bases.
+_HAND_SEED = 1004
+_HAND_MODELS = 30
+# A detection this far from every base is none of them; within this distance of the wrist it lies on the hand.
+_MATCH_GATE_MM = 8.0
+_HAND_REACH_MM = 250.0
+
+
+@pytest.fixture(scope="module")
+def hand_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
+    out: Path = tmp_path_factory.mktemp("hand_frame")
+    scene = lambda: random_scene(_HAND_SEED, "1080p", _HAND_MODELS, "lots")  # noqa: E731
+    write_sample(Sample("frame", "a hand over the table", scene, _HAND_SEED), out)
+    (sample,) = load_samples(out)
+    return sample
+
+
+def _stray_and_on_hand(sample: EvalSample, **changed: float) -> tuple[int, int]:
+    """Detections in ``sample`` with the vision settings ``changed``: how many match a base, how many lie on the
+    hand instead."""
+    config = load_config()
+    config = replace(config, vision=replace(config.vision, **changed))
+    found = detect_frame(read_image(sample.image), sample.spec, config, sample.camera).state.models
+    bases = [(m["x_mm"], m["y_mm"]) for m in sample.truth["models"]]
+    wrists = [h["wrist_mm"][:2] for h in sample.truth["render"]["hands"]]
+    stray = [m for m in found if all(np.hypot(m.x_mm - x, m.y_mm - y) > _MATCH_GATE_MM for x, y in bases)]
+    on_hand = [m for m in stray if any(np.hypot(m.x_mm - x, m.y_mm - y) < _HAND_REACH_MM for x, y in wrists)]
+    return len(found) - len(stray), len(on_hand)
+
+
+def test_fingertips_and_forearms_are_not_bases(hand_frame: EvalSample) -> None:
+    bases, on_hand = _stray_and_on_hand(hand_frame)
+    bases_without, on_hand_without = _stray_and_on_hand(hand_frame, round_end_max_wobble=0.0)
+    assert (on_hand, on_hand_without) == (0, 2)
+    assert bases == bases_without

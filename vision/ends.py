@@ -44,8 +44,6 @@ _CLEAR_MAX_INSIDE = 1
 # of the flanks' distance from the inside.
 _CORE_R = 0.5
 _CORE_LIKE = 0.35
-# The two flanks' colours differ by at most this share of their distance from the inside's.
-_FLANKS_ALIKE = 0.5
 # The band's mean width, in radii: a snapped circle may be a size off the band it ends (a finger between sizes),
 # so a band 0.6 to 1.4 diameters wide counts; its widest section no more than 1.7.
 _WIDTH_R = (1.2, 2.8)
@@ -102,9 +100,8 @@ def round_ends(
     inside = _median(_sample(pixels, inside_points))  # (K*D, C)
     contrast = np.minimum(np.linalg.norm(inside - left, axis=-1), np.linalg.norm(inside - right, axis=-1))
     axis_like = _like(coarse[:, :, n_flank : n_flank + 1], inside, left, right)[..., 0].all(axis=-1)
-    # a finger lies on one ground: a band between two different things (a terrain's edge and the mat) is no finger
-    alike = np.linalg.norm(left - right, axis=-1) <= _FLANKS_ALIKE * contrast
-    pick = np.flatnonzero(axis_like & alike & (contrast >= min_contrast))
+    # the flanks may differ: a hand casts its shadow on the mat beside it
+    pick = np.flatnonzero(axis_like & (contrast >= min_contrast))
     if pick.size == 0:
         return np.zeros(k, np.bool_)
 

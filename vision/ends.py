@@ -100,8 +100,24 @@ def round_ends(
     inside = _median(_sample(pixels, inside_points))  # (K*D, C)
     contrast = np.minimum(np.linalg.norm(inside - left, axis=-1), np.linalg.norm(inside - right, axis=-1))
     axis_like = _like(coarse[:, :, n_flank : n_flank + 1], inside, left, right)[..., 0].all(axis=-1)
+    # the cross-sections must lie in the image: beyond it is no colour (cv2.remap gives black), and a dark base near
+    # the image's edge would run on into it
+    height, width = pixels.shape[:2]
+    corner_t, corner_s = np.meshgrid(_SECTIONS_R[[0, -1]], [-_HALF_SPAN_R, _HALF_SPAN_R], indexing="ij")
+    corners = (
+        corner_t.reshape(1, -1, 1) * along[every_dir][:, None, :]
+        + corner_s.reshape(1, -1, 1) * across[every_dir][:, None, :]
+    )
+    corners = center_px[every_row][:, None, :] + radius_px[every_row][:, None, None] * corners
+    within = np.all(
+        (corners[..., 0] >= 0)
+        & (corners[..., 0] <= width - 1)
+        & (corners[..., 1] >= 0)
+        & (corners[..., 1] <= height - 1),
+        axis=1,
+    )
     # the flanks may differ: a hand casts its shadow on the mat beside it
-    pick = np.flatnonzero(axis_like & (contrast >= min_contrast))
+    pick = np.flatnonzero(axis_like & within & (contrast >= min_contrast))
     if pick.size == 0:
         return np.zeros(k, np.bool_)
 

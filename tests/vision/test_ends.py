@@ -151,3 +151,17 @@ def test_each_circle_is_judged_on_its_own() -> None:
     radii = np.full(2, RADIUS_MM * PX_PER_MM)
     assert round_ends(image, centers, radii, WOBBLE, CONTRAST).tolist() == [True, False]
     assert round_ends(image, np.zeros((0, 2)), np.zeros(0), WOBBLE, CONTRAST).shape == (0,)
+
+
+def test_a_base_by_the_images_edge_does_not_run_on_into_it() -> None:
+    # beyond the image is black: a base by its edge, lighter mat beyond it on one side and a pale base on the other,
+    # would read as a band of the mat between black and the pale base, the mat nearer the base's colour than either
+    mat, dark, pale = (145, 104, 122), (119, 78, 93), (215, 184, 187)
+    image = np.empty((260, 380, 3), np.uint8)
+    image[:] = mat
+    for centre, radius_px, colour in (((280, 116), 45, pale), ((331, 61), 25, dark)):
+        cv2.circle(image, centre, radius_px, colour, -1, cv2.LINE_AA)
+        # the dark line of the wall
+        cv2.circle(image, centre, radius_px, (58, 39, 45), 1, cv2.LINE_AA)
+    found = round_ends(image, np.array([[331.4, 61.0]]), np.array([25.0]), WOBBLE, CONTRAST)
+    assert not found[0]

@@ -145,6 +145,9 @@ class VisionSettings:
             channels) and its width and middle wobble about straight lines by at most round_end_max_wobble radii
             (0: no circle is taken for a round end).
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
+        nest_top_mm, nest_score_share: a larger circle with smaller ones inside it (its top, its figure's outline)
+            takes their place where its fitted radius is at most nest_top_mm larger than theirs or its score at least
+            nest_score_share of theirs (0: always).
         ambiguity_reach_mm, ambiguity_shifts: other readings of a base read by its edges: larger standard sizes
             up to this much larger in radius (mm), touching the reading on one side, in the best of this many
             directions (0 mm: no other readings looked for);
@@ -256,6 +259,8 @@ class VisionSettings:
     round_end_max_wobble: float
     round_end_min_contrast: float
     max_overlap_mm: float
+    nest_top_mm: float
+    nest_score_share: float
     ambiguity_reach_mm: float
     ambiguity_shifts: int
     ambiguity_parallax_starts: tuple[float, ...]
@@ -414,6 +419,8 @@ class VisionSettings:
             "ring_edge_mm",
             "token_ring_mm",
             "round_end_max_wobble",
+            "nest_top_mm",
+            "nest_score_share",
             "round_end_min_contrast",
             "size_vote_reach_mm",
             "size_vote_window_mm",

@@ -64,7 +64,10 @@ Steps:
 
 5. Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
    dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower
-   score is dropped. Second readings are resolved after the first ones, only where none of those lies.
+   score is dropped. A larger circle takes the place of smaller ones inside it only where it is their footprint
+   (fitted at most ``nest_top_mm`` larger in radius) or scores at least ``nest_score_share`` of theirs: a faint
+   circle round several bases in contact does not. Second readings are resolved after the first ones, only where
+   none of those lies.
 
 6. Other readings (:func:`_other_readings`): a base read by its edges alone may be read wrong by millimetres and
    still pass every test - its top read as the footprint, or a circle on part of its rim and part of its figure.
@@ -737,22 +740,33 @@ def _center_sigma(fit: CircleFit, directions: FloatArray, px_per_mm: float, sett
 
 
 def _resolve_overlaps(
-    center: FloatArray, radius: FloatArray, nominal_mm: FloatArray, score: FloatArray, px_per_mm: float, max_mm: float
+    center: FloatArray,
+    radius: FloatArray,
+    nominal_mm: FloatArray,
+    score: FloatArray,
+    px_per_mm: float,
+    settings: VisionSettings,
 ) -> NDArray[np.intp]:
     """Indices kept after dropping nested circles and impossible overlaps, best score first: a circle that
-    overlaps kept ones by more than ``max_mm`` is dropped, unless all of those are smaller circles inside it (its
-    top, its figure's outline; two bases cannot nest): then it is the footprint and replaces them."""
+    overlaps kept ones by more than ``max_overlap_mm`` is dropped, unless all of those are smaller circles inside it
+    (its top, its figure's outline; two bases cannot nest) that it may take the place of: then it is the footprint
+    and replaces them. It may where its fitted radius (``radius`` (K,) px) is at most ``nest_top_mm`` larger (a top
+    inside its footprint), or where it scores at least ``nest_score_share`` of theirs: a faint circle round several
+    bases in contact takes none of their places."""
     if len(radius) == 0:
         return np.zeros(0, np.intp)
+    max_mm = settings.max_overlap_mm
     nominal_px = nominal_mm / 2 * px_per_mm
     dist = _centre_distances(center)
     # inside[i, j]: circle j is smaller than circle i and lies within it (up to the overlap allowed between bases)
     inside = (nominal_px[None, :] < nominal_px[:, None]) & (
         dist + nominal_px[None, :] <= nominal_px[:, None] + max_mm * px_per_mm
     )
+    top = radius[:, None] - radius[None, :] <= settings.nest_top_mm * px_per_mm
+    strong = score[:, None] >= settings.nest_score_share * score[None, :]
     overlap_mm = (nominal_px[:, None] + nominal_px[None, :] - dist) / px_per_mm
     np.fill_diagonal(overlap_mm, -np.inf)
-    return _keep_best(score, overlap_mm > max_mm, inside)
+    return _keep_best(score, overlap_mm > max_mm, inside & (top | strong))
 
 
 def _tangent_starts(
@@ -964,11 +978,7 @@ def detect_bases(
     # both stand (the colour look may take a figure lying beside its base for one), the better scored stands
     same = _centre_distances(spare.center_px, more.center_px) <= _SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
     rival = BaseDetections.concatenate([more, spare[~np.any(same, axis=1)]])
-    rival = rival[
-        _resolve_overlaps(
-            rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings.max_overlap_mm
-        )
-    ]
+    rival = rival[_resolve_overlaps(rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings)]
     return _by_score(found, rival, scale, settings)
 
 
@@ -1455,7 +1465,7 @@ def _detect_in(
     max_mm = settings.max_overlap_mm
 
     def resolved(rows: NDArray[np.intp]) -> NDArray[np.intp]:
-        return rows[_resolve_overlaps(center[rows], radius[rows], final_size[rows], score[rows], scale, max_mm)]
+        return rows[_resolve_overlaps(center[rows], radius[rows], final_size[rows], score[rows], scale, settings)]
 
     firsts, seconds = idx[~second[idx]], idx[second[idx]]
     kept = resolved(firsts)

@@ -21,7 +21,7 @@ from vision import (
     VisionSettings,
     detect_bases,
 )
-from vision.detect import _other_readings, _vote_sizes
+from vision.detect import _other_readings, _resolve_overlaps, _vote_sizes
 from vision.outline import middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -350,6 +350,8 @@ def test_bad_input_raises_named_errors(
         ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
         ({"round_end_max_wobble": -0.1}, "round_end_max_wobble must not be negative"),
         ({"round_end_min_contrast": -1.0}, "round_end_min_contrast must not be negative"),
+        ({"nest_top_mm": -1.0}, "nest_top_mm must not be negative"),
+        ({"nest_score_share": -0.5}, "nest_score_share must not be negative"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:
@@ -602,3 +604,35 @@ def test_a_base_takes_the_size_its_unit_votes_for(
     settings = dataclasses.replace(load_config().vision, **changed)
     voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
+
+
+# Circles at 1 px/mm as (x, y, fitted radius, standard size, score): which stand after _resolve_overlaps.
+_TWO_IN_CONTACT = [(100.0, 100.0, 12.6, 25.0, 0.45), (125.5, 100.0, 12.4, 25.0, 0.40)]
+_ROUND_BOTH = (112.7, 100.0, 25.3, 50.0)
+
+
+@pytest.mark.parametrize(
+    ("circles", "changed", "kept"),
+    [
+        # a faint circle round two bases in contact takes neither's place
+        ([*_TWO_IN_CONTACT, (*_ROUND_BOTH, 0.05)], {}, [0, 1]),
+        # ... unless it scores at least the share of theirs, or the share is 0
+        ([*_TWO_IN_CONTACT, (*_ROUND_BOTH, 0.12)], {}, [2]),
+        ([*_TWO_IN_CONTACT, (*_ROUND_BOTH, 0.05)], {"nest_score_share": 0.0}, [2]),
+        # a footprint takes its top's place however faint, its radius 1.9 mm larger (the wall and the parallax)
+        ([(100.0, 100.0, 14.2, 28.5, 0.5), (101.5, 100.0, 16.1, 32.0, 0.05)], {}, [1]),
+        # ... and a figure's outline's if it scores enough, not if far fainter
+        ([(100.0, 100.0, 8.1, 16.0, 0.5), (101.0, 100.0, 20.2, 40.0, 0.3)], {}, [1]),
+        ([(100.0, 100.0, 8.1, 16.0, 0.5), (101.0, 100.0, 20.2, 40.0, 0.05)], {}, [0]),
+        # bases apart all stand; of two that overlap by more than max_overlap_mm the better scored stands
+        ([(100.0, 100.0, 12.5, 25.0, 0.3), (140.0, 100.0, 12.5, 25.0, 0.2)], {}, [0, 1]),
+        ([(100.0, 100.0, 12.5, 25.0, 0.3), (120.0, 100.0, 12.5, 25.0, 0.4)], {}, [1]),
+    ],
+)
+def test_a_larger_circle_takes_the_place_of_those_inside_it_only_as_their_footprint_or_scoring_enough(
+    circles: list[tuple[float, float, float, float, float]], changed: dict[str, float], kept: list[int]
+) -> None:
+    settings = dataclasses.replace(DEFAULT_SETTINGS, **changed)
+    c = np.array(circles, dtype=np.float64)
+    rows = _resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, settings)
+    assert sorted(rows.tolist()) == kept

@@ -922,8 +922,12 @@ def detect_bases(
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     ignore = _check_mask(mask, grey.shape)
-    if settings.colour_gain <= 0:
-        found, spare, _blur = _detect_in(
+    bgr = np.asarray(topdown_bgr)
+
+    def grey_look(
+        chroma_pending: Future[NDArray[np.uint8] | None] | None,
+    ) -> tuple[BaseDetections, BaseDetections, FloatArray]:
+        return _detect_in(
             grey,
             grey,
             settings.min_figure_contrast,
@@ -931,29 +935,19 @@ def detect_bases(
             settings,
             ignore,
             parallax,
-            None,
+            chroma_pending,
             second_readings=True,
-            bgr=np.asarray(topdown_bgr),
+            bgr=bgr,
         )
+
+    if settings.colour_gain <= 0:
+        found, spare, _blur = grey_look(None)
         return _by_score(found, spare, scale, settings)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(
-            chroma_contrast, np.asarray(topdown_bgr), ignore, settings.colour_gain, settings.colour_blur_px
-        )
-        found, spare, blur_px = _detect_in(
-            grey,
-            grey,
-            settings.min_figure_contrast,
-            scale,
-            settings,
-            ignore,
-            parallax,
-            pending,
-            second_readings=True,
-            bgr=np.asarray(topdown_bgr),
-        )
+        pending = pool.submit(chroma_contrast, bgr, ignore, settings.colour_gain, settings.colour_blur_px)
+        found, spare, blur_px = grey_look(pending)
         colour = pending.result()
     if colour is None:
         return _by_score(found, spare, scale, settings)
@@ -971,7 +965,7 @@ def detect_bases(
         parallax,
         None,
         blur_px,
-        bgr=np.asarray(topdown_bgr),
+        bgr=bgr,
     )
     more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
     # a second reading of a base the colour look found yields to it; where the two read different things that cannot

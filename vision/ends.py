@@ -37,7 +37,7 @@ _INSIDE_R = (0.5, 0.65, 0.8)
 _INSIDE_SPREAD_DEG = 75.0
 _INSIDE_ANGLES = 11
 # Past each edge of the band, this much (radii) must be of the flanks: the band is not a blotch of the inside's
-# colour with a gap.
+# colour with a gap. One sample there may be called inside (the shaded side of a forearm next to its shadow).
 _CLEAR_R = 0.35
 _CLEAR_MAX_INSIDE = 1
 # The band's middle, out to this many radii from its axis, is of the inside's colour: its median lies within this share
@@ -102,7 +102,7 @@ def round_ends(
     axis_like = _like(coarse[:, :, n_flank : n_flank + 1], inside, left, right)[..., 0].all(axis=-1)
     # the cross-sections must lie in the image: beyond it is no colour (cv2.remap gives black), and a dark base near
     # the image's edge would run on into it
-    height, width = pixels.shape[:2]
+    image_h, image_w = pixels.shape[:2]
     corner_t, corner_s = np.meshgrid(_SECTIONS_R[[0, -1]], [-_HALF_SPAN_R, _HALF_SPAN_R], indexing="ij")
     corners = (
         corner_t.reshape(1, -1, 1) * along[every_dir][:, None, :]
@@ -111,9 +111,9 @@ def round_ends(
     corners = center_px[every_row][:, None, :] + radius_px[every_row][:, None, None] * corners
     within = np.all(
         (corners[..., 0] >= 0)
-        & (corners[..., 0] <= width - 1)
+        & (corners[..., 0] <= image_w - 1)
         & (corners[..., 1] >= 0)
-        & (corners[..., 1] <= height - 1),
+        & (corners[..., 1] <= image_h - 1),
         axis=1,
     )
     # the flanks may differ: a hand casts its shadow on the mat beside it
@@ -190,7 +190,7 @@ def _sample(pixels: NDArray[np.uint8], points: NDArray[np.floating]) -> NDArray[
 
 def _edge(like: BoolArray) -> tuple[NDArray[np.intp], BoolArray]:
     """Along the last axis (outward from the band's axis, in steps): the first step not inside (the length if none),
-    and whether the ``_CLEAR_R`` beyond it holds no inside step."""
+    and whether the ``_CLEAR_R`` beyond it holds at most ``_CLEAR_MAX_INSIDE`` inside steps."""
     n = like.shape[-1]
     outside = ~like
     first = np.where(outside.any(axis=-1), outside.argmax(axis=-1), n)

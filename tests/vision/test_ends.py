@@ -66,7 +66,7 @@ def _spear(image: NDArray[np.uint8]) -> None:
 
 
 def _wall(colour: tuple[int, int, int]) -> Draw:
-    """A block of terrain beside the base, its near side one radius and a bit from the rim."""
+    """A block beside the circle (terrain, or another finger), its near side a fifth of a radius past the rim."""
 
     def draw(image: NDArray[np.uint8]) -> None:
         x0 = round(CENTER[0] + _px(RADIUS_MM * 1.2))
@@ -121,7 +121,11 @@ def _is_round_end(image: NDArray[np.uint8], radius_mm: float = RADIUS_MM, wobble
         ("a base between two in contact", (_base_at(0.0, 0.0), _base_at(30.0, 25.0), _base_at(210.0, 25.0)), False),
         ("a base against terrain of its own colour", (_base_at(0.0, 0.0), _wall(BASE)), False),
         ("a base beside a terrain's shadow as wide as itself", (_dark_band, _base_at(0.0, 0.0, RED_BASE)), False),
-        ("a fingertip over another finger's shadow side", (_finger(RADIUS_MM), _wall(SKIN)), False),
+        (
+            "a fingertip with skin beside it (a finger pressed to it): a flank of its own colour",
+            (_finger(RADIUS_MM), _wall(SKIN)),
+            False,
+        ),
     ],
 )
 def test_round_ends(what: str, parts: tuple[Draw, ...], expected: bool) -> None:

@@ -66,14 +66,16 @@ ROW_PARALLAX = RimParallax((0.0, 300.0), 0.01)
 
 NAN = math.nan
 DARK, LIGHT, ALIKE = 80.0, -80.0, 5.0
-# the wall's place and the contrast of each fit, which of the usable ones get a doubt (wall_dark_max 0.3,
-# wall_light_min 0.1, min_disc_contrast 10): half the top disc's whole shift (0.01 of the distance from the nadir),
+# the wall's place and the contrast of each fit, which of the usable ones get a doubt (wall_dark_max 0.15,
+# wall_light_min 0.4, min_disc_contrast 10): half the top disc's whole shift (0.01 of the distance from the nadir),
 # along the row
 DOUBT_CASES = [
-    ("walls where they belong", [0.0, 0.25, 0.8, 1.5], [DARK, DARK, LIGHT, LIGHT], None, []),
+    ("walls where they belong", [0.0, 0.1, 0.5, 1.5], [DARK, DARK, LIGHT, LIGHT], None, []),
     ("a dark base's wall lit grey", [0.6, 0.0, 0.0, 0.0], [DARK, DARK, DARK, DARK], None, [0]),
+    ("a dark base's wall a fifth of the way to the mat", [0.0, 0.2, 0.1, 0.0], [DARK, DARK, DARK, DARK], None, [1]),
     ("a dark base's wall brighter than the mat", [0.0, 0.0, 0.0, 1.4], [DARK, DARK, DARK, DARK], None, [3]),
     ("a light base's wall as bright as its top", [1.2, 0.05, 1.0, 1.0], [LIGHT, LIGHT, LIGHT, LIGHT], None, [1]),
+    ("a light base's wall a quarter of the way to the mat", [1.2, 0.5, 0.25, 1.0], [LIGHT] * 4, None, [2]),
     ("top and mat alike: no wall place to judge", [0.6, -1.0, 0.0, 0.0], [ALIKE, -ALIKE, DARK, LIGHT], None, [3]),
     ("none of the side seen", [NAN, NAN, 0.0, 1.0], [NAN, NAN, DARK, LIGHT], None, []),
     ("a failed fit is not scored", [0.6, 0.0, 0.6, 0.0], [DARK] * 4, [True, True, False, True], [0]),
@@ -89,7 +91,7 @@ def test_a_wall_where_no_wall_is_leaves_a_doubt_along_the_nadir_line(
     look = dataclasses.replace(fit, near_wall=np.array(place), near_contrast=np.array(contrast), ok=good)
     middles = ROW_PX[good]
     settings = dataclasses.replace(
-        SETTINGS, wall_dark_max=0.3, wall_light_min=0.1, wall_misplaced_doubt=0.5, min_disc_contrast=10.0
+        SETTINGS, wall_dark_max=0.15, wall_light_min=0.4, wall_misplaced_doubt=0.5, min_disc_contrast=10.0
     )
     got = _wall_misplaced_mm(look, middles, PX_PER_MM, ROW_PARALLAX, settings)
     expected = np.zeros((int(good.sum()), 2))

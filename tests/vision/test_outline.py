@@ -353,8 +353,9 @@ CAST_NADIR_PX = (240.0, 180.0)
 CAST_VIEW = vs.RaisedView(PX_PER_MM, (360, 480), CAST_NADIR_PX, SHIFT_RATIO, SHADOW_MM)
 CAST_PARALLAX = RimParallax(CAST_NADIR_PX, SHIFT_RATIO)
 CAST_TRUTH = np.array([(70.0 + 110 * i + 3.3 * j, 70.0 + 110 * j + 1.7 * i) for i in range(4) for j in range(3)])
-# The fit at a known size from where the base was detected and half a shift towards the nadir: the start a whole shift
-# towards it also escapes some of what these frames draw (a shadow's pull, a smear), which is not what they measure.
+# The fit at a known size from where the base was detected and half a shift towards the nadir only: from a start a
+# whole shift towards it, some footprints the shadow pulls come out nearer, and the smeared base's kept fit pulls more,
+# which mixes the starts into what these frames measure (the cast shadow's pull, the blur's share of the sigma).
 TWO_STARTS = (0.0, 1.0)
 
 

@@ -78,7 +78,8 @@ Steps:
    image. A base of the mat's grey level but not its colour shows there. Tokens and printed circles stand out
    by colour too, so such a base must show its figure in grey and in colour (``colour_min_figure_contrast``);
    where figures blur (under ``outline_min_px_per_mm``), one that shows clearly in colour
-   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey. The colour look reads no
+   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey, and a rim may be as rough as
+   ``colour_max_fit_rms_px``, since the colour contrast's edges scatter more there. The colour look reads no
    second rings (there they found one base more on 34 rendered 4K frames, and took the inner edge of a printed
    ring and a fingertip for two). The grey look's second readings then stand where neither look found a base; one
    that reads a base of the colour look again yields to it, and where the two read different things that cannot
@@ -1329,13 +1330,16 @@ def _detect_in(
     coverage = _coverage(fit)
     contrast, fill = _disc_contrast(image, center, radius, fit.inlier, scale, directions, settings, parallax)
     rms = fit.rms_px
-    rim_ok = _rim_pass(fit, settings.max_fit_rms_px, settings)
+    # where figures blur (about 1 px/mm) the colour contrast's edges scatter more than grey levels' round a rim
+    low_colour = image is not grey and scale < settings.outline_min_px_per_mm
+    max_rms = settings.colour_max_fit_rms_px if low_colour else settings.max_fit_rms_px
+    rim_ok = _rim_pass(fit, max_rms, settings)
     figure = _figure_contrast(image, center, radius, directions, settings)
     clear_in_colour = np.zeros(len(radius), np.bool_)
     if image is not grey:
         grey_figure = _figure_contrast(grey, center, radius, directions, settings)
         # where figures blur (about 1 px/mm), one painted in its base's grey level fades in grey but not in colour
-        if scale < settings.outline_min_px_per_mm:
+        if low_colour:
             clear_in_colour = (figure >= settings.colour_clear_figure_contrast) & (
                 grey_figure >= settings.colour_clear_figure_grey
             )
@@ -1450,7 +1454,7 @@ def _detect_in(
     score = (
         coverage
         * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)
-        * np.clip(1.0 - rms / settings.max_fit_rms_px, 0.0, 1.0)
+        * np.clip(1.0 - rms / max_rms, 0.0, 1.0)
     )
     sigma = _center_sigma(fit, directions, scale, settings)
     idx = np.flatnonzero(accept)

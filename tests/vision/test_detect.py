@@ -444,6 +444,39 @@ def test_where_figures_blur_a_figure_that_shows_clearly_in_colour_needs_little_i
     np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
 
 
+# colour kept at half resolution, with noise: the colour contrast's edges come out rougher than the grey levels'
+COARSE_CHROMA_NOISE = 8.0
+COARSE_CHROMA_SEEDS = range(8)
+
+
+def _found_in_coarse_chroma(px_per_mm: float, settings: VisionSettings) -> tuple[int, int, list[BaseDetections]]:
+    """Bases found and false detections over the seeds' scenes of four grey-on-mud bases and two tokens, their
+    colour kept coarse; and the detections of each scene."""
+    found = extra = 0
+    all_dets = []
+    for seed in COARSE_CHROMA_SEEDS:
+        scene = _bases_and_tokens_of_one_grey_level("grey on mud", px_per_mm, FIGURE_PAINT)
+        image = vs.coarse_chroma(scene.image_bgr, np.random.default_rng(seed), COARSE_CHROMA_NOISE)
+        dets = detect_bases(image, px_per_mm, settings)
+        m = match(scene, dets)
+        found, extra = found + len(m.truth_index), extra + m.extra
+        all_dets.append(dets)
+    return found, extra, all_dets
+
+
+@pytest.mark.parametrize(("px_per_mm", "more_found"), [(1.0, True), (1.3, False)])
+def test_where_figures_blur_the_colour_look_takes_rougher_rims(px_per_mm: float, more_found: bool) -> None:
+    strict = dataclasses.replace(DEFAULT_SETTINGS, colour_max_fit_rms_px=DEFAULT_SETTINGS.max_fit_rms_px)
+    found, extra, dets = _found_in_coarse_chroma(px_per_mm, DEFAULT_SETTINGS)
+    found_strict, extra_strict, dets_strict = _found_in_coarse_chroma(px_per_mm, strict)
+    assert (found > found_strict) == more_found, f"{found} bases found against {found_strict}"
+    assert extra == extra_strict, "no false detection more"
+    if not more_found:
+        # where figures resolve, the colour look's rims are held to max_fit_rms_px: nothing changes
+        for a, b in zip(dets, dets_strict, strict=True):
+            np.testing.assert_array_equal(a.center_px, b.center_px)
+
+
 SAND_MAT = (90.0, 150.0, 170.0)
 # the contact shadow: the mat's colour at half its brightness; the printed ring: red of about the same grey level
 RINGS = {"contact shadow": tuple(0.5 * c for c in SAND_MAT), "red printed ring": (30.0, 30.0, 180.0)}

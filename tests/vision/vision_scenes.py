@@ -407,6 +407,18 @@ def draw_colour_scene(
     return Scene(out, px_per_mm, tuple(bases), np.zeros(shape_px, np.uint8))
 
 
+def coarse_chroma(bgr: NDArray[np.uint8], rng: np.random.Generator, noise: float) -> NDArray[np.uint8]:
+    """``bgr`` (H, W, 3) uint8 with its colour (YCrCb's Cr and Cb) kept at half the resolution and ``noise``
+    (standard deviation, levels) added there, as a JPEG file and many cameras keep it; the grey levels as they were."""
+    ycc = cv2.cvtColor(bgr, cv2.COLOR_BGR2YCrCb).astype(np.float32)
+    h, w = bgr.shape[:2]
+    for channel in (1, 2):
+        half = cv2.resize(ycc[..., channel], (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+        half += rng.normal(0, noise, half.shape).astype(np.float32)
+        ycc[..., channel] = cv2.resize(half, (w, h), interpolation=cv2.INTER_NEAREST)
+    return np.asarray(cv2.cvtColor(np.clip(np.round(ycc), 0, 255).astype(np.uint8), cv2.COLOR_YCrCb2BGR))
+
+
 # Raised bases are drawn at this many times the resolution and averaged down.
 _SUPERSAMPLE = 4
 

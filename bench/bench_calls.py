@@ -49,7 +49,7 @@ def run(
         roster = truth.state if heights else _without_heights(truth.state)
         # as `tableref measure` does: the roster's bases where the sizes measured allow them
         analysis = detect_frame(np.asarray(image), scene.table, config, camera, roster=roster)
-        state = carry_identities(analysis.state, roster, MATCH_GATE_MM, config.pipeline.roster_size_tolerance_mm)
+        state = carry_identities(analysis.state, roster, MATCH_GATE_MM, take_bases=True)
         results += judge_pairs(state, pairs, CLOSE_SIGMAS)
         placed += len(pairs)
     return results, placed

@@ -141,9 +141,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     profile = rules.load_profile(args.profile)
     _, analysis = _detect(args, roster)
     config = load_config(args.config)
-    state = carry_identities(
-        analysis.state, roster, config.pipeline.roster_gate_mm, config.pipeline.roster_size_tolerance_mm
-    )
+    state = carry_identities(analysis.state, roster, config.pipeline.roster_gate_mm, take_bases=True)
     findings = rules.check(state, profile)
     found = {m.id for m in state.models}
     missing = [m.id for m in roster.models if m.id not in found]
@@ -194,7 +192,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
             analyses.append(detect_frame(read_image(path), spec, config, camera, calibration, roster))
             bar.advance()
     fused = fuse_frames(analyses, config.pipeline.roster_gate_mm)
-    state = carry_identities(fused, roster, config.pipeline.roster_gate_mm, config.pipeline.roster_size_tolerance_mm)
+    state = carry_identities(fused, roster, config.pipeline.roster_gate_mm, take_bases=True)
     measurement = rules.measure(state, a, b, profile)
     if args.json:
         declared = state.extras.get("calibration", {}).get("declared_bases")

@@ -7,7 +7,8 @@ identities follow models that move a little between settled frames.
 
 A base size the detector got wrong can be overridden: the roster's top-level ``base_overrides`` section maps a
 model id to a base (``{"m3": {"diameter_mm": 32}}``, a round one may add its rim height, ``"height_mm": 3.5``), and
-that base replaces the detected one. Overridden bases are declared: the next frames measure those models at that
+that base replaces the detected one (a round size read wrong by d mm widens the model's sigma by d / 2, as with
+``tableref analyze``'s roster). Overridden bases are declared: the next frames measure those models at that
 size and rim height (:func:`declared_bases`, as ``tableref analyze`` does with its roster).
 """
 
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import rules
-from tableref.pipeline import carry_identities, standing_on
+from tableref.pipeline import carry_identities, standing_on, standing_on_declared
 from webui.errors import UploadError
 
 OVERRIDES = "base_overrides"
@@ -112,7 +113,7 @@ def follow(
     """
     carried = carry_identities(detected, roster, gate_mm)
     overrides = base_overrides(roster)
-    models = tuple(replace(m, base=overrides[m.id]) if m.id in overrides else m for m in carried.models)
+    models = tuple(standing_on_declared(m, overrides[m.id]) if m.id in overrides else m for m in carried.models)
     state = replace(carried, models=models)
     seen = {m.id: m for m in state.models}
     kept = [

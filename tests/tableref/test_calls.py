@@ -34,7 +34,7 @@ def test_no_wrong_clear_call_on_a_rendered_frame(config: Config, lens: bool) -> 
     image, truth = render(scene, 11)
     camera = camera_from_dict(dict(truth.camera)) if lens else None
     analysis = detect_frame(np.asarray(image), scene.table, config, camera)
-    state = carry_identities(analysis.state, truth.state, 10.0, config.pipeline.roster_size_tolerance_mm)
+    state = carry_identities(analysis.state, truth.state, 10.0, take_bases=True)
     results = judge_pairs(state, pairs, close_sigmas=2.0)
     assert len(results) >= 4
     assert [r for r in results if r.wrong] == []
@@ -58,7 +58,7 @@ def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
         config = replace(config, vision=replace(config.vision, second_ring_mm=second_ring_mm))
     camera = camera_from_dict(dict(truth.camera))
     analysis = detect_frame(np.asarray(image), scene.table, config, camera, roster=truth.state)
-    state = carry_identities(analysis.state, truth.state, 10.0, config.pipeline.roster_size_tolerance_mm)
+    state = carry_identities(analysis.state, truth.state, 10.0, take_bases=True)
     results = [r for r in judge_pairs(state, pairs, close_sigmas=2.0) if {r.pair.a, r.pair.b} == {"p0a", "p0b"}]
     assert len(results) == 1
     assert results[0].wrong is wrong

@@ -140,23 +140,24 @@ OVAL = rules.OvalBase(60.0, 35.0)
 
 
 @pytest.mark.parametrize(
-    ("measured_mm", "declared", "within_mm", "expected", "sigma_mm"),
+    ("measured_mm", "declared", "take_bases", "expected", "sigma_mm"),
     [
         # a neighbouring standard size: the roster's, the centre as doubtful as half the difference
-        (28.5, ROUND_27, 4.0, ROUND_27, math.hypot(0.3, 0.75)),
-        (25.0, ROUND_27, 4.0, ROUND_27, math.hypot(0.3, 1.0)),
-        # too far off to be a misread size: as measured, and as doubtful
-        (40.0, ROUND_27, 4.0, rules.RoundBase(40.0, 0.8), math.hypot(0.3, 6.5)),
+        (28.5, ROUND_27, True, ROUND_27, math.hypot(0.3, 0.75)),
+        (25.0, ROUND_27, True, ROUND_27, math.hypot(0.3, 1.0)),
+        # a circle about the base and more, or a part of it: the roster's base, the centre as doubtful
+        (40.0, ROUND_27, True, ROUND_27, math.hypot(0.3, 6.5)),
+        (28.5, rules.RoundBase(40.0, 0.8), True, rules.RoundBase(40.0, 0.8), math.hypot(0.3, 5.75)),
         # an oval in the roster: the camera measures round bases only, and the oval's turn is not known
-        (28.5, OVAL, 4.0, rules.RoundBase(28.5, 0.8), 0.3),
+        (28.5, OVAL, True, rules.RoundBase(28.5, 0.8), 0.3),
         # not asked for
-        (28.5, ROUND_27, None, rules.RoundBase(28.5, 0.8), 0.3),
+        (28.5, ROUND_27, False, rules.RoundBase(28.5, 0.8), 0.3),
     ],
 )
-def test_a_matched_model_takes_the_rosters_base_when_the_size_measured_allows_it(
+def test_a_matched_model_takes_the_rosters_round_base(
     measured_mm: float,
     declared: rules.RoundBase | rules.OvalBase,
-    within_mm: float | None,
+    take_bases: bool,
     expected: object,
     sigma_mm: float,
 ) -> None:
@@ -165,7 +166,7 @@ def test_a_matched_model_takes_the_rosters_base_when_the_size_measured_allows_it
         rules.Table(1829.0, 1219.0),
         models=(rules.Model("m1", None, 102.0, 100.0, rules.RoundBase(measured_mm, 0.8), 0.3),),
     )
-    (model,) = carry_identities(found, roster, 40.0, within_mm).models
+    (model,) = carry_identities(found, roster, 40.0, take_bases).models
     assert model.id == "a1"
     assert (model.x_mm, model.y_mm) == (102.0, 100.0)
     assert model.base == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -44,6 +45,8 @@ def test_follow_applies_base_overrides():
     assert state.model("r1").base == rules.RoundBase(32.0)
     assert state.model("r2").base == rules.OvalBase(60.0, 35.0, 30.0)
     assert state.model("x1").base == rules.RoundBase(25.0)
+    # a round size read 7 mm small: the centre as doubtful as the radii's difference; an oval's as measured
+    assert [state.model(k).sigma_mm for k in ("r1", "r2", "x1")] == pytest.approx([math.hypot(0.2, 3.5), 0.2, 0.2])
 
 
 @pytest.mark.parametrize(

@@ -84,7 +84,9 @@ class VisionSettings:
             the contact shadow no longer trade off against the footprint, so it can run where the free fit cannot).
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
             well: this many directions round the reading, at these multiples of the difference of the radii.
-        misread_share: the share of that difference added (in quadrature) to such a base's sigma.
+        misread_share, misread_margin: such a base's doubt, added (in quadrature) to its sigma: ``other_start_share``
+            of the distance from its kept fit to the farthest fit from its other starts whose misfit is at most
+            misread_margin (a share) larger, and at least misread_share of that difference.
         other_start_share: where another start's fit ended about as well elsewhere, this share of the distance
             between the two is the doubt along the line between them (``doubt_mm``).
         cast_shadow_mm, cast_min_z, cast_min_bases: how far the rims' shadows reach on the table, away from the
@@ -224,6 +226,7 @@ class VisionSettings:
     misread_start_steps: tuple[float, ...]
     misread_start_directions: int
     misread_share: float
+    misread_margin: float
     other_start_share: float
     cast_shadow_mm: float
     cast_min_z: float
@@ -375,10 +378,10 @@ class VisionSettings:
                 "misread_start_steps must be positive and misread_start_directions at least 1, got "
                 f"{list(self.misread_start_steps)} and {self.misread_start_directions}"
             )
-        if self.misread_share < 0 or self.other_start_share < 0:
+        if min(self.misread_share, self.misread_margin, self.other_start_share) < 0:
             raise SettingsError(
-                "misread_share and other_start_share must not be negative, got "
-                f"{self.misread_share} and {self.other_start_share}"
+                "misread_share, misread_margin and other_start_share must not be negative, got "
+                f"{self.misread_share}, {self.misread_margin} and {self.other_start_share}"
             )
         if self.cast_shadow_mm < 0 or self.cast_min_z < 0 or self.cast_min_bases < 2:
             raise SettingsError(

@@ -1099,6 +1099,21 @@ def _fits_at(fit: OutlineFit, rows: NDArray[np.intp]) -> OutlineFit:
     return OutlineFit(*(getattr(fit, f.name)[rows] for f in fields(fit)))
 
 
+def _start_spread_px(
+    middle_px: FloatArray, pull: FloatArray, group: NDArray[np.intp], kept: NDArray[np.intp], margin: float
+) -> FloatArray:
+    """(G,) for each of G bases fitted from several starts, how far (px) the farthest of its fits that pull at most
+    ``margin`` more than its kept one lies from that one. ``middle_px`` (S, 2) and ``pull`` (S,) each start's fit
+    (inf: no fit), ``group`` (S,) its base, ``kept`` (G,) the start kept for each base."""
+    kept_of = kept[group]
+    with np.errstate(invalid="ignore"):
+        good = np.isfinite(pull) & (pull <= pull[kept_of] * (1.0 + margin))
+    dist = np.where(good, np.hypot(*(middle_px - middle_px[kept_of]).T), 0.0)
+    spread = np.zeros(len(kept))
+    np.maximum.at(spread, group, dist)
+    return spread
+
+
 def fit_known_bases(
     topdown_bgr: NDArray[np.uint8],
     px_per_mm: float,
@@ -1188,6 +1203,7 @@ def fit_known_bases(
     look = _fits_at(fitted, first)
     if not look.ok.any():
         return detections
+    spread_px = _start_spread_px(middle_of(fitted.center_px, parallax), pull, group, first, settings.misread_margin)
     done = rows[look.ok]
     center = detections.center_px.copy()
     radius, size = detections.radius_px.copy(), detections.diameter_mm.copy()
@@ -1199,10 +1215,14 @@ def fit_known_bases(
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
     _size_sigma, model_sigma[done], doubt[done] = _outline_sigmas(look, scale, settings, misfit_scale)
-    # a size read wrong leaves misread_share of the radii's difference as a doubt: the fit from round the reading
-    # may still have kept a wrong one. The size read is the fitted one's: a vote of the neighbours may have put it
-    # right without moving the centre
-    misread_mm = settings.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0
+    # a size read wrong leaves a doubt: the fit from round the reading may still have kept a wrong one. Where the
+    # fits from its starts that end about as well lie apart, the doubt is as for another start's (other_start_share
+    # of the distance); where they agree, misread_share of the radii's difference stays. The size read is the fitted
+    # one's: a vote of the neighbours may have put it right without moving the centre
+    misread_mm = np.maximum(
+        settings.other_start_share * spread_px[look.ok] / scale,
+        settings.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0,
+    )
     model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
     doubt[done] = _wider(doubt[done], _wall_misplaced_mm(look, center[done], scale, parallax, settings))
     diameter_sigma[done], height_share[done] = 0.0, 0.0

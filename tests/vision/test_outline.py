@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision import BaseDetections, VisionError, VisionSettings
-from vision.detect import _excess_blur_mm, _outline_sigmas, detect_bases, fit_known_bases
+from vision.detect import _excess_blur_mm, _outline_sigmas, _start_spread_px, detect_bases, fit_known_bases
 from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -290,6 +290,34 @@ def test_a_size_detected_wrong_is_fitted_from_round_it(detected_mm: float, angle
     assert np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM < 0.1
     least_mm = share * (32.0 - detected_mm) / 2
     assert least_mm <= known.model_sigma_mm[0] < least_mm + 0.2
+
+
+INF = np.inf
+
+
+@pytest.mark.parametrize(
+    ("pulls", "places_px", "margin", "spread_px"),
+    [
+        # one start: nothing to disagree with
+        ([1.0], [0.0], 0.25, 0.0),
+        # the others end far worse, or fail: the kept fit stands alone
+        ([1.0, 1.3, INF], [0.0, 5.0, 9.0], 0.25, 0.0),
+        # one ends about as well 3 px away; a farther one pulls too much more
+        ([1.0, 1.2, 1.4], [0.0, 3.0, 6.0], 0.25, 3.0),
+        ([1.0, 1.2, 1.4], [0.0, 3.0, 6.0], 0.5, 6.0),
+        # the kept one is the least pull, wherever it lies among the starts
+        ([1.3, 1.0, 1.1], [4.0, 1.0, 0.0], 0.25, 1.0),
+    ],
+)
+def test_the_spread_of_a_bases_starts_counts_the_fits_about_as_good_as_the_kept_one(
+    pulls: list[float], places_px: list[float], margin: float, spread_px: float
+) -> None:
+    # two bases: the first with one start far off, then the starts under test
+    pull = np.array([1.0, *pulls])
+    middle = np.column_stack([np.array([100.0, *places_px]), np.zeros(len(pulls) + 1)])
+    group = np.array([0, *[1] * len(pulls)])
+    kept = np.array([0, 1 + int(np.argmin(pulls))])
+    np.testing.assert_allclose(_start_spread_px(middle, pull, group, kept, margin), [0.0, spread_px])
 
 
 @pytest.mark.parametrize(

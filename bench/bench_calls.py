@@ -47,7 +47,7 @@ def run(
         image, truth = render(scene, seed)
         camera = camera_from_dict(dict(truth.camera)) if lens else None
         roster = truth.state if heights else _without_heights(truth.state)
-        # as `tableref measure` does: the roster's bases where the sizes measured allow them
+        # as `tableref measure` does: the models stand on the roster's bases
         analysis = detect_frame(np.asarray(image), scene.table, config, camera, roster=roster)
         state = carry_identities(analysis.state, roster, MATCH_GATE_MM, take_bases=True)
         results += judge_pairs(state, pairs, CLOSE_SIGMAS)

@@ -244,10 +244,14 @@ class TableCalibration:
         self._maps[key] = (map_x, map_y)
         return map_x, map_y
 
-    def rectify(self, image_bgr: NDArray[np.uint8], px_per_mm: float) -> NDArray[np.uint8]:
+    def rectify(
+        self, image_bgr: NDArray[np.uint8], px_per_mm: float, window_px: tuple[int, int, int, int] | None = None
+    ) -> NDArray[np.uint8]:
         """Top-down view of the table: (H, W[, C]) frame -> (ceil(depth_mm * s), ceil(width_mm * s)[, C]) image
         with s = ``px_per_mm``; lens distortion and perspective removed in one bilinear ``cv2.remap``. Pixel (u, v)
-        is centred on table ((u + 0.5) / s, (v + 0.5) / s); outside the frame is black."""
+        is centred on table ((u + 0.5) / s, (v + 0.5) / s); outside the frame is black. With ``window_px``
+        (u0, v0, u1, v1), only that part of the view is made: (v1 - v0, u1 - u0[, C]), the same pixels as the
+        whole view's [v0:v1, u0:u1]."""
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim not in (2, 3):
             raise ImageError(f"expected a frame as a numpy array (H, W) or (H, W, C), got {type(image_bgr).__name__}")
         height, width = image_bgr.shape[:2]
@@ -257,6 +261,15 @@ class TableCalibration:
                 f"{self.image_width}x{self.image_height} frames; calibrate on a frame of the same camera and size"
             )
         map_x, map_y = self.rectify_maps(px_per_mm)
+        if window_px is not None:
+            u0, v0, u1, v1 = window_px
+            full_h, full_w = map_x.shape
+            if not (0 <= u0 < u1 <= full_w and 0 <= v0 < v1 <= full_h):
+                raise ValueError(
+                    f"window {window_px} is not inside the {full_w}x{full_h} rectified view; expected "
+                    "0 <= u0 < u1 <= width and 0 <= v0 < v1 <= height"
+                )
+            map_x, map_y = map_x[v0:v1, u0:u1], map_y[v0:v1, u0:u1]
         out = cv2.remap(image_bgr, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
         return np.asarray(out, dtype=image_bgr.dtype)
 

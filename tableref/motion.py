@@ -18,11 +18,11 @@ _JOIN_KERNEL = (3, 3)
 
 
 def thumbnail(image_bgr: NDArray[np.uint8], width_px: int) -> NDArray[np.uint8]:
-    """(h, width_px) blurred grey copy of a (H, W, 3) BGR frame, keeping its aspect ratio."""
+    """(h, width_px) blurred grey copy of a (H, W, 3) BGR (or (H, W) grey) frame, keeping its aspect ratio."""
     height, width = image_bgr.shape[:2]
     small_h = max(1, round(height * width_px / width))
     small = cv2.resize(image_bgr, (width_px, small_h), interpolation=cv2.INTER_AREA)
-    grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    grey = small if small.ndim == 2 else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     return np.asarray(cv2.GaussianBlur(grey, _BLUR_KERNEL, 0), dtype=np.uint8)
 
 
@@ -32,6 +32,17 @@ def changed_fraction(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: in
         return 1.0
     diff = cv2.absdiff(a, b)
     return float(np.count_nonzero(diff > pixel_delta)) / diff.size
+
+
+def changed_region(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: int, min_pixels: int) -> bool:
+    """True when some 8-connected region of at least ``min_pixels`` pixels differs by more than ``pixel_delta``
+    between two thumbnails of the same size (False for other sizes): one model moved changes a few pixels of a
+    small copy, too few for a share of the whole picture, but side by side."""
+    if a.shape != b.shape:
+        return False
+    mask = (cv2.absdiff(a, b) > pixel_delta).astype(np.uint8)
+    count, _labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    return bool(count > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= min_pixels)
 
 
 def reaching_in(thumb: NDArray[np.uint8], reference: NDArray[np.uint8], pixel_delta: int, min_fraction: float) -> bool:
@@ -54,10 +65,12 @@ def reaching_in(thumb: NDArray[np.uint8], reference: NDArray[np.uint8], pixel_de
 class SettleWatch:
     """Tracks movement between frames: settled once nothing moved for ``settle_s`` seconds."""
 
-    def __init__(self, settle_s: float, pixel_delta: int, fraction: float) -> None:
+    def __init__(self, settle_s: float, pixel_delta: int, fraction: float, min_region_px: int = 0) -> None:
         self.settle_s = settle_s
         self.pixel_delta = pixel_delta
         self.fraction = fraction
+        # 0: only the share of changed pixels counts
+        self.min_region_px = min_region_px
         self._anchor: NDArray[np.uint8] | None = None
         self._moved_at: float | None = None
 
@@ -74,8 +87,11 @@ class SettleWatch:
         return moved
 
     def differs(self, a: NDArray[np.uint8], b: NDArray[np.uint8]) -> bool:
-        """True when two thumbnails differ by more than noise."""
-        return changed_fraction(a, b, self.pixel_delta) > self.fraction
+        """True when two thumbnails differ by more than noise: more than ``fraction`` of their pixels by more than
+        ``pixel_delta``, or (with ``min_region_px``) a region of that many such pixels side by side."""
+        if changed_fraction(a, b, self.pixel_delta) > self.fraction:
+            return True
+        return self.min_region_px > 0 and changed_region(a, b, self.pixel_delta, self.min_region_px)
 
     def settled(self, now_s: float) -> bool:
         """True when nothing moved for ``settle_s`` before ``now_s``."""

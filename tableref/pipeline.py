@@ -21,7 +21,9 @@ from calibration.camera import CameraModel
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, calibrate_table, rectified_to_table, table_to_rectified
 from tableref.assign import centres_mm, gated_assignment, match_models
+from tableref.changes import changed_boxes, changed_mask, merged
 from tableref.config import Config
+from tableref.motion import thumbnail
 from tableref.settings import PipelineSettings
 from vision.detect import detect_bases, fit_known_bases
 from vision.detections import BaseDetections
@@ -47,6 +49,13 @@ class FrameAnalysis:
     # (N,) the part of each model's sigma that changes from frame to frame (the edge fit), in state order: it
     # averages down over a burst of frames, the rest (calibration, rim height, lens) does not.
     sigma_random_mm: NDArray[np.float64]
+    # (h, w) small grey copy of the frame as it was where each place was last measured (:mod:`tableref.changes`):
+    # the next frame is compared with it. None: the next frame is measured whole.
+    overview: NDArray[np.uint8] | None = None
+    # share (0-1) of the top-down view measured in this frame; the rest was kept from the frame before
+    remeasured_share: float = 1.0
+    # what the roster declared when the bases were measured (None: no roster)
+    roster_key: frozenset[tuple[str, object]] | None = None
 
     def outlines_px(self, vertices: int = 48) -> NDArray[np.float64]:
         """(N, vertices, 2) base outlines of the state's models in real frame pixels, for drawing overlays."""
@@ -262,6 +271,134 @@ def state_from_detections(
     return state, random[order]
 
 
+def _roster_key(roster: rules.TableState | None) -> frozenset[tuple[str, object]] | None:
+    """What a roster declares, by model id: a frame measured in part keeps the rest of the frame before only when
+    the bases it was fitted at are still the ones declared."""
+    return None if roster is None else frozenset((m.id, m.base) for m in roster.models)
+
+
+@dataclass(frozen=True)
+class _Window:
+    """Part of the top-down view measured again: ``box_px`` (u0, v0, u1, v1), its image and its marker mask."""
+
+    box_px: tuple[int, int, int, int]
+    topdown: NDArray[np.uint8]
+    mask: NDArray[np.uint8]
+
+    @property
+    def offset_px(self) -> tuple[float, float]:
+        return (float(self.box_px[0]), float(self.box_px[1]))
+
+    def parallax(self, whole: RimParallax | None) -> RimParallax | None:
+        if whole is None:
+            return None
+        return RimParallax(
+            (whole.nadir_px[0] - self.offset_px[0], whole.nadir_px[1] - self.offset_px[1]), whole.shift_ratio
+        )
+
+
+def _touches(detections: BaseDetections, boxes_px: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """(N,) True where a base's disc reaches into any of the boxes (M, 4) (u0, v0, u1, v1), pixels."""
+    if len(detections) == 0 or len(boxes_px) == 0:
+        return np.zeros(len(detections), dtype=np.bool_)
+    c = detections.center_px[:, None, :]
+    nearest_u = np.clip(c[..., 0], boxes_px[None, :, 0], boxes_px[None, :, 2])
+    nearest_v = np.clip(c[..., 1], boxes_px[None, :, 1], boxes_px[None, :, 3])
+    distance = np.hypot(c[..., 0] - nearest_u, c[..., 1] - nearest_v)
+    return np.asarray(np.any(distance <= detections.radius_px[:, None], axis=1))
+
+
+def _changed_windows(
+    frame_bgr: NDArray[np.uint8],
+    overview: NDArray[np.uint8],
+    previous: FrameAnalysis,
+    mask: NDArray[np.uint8],
+    max_diameter_mm: float,
+    settings: PipelineSettings,
+) -> tuple[list[_Window], NDArray[np.float64], NDArray[np.uint8]] | None:
+    """The windows of the top-down view to measure again since ``previous``, the changed boxes (M, 4) in its
+    pixels, and the overview to keep (the previous one where nothing changed: a slow drift, such as the light
+    changing, adds up until it counts). None when too much of the table changed to gain from windows."""
+    assert previous.overview is not None
+    calibration, px_per_mm = previous.calibration, previous.px_per_mm
+    changed = changed_mask(
+        overview, previous.overview, settings.change_min_delta, settings.change_noise_sigmas, settings.change_min_pixels
+    )
+    kept_overview = np.where(changed, overview, previous.overview).astype(np.uint8)
+    boxes = changed_boxes(changed, calibration, settings.change_margin_mm)
+    spec = calibration.spec
+    # a base that reaches into a changed box lies wholly within the largest base's diameter of it
+    windows = merged(
+        [b.grown(max_diameter_mm + settings.change_margin_mm, spec.width_mm, spec.depth_mm) for b in boxes]
+    )
+    size_px = calibration.rectified_size(px_per_mm)
+    boxes_px = [w.window_px(px_per_mm, size_px) for w in windows]
+    measured = sum((u1 - u0) * (v1 - v0) for u0, v0, u1, v1 in boxes_px)
+    if measured > settings.max_changed_share * size_px[0] * size_px[1]:
+        return None
+    parts = [
+        _Window(box, calibration.rectify(frame_bgr, px_per_mm, box), mask[box[1] : box[3], box[0] : box[2]])
+        for box in boxes_px
+        if box[2] > box[0] and box[3] > box[1]
+    ]
+    changed_px = np.array(
+        [[b.x0_mm * px_per_mm, b.y0_mm * px_per_mm, b.x1_mm * px_per_mm, b.y1_mm * px_per_mm] for b in boxes],
+        dtype=np.float64,
+    ).reshape(-1, 4)
+    return parts, changed_px, kept_overview
+
+
+def _measure_again(
+    frame_bgr: NDArray[np.uint8],
+    previous: FrameAnalysis,
+    parts: list[_Window],
+    changed_px: NDArray[np.float64],
+    config: Config,
+    parallax: RimParallax | None,
+    roster: rules.TableState | None,
+) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
+    """The previous frame's detections where nothing changed, and the windows' own where something did (fitted
+    again at the roster's sizes as :func:`detect_frame` does); the roster's diameters and rim height ratios (N,)
+    for the rows (NaN without a roster)."""
+    px_per_mm = previous.px_per_mm
+    kept = previous.detections[~_touches(previous.detections, changed_px)]
+    found: list[BaseDetections] = []
+    for part in parts:
+        rows = detect_bases(part.topdown, px_per_mm, config.vision, part.mask, part.parallax(parallax))
+        found.append(rows.translated(part.offset_px))
+    # a window's rows that reach no changed box were measured in the frame before, and are kept from it
+    fresh = [rows[_touches(rows, changed_px)] for rows in found]
+    for k, rows in enumerate(fresh):
+        if len(kept) and len(rows):
+            apart = rows.center_px[:, None, :] - kept.center_px[None, :, :]
+            same = np.hypot(apart[..., 0], apart[..., 1]) < 0.5 * (rows.radius_px[:, None] + kept.radius_px[None, :])
+            fresh[k] = rows[~np.any(same, axis=1)]
+    n = len(kept) + sum(len(rows) for rows in fresh)
+    diameter, height = np.full(n, np.nan), np.full(n, np.nan)
+    if roster is not None:
+        every = BaseDetections.concatenate([kept, *fresh])
+        diameter, height = known_bases(previous.calibration, every, px_per_mm, roster, config.pipeline)
+        start = len(kept)
+        for k, (part, rows) in enumerate(zip(parts, fresh, strict=True)):
+            span = slice(start, start + len(rows))
+            start += len(rows)
+            if len(rows) == 0:
+                continue
+            refit = fit_known_bases(
+                part.topdown,
+                px_per_mm,
+                config.vision,
+                rows.translated((-part.offset_px[0], -part.offset_px[1])),
+                diameter[span],
+                height[span],
+                part.parallax(parallax),
+            )
+            fresh[k] = refit.translated(part.offset_px)
+    every = BaseDetections.concatenate([kept, *fresh])
+    order = np.argsort(-every.score, kind="stable")
+    return every[order], diameter[order], height[order]
+
+
 def detect_frame(
     frame_bgr: NDArray[np.uint8],
     spec: TableSpec,
@@ -269,6 +406,7 @@ def detect_frame(
     camera: CameraModel | None = None,
     calibration: TableCalibration | None = None,
     roster: rules.TableState | None = None,
+    previous: FrameAnalysis | None = None,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a
@@ -276,7 +414,13 @@ def detect_frame(
     it declares, and at the rim height it declares where it does (see :func:`known_bases`; the calibration report's
     ``declared_bases`` counts them); where the appearance fit does not run (about 1 px/mm), an outline the edges
     read is placed at the declared rim height. The models are still unassigned (:func:`carry_identities` assigns
-    them)."""
+    them).
+
+    ``previous``, the analysis of an earlier frame of the same camera position (made with this ``calibration``, the
+    same object, and the same roster declarations), lets only the places that changed since be measured again: a
+    base that reaches into no changed place keeps its measurement from that frame (``remeasured_share`` says how
+    much of the view was measured; 1 when the whole frame was, as it is when the windows to measure would cover
+    more than ``max_changed_share`` of it). Such frames are not independent measurements: do not fuse them."""
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -284,24 +428,50 @@ def detect_frame(
         calibration = calibrate_table(frame_bgr, spec, camera, settings=config.calibration)
     timings["calibrate"] = (time.perf_counter() - start) * 1e3
     px_per_mm = rectified_scale(calibration, settings)
-    t = time.perf_counter()
-    topdown = calibration.rectify(frame_bgr, px_per_mm)
-    timings["rectify"] = (time.perf_counter() - t) * 1e3
-    mask = marker_mask(spec, px_per_mm, (topdown.shape[1], topdown.shape[0]), settings.marker_mask_margin_mm)
-    t = time.perf_counter()
+    size_px = calibration.rectified_size(px_per_mm)
+    mask = marker_mask(spec, px_per_mm, size_px, settings.marker_mask_margin_mm)
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
-    detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
+    t = time.perf_counter()
+    overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width))
+    windows = None
+    if (
+        previous is not None
+        and previous.calibration is calibration
+        and previous.px_per_mm == px_per_mm
+        and previous.overview is not None
+        and previous.overview.shape == overview.shape
+        and previous.roster_key == _roster_key(roster)
+    ):
+        max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
+        windows = _changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings)
+    timings["changes"] = (time.perf_counter() - t) * 1e3
     declared: dict[str, int] | None = None
     declared_rims_mm = None
+    if windows is not None:
+        assert previous is not None
+        parts, changed_px, overview = windows
+        t = time.perf_counter()
+        detections, diameter, height = _measure_again(frame_bgr, previous, parts, changed_px, config, parallax, roster)
+        remeasured = sum(p.topdown.shape[0] * p.topdown.shape[1] for p in parts) / (size_px[0] * size_px[1])
+        timings["detect"] = (time.perf_counter() - t) * 1e3
+    else:
+        t = time.perf_counter()
+        topdown = calibration.rectify(frame_bgr, px_per_mm)
+        timings["rectify"] = (time.perf_counter() - t) * 1e3
+        t = time.perf_counter()
+        detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
+        diameter = height = np.full(len(detections), np.nan)
+        if roster is not None:
+            diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
+            detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
+        remeasured = 1.0
+        timings["detect"] = (time.perf_counter() - t) * 1e3
     if roster is not None:
-        diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
-        detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
         # outlines the edges read (where the appearance fit does not run) are placed at the declared height
         declared_rims_mm = height * settings.rim_height_mm
         # a base fitted at a known size carries no size doubt: that tells the ones fitted again
         held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
         declared = {"sizes": int(held.sum()), "rim_heights": int((held & np.isfinite(height)).sum())}
-    timings["detect"] = (time.perf_counter() - t) * 1e3
     state, random = state_from_detections(
         spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm, declared_rims_mm
     )
@@ -309,7 +479,17 @@ def detect_frame(
         report = {**state.extras["calibration"], "declared_bases": declared}
         state = replace(state, extras=MappingProxyType({**state.extras, "calibration": report}))
     timings["total"] = (time.perf_counter() - start) * 1e3
-    return FrameAnalysis(state, calibration, detections, px_per_mm, MappingProxyType(timings), random)
+    return FrameAnalysis(
+        state,
+        calibration,
+        detections,
+        px_per_mm,
+        MappingProxyType(timings),
+        random,
+        overview,
+        remeasured,
+        _roster_key(roster),
+    )
 
 
 def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableState:
@@ -319,6 +499,11 @@ def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableSta
     away."""
     if not analyses:
         raise ValueError("fuse_frames needs at least one frame")
+    if any(a.remeasured_share < 1.0 for a in analyses):
+        # a base kept from the frame before is that frame's measurement again, not another one to average
+        raise ValueError(
+            "fuse_frames needs frames measured whole, got frames measured in part (detect_frame's previous)"
+        )
     first = analyses[0]
     total = np.array([m.sigma_mm for m in first.state.models])
     systematic2 = np.maximum(total**2 - first.sigma_random_mm**2, 0.0)

@@ -24,6 +24,17 @@ class PipelineSettings:
     roster_gate_mm: float
     # ... and the roster model's round base when its diameter is within this distance (mm) of the size measured.
     roster_size_tolerance_mm: float
+    # Given the frame measured before, only what changed is measured again: frames are compared as blurred grey
+    # copies at most change_thumb_px wide; a pixel changed by more than change_noise_sigmas times the difference's
+    # noise and at least change_min_delta grey levels counts, in regions of at least change_min_pixels; each
+    # changed region is grown by change_margin_mm on the table. More than max_changed_share of the view to measure
+    # again: the whole frame is.
+    change_thumb_px: int
+    change_min_delta: int
+    change_noise_sigmas: float
+    change_min_pixels: int
+    change_margin_mm: float
+    max_changed_share: float
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -105,6 +105,11 @@ class BaseDetections:
                 f"a boolean selection of {len(self)} detections needs shape ({len(self)},), got {index.shape}"
             )
         return BaseDetections(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    def translated(self, offset_px: tuple[float, float]) -> BaseDetections:
+        """The same bases with every centre moved by ``offset_px`` (dx, dy): rows found in a window of a larger
+        image, in that image's pixels."""
+        return replace(self, center_px=self.center_px + np.asarray(offset_px, dtype=np.float64))
 
     @staticmethod
     def concatenate(parts: list[BaseDetections]) -> BaseDetections:

@@ -33,7 +33,7 @@ import vision
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, marker_drift_px
 from tableref.config import Config
-from tableref.pipeline import detect_frame
+from tableref.pipeline import FrameAnalysis, detect_frame
 from tableref.sources import SourceError
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, FeedFrame, Scene, outline_mm
@@ -281,6 +281,8 @@ class _Detected:
     to_px: ToPixels
     rim_height_mm: float
     analysis_ms: float
+    # share (0-1) of the table measured in this frame; the rest kept from the frame measured before
+    remeasured_share: float
 
 
 @dataclass(frozen=True)
@@ -373,6 +375,8 @@ class LiveTable:
         self._profile = profile
         self._rosters: dict[str, rules.TableState] = {}
         self._calibrations: dict[str, TableCalibration] = {}
+        # the last measurement of each camera position, for measuring only what changed in the next frame
+        self._analyses: dict[str, FrameAnalysis] = {}
         self._detected: dict[str, _Detected] = {}
         self._scene_of_result: str | None = None
         self._force = False
@@ -463,12 +467,14 @@ class LiveTable:
         with self._lock:
             self._spec = spec
             self._calibrations.clear()
+            self._analyses.clear()
             self._force = True
 
     def recalibrate(self) -> None:
         """Calibrate again on the next settled frame (the camera was moved)."""
         with self._lock:
             self._calibrations.clear()
+            self._analyses.clear()
             self._force = True
 
     def use_feed(self, feed: Feed) -> None:
@@ -487,7 +493,7 @@ class LiveTable:
         s = self.settings
         backoff = s.reconnect_initial_s
         failures = 0  # failed reads in a row: the first says the camera is lost, later ones that it is retried
-        watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction)
+        watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction, s.motion_min_region_px)
         while not self._stop.is_set():
             with self._lock:
                 feed, gen = self._feed, self._feed_gen
@@ -627,27 +633,32 @@ class LiveTable:
                 return np.asarray(points_mm, dtype=np.float64) * scale - 0.5
 
             rim = 0.0
+            share = 1.0
         else:
             with self._lock:
                 cal = self._calibrations.get(scene.key)
                 spec = self._spec
                 # bases the user declared are measured at their size and rim height, as `tableref analyze` does
                 declared = declared_bases(self._rosters.get(scene.key, scene.roster))
+                # only what changed since is measured again, while the calibration and the declared bases hold
+                previous = self._analyses.get(scene.key)
             if cal is not None:
                 # A knocked camera: the markers are no longer where the kept calibration puts them.
                 drift = marker_drift_px(job.frame.image_bgr, cal, settings=self.config.calibration)
                 if drift is not None and drift > self.config.calibration.moved_drift_px:
                     cal = None
-            analysis = detect_frame(job.frame.image_bgr, spec, self.config, scene.camera, cal, declared)
+            analysis = detect_frame(job.frame.image_bgr, spec, self.config, scene.camera, cal, declared, previous)
             with self._lock:
                 if self._spec is spec:
                     self._calibrations[scene.key] = analysis.calibration
+                    self._analyses[scene.key] = analysis
             detected = analysis.state
             to_px = analysis.calibration.table_to_image
             rim = analysis.rim_height_mm
+            share = analysis.remeasured_share
         ms = (time.perf_counter() - start) * 1e3
         with self._lock:
-            self._detected[scene.key] = _Detected(detected, job.view, to_px, rim, ms)
+            self._detected[scene.key] = _Detected(detected, job.view, to_px, rim, ms, share)
             if scene.key not in self._rosters:
                 roster = scene.roster if scene.roster is not None else empty_roster(detected.table)
                 self._rosters[scene.key] = roster
@@ -669,6 +680,7 @@ class LiveTable:
         now = time.time()
         doc = result_document(self._result_seq, detected.frame, state, findings, profile, outlines, centers, now)
         doc["analysis_ms"] = round(detected.analysis_ms, 1)
+        doc["remeasured_share"] = round(detected.remeasured_share, 3)
         result = Result(
             seq=self._result_seq,
             frame=detected.frame,

@@ -26,6 +26,7 @@ class WebuiSettings:
     motion_thumb_px: int
     motion_pixel_delta: int
     motion_fraction: float
+    motion_min_region_px: int
     settle_s: float
     # A settled frame is not measured while something reaches in over the picture's edge: a region changed by
     # more than covered_pixel_delta since the frame measured last, touching the border, covering at least

@@ -28,3 +28,30 @@ def test_interpolated_maps_match_the_exact_mapping(
     exact = cal.table_to_image(rectified_to_table(np.column_stack([cols, rows]).astype(np.float64), px_per_mm))
     got = np.column_stack([map_x[rows, cols], map_y[rows, cols]])
     assert np.max(np.abs(got - exact)) < 0.01
+
+
+@pytest.mark.parametrize(
+    ("window_px", "ok"),
+    [
+        ((0, 0, 40, 30), True),
+        ((100, 50, 333, 211), True),
+        ((0, 0, 0, 10), False),
+        ((-1, 0, 10, 10), False),
+        ((10, 10, 5, 20), False),
+        ((0, 0, 10_000, 10), False),
+    ],
+)
+def test_a_window_of_the_view_is_the_same_pixels_as_the_whole_views(
+    spec: TableSpec, settings: CalibrationSettings, window_px: tuple[int, int, int, int], ok: bool
+) -> None:
+    image, view = table_frame(spec)
+    cal = calibrate_table(image, spec, camera_of(view), settings=settings)
+    whole = cal.rectify(image, 0.5)
+    if not ok:
+        with pytest.raises(ValueError, match="not inside"):
+            cal.rectify(image, 0.5, window_px)
+        return
+    u0, v0, u1, v1 = window_px
+    part = cal.rectify(image, 0.5, window_px)
+    assert part.shape == whole[v0:v1, u0:u1].shape
+    assert np.array_equal(part, whole[v0:v1, u0:u1])

@@ -4,6 +4,7 @@ the camera pipeline on a sample frame."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import threading
 import time
@@ -119,11 +120,43 @@ def _picture(seed: int, shift_px: int = 0, noise: float = 0.0) -> np.ndarray:
 )
 def test_change_detection_sees_moves_not_noise(other: Any, moved: bool):
     s = fast_settings()
-    watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction)
+    watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction, s.motion_min_region_px)
     a = thumbnail(_picture(0), s.motion_thumb_px)
     b = thumbnail(other(), s.motion_thumb_px)
     assert watch.differs(a, b) is moved
     assert changed_fraction(a, a, s.motion_pixel_delta) == 0.0
+
+
+def _small_base(x_px: int, noise: float = 0.0, seed: int = 0) -> np.ndarray:
+    """A 640 x 360 frame of a table with one dark base 12 px across (a 32 mm base of a 6' table in such a frame)."""
+    import cv2
+
+    image = np.full((360, 640, 3), 150, dtype=np.uint8)
+    cv2.circle(image, (x_px, 180), 6, (40, 40, 40), -1)
+    if noise:
+        rng = np.random.default_rng(seed)
+        image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
+    return image
+
+
+@pytest.mark.parametrize(
+    ("x_px", "noise", "region_px", "moved"),
+    [
+        (300, 4.0, 3, False),
+        # one base moved by its own size: a few pixels of the small copy, far below the share of the picture
+        (312, 0.0, 0, False),
+        (312, 0.0, 3, True),
+        (312, 4.0, 3, True),
+        (306, 4.0, 3, True),
+    ],
+)
+def test_one_base_moved_is_a_change_by_its_region(x_px: int, noise: float, region_px: int, moved: bool):
+    s = fast_settings()
+    watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction, region_px)
+    a = thumbnail(_small_base(300), s.motion_thumb_px)
+    b = thumbnail(_small_base(x_px, noise, seed=x_px), s.motion_thumb_px)
+    assert changed_fraction(a, b, s.motion_pixel_delta) <= s.motion_fraction
+    assert watch.differs(a, b) is moved
 
 
 @pytest.mark.parametrize(
@@ -346,3 +379,51 @@ def test_declared_bases_are_measured_at_their_size_and_rim_height(declared: bool
     errors = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in result.state.models]
     # the same frame from the command line: median 0.23 mm detected alone, 0.11 mm at the declared bases
     assert (float(np.median(errors)) < 0.15) == declared, np.median(errors)
+
+
+class _MoveFeed(Feed):
+    """A camera on a table: ``before`` for a while, a hand sweeping (noise frames), then ``after``, still."""
+
+    kind = "camera"
+
+    def __init__(self, before: np.ndarray, after: np.ndarray, scene: Scene, fps: float) -> None:
+        self.name = "move"
+        self.live = True
+        self.script = [(before, 0.8), (None, 0.3), (after, 30.0)]
+        self.scene = scene
+        self.fps = fps
+        self.rng = np.random.default_rng(3)
+
+    def frames(self) -> Iterator[FeedFrame]:
+        k = 0
+        for image, seconds in self.script:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                shown = self.rng.integers(0, 255, self.script[0][0].shape, dtype=np.uint8) if image is None else image
+                yield FeedFrame(k, shown, self.scene)
+                k += 1
+                time.sleep(1.0 / self.fps)
+
+
+def test_after_a_move_only_the_places_that_changed_are_measured_again():
+    from calibration.camera import camera_from_dict
+    from tableref.synth.generate import with_models
+    from tableref.synth.render import render
+    from tests.tableref.test_changes import MODELS, moved_scene
+
+    table = moved_scene()
+    before, truth = render(table, seed=1)
+    after, _ = render(with_models(table, {"b2": (1420.0, 860.0)}), seed=2)
+    scene = Scene(key="cam", camera=camera_from_dict(dict(truth.camera)))
+    live = start_live(_MoveFeed(np.asarray(before), np.asarray(after), scene, 20.0), fast_settings())
+    results: list[Any] = []
+    try:
+        wait_for(lambda: (r := live.hub.snapshot().result) is not None and r.seq >= 2, what="two results", timeout_s=60)
+        results = [live.hub.snapshot().result]
+    finally:
+        live.stop()
+    doc = json.loads(results[0].json)
+    assert 0.0 < doc["remeasured_share"] < 0.4
+    moved = min(results[0].state.models, key=lambda m: math.hypot(m.x_mm - 1420.0, m.y_mm - 860.0))
+    assert math.hypot(moved.x_mm - 1420.0, moved.y_mm - 860.0) < 2.0
+    assert len(results[0].state.models) == len(MODELS)

@@ -96,3 +96,14 @@ def test_concatenate_keeps_order() -> None:
     assert len(both) == 5
     np.testing.assert_array_equal(both.center_px, np.vstack([a.center_px, b.center_px]))
     assert len(BaseDetections.concatenate([])) == 0
+
+
+@pytest.mark.parametrize(("n", "offset"), [(0, (3.0, 4.0)), (3, (0.0, 0.0)), (4, (-10.5, 250.25))])
+def test_translated_moves_the_centres_only(n: int, offset: tuple[float, float]) -> None:
+    dets = make(n, seed=n)
+    moved = dets.translated(offset)
+    assert np.array_equal(moved.center_px, dets.center_px + np.array(offset))
+    for f in dataclasses.fields(BaseDetections):
+        if f.name != "center_px":
+            assert np.array_equal(getattr(moved, f.name), getattr(dets, f.name)), f.name
+    assert not moved.center_px.flags.writeable

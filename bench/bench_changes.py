@@ -101,6 +101,9 @@ def main() -> int:
     parser.add_argument("--res", nargs="+", default=["4k", "1080p"], choices=["4k", "1080p"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[1000, 1001, 1002, 1003])
     parser.add_argument("--runs", type=int, default=3, help="timed runs of each way, alternated (default 3)")
+    parser.add_argument(
+        "--nudged", type=int, default=NUDGED_MODELS, help=f"models nudged per scene (default {NUDGED_MODELS}; 0: none)"
+    )
     args = parser.parse_args()
     config = load_config(None)
     p = config.pipeline
@@ -143,7 +146,7 @@ def main() -> int:
             before = thumbnail(np.asarray(first_image), width_px)
 
             noise_px.setdefault(res, []).append(changed_px(render(scene, seed + 1)[0], before, width_px, p))
-            for k in rng.choice(len(scene.models), NUDGED_MODELS, replace=False):
+            for k in rng.choice(len(scene.models), min(args.nudged, len(scene.models)), replace=False):
                 m = scene.models[int(k)].model
                 for d in NUDGES_MM:
                     angle = rng.uniform(0.0, 2.0 * math.pi)

@@ -405,7 +405,8 @@ class _MoveFeed(Feed):
                 time.sleep(1.0 / self.fps)
 
 
-def test_after_a_move_only_the_places_that_changed_are_measured_again():
+@pytest.mark.parametrize("moved", [{"b2": (1420.0, 860.0)}, {"a3": (530.8, 460.0)}])
+def test_after_a_move_only_the_places_that_changed_are_measured_again(moved: dict[str, tuple[float, float]]):
     from calibration.camera import camera_from_dict
     from tableref.synth.generate import with_models
     from tableref.synth.render import render
@@ -413,7 +414,8 @@ def test_after_a_move_only_the_places_that_changed_are_measured_again():
 
     table = moved_scene()
     before, truth = render(table, seed=1)
-    after, _ = render(with_models(table, {"b2": (1420.0, 860.0)}), seed=2)
+    # one model moved: the corner's 40 mm base, or the smallest, a 25 mm base, by 2"
+    after, _ = render(with_models(table, moved), seed=2)
     scene = Scene(key="cam", camera=camera_from_dict(dict(truth.camera)))
     live = start_live(_MoveFeed(np.asarray(before), np.asarray(after), scene, 20.0), fast_settings())
     results: list[Any] = []
@@ -424,6 +426,7 @@ def test_after_a_move_only_the_places_that_changed_are_measured_again():
         live.stop()
     doc = json.loads(results[0].json)
     assert 0.0 < doc["remeasured_share"] < 0.4
-    moved = min(results[0].state.models, key=lambda m: math.hypot(m.x_mm - 1420.0, m.y_mm - 860.0))
-    assert math.hypot(moved.x_mm - 1420.0, moved.y_mm - 860.0) < 2.0
+    ((x, y),) = moved.values()
+    found = min(results[0].state.models, key=lambda m: math.hypot(m.x_mm - x, m.y_mm - y))
+    assert math.hypot(found.x_mm - x, found.y_mm - y) < 2.0
     assert len(results[0].state.models) == len(MODELS)

@@ -2,15 +2,16 @@
 
 Frames: seeded renders of a 6' x 4' table (``random_scene``, 40 models asked, clutter "lots") at 4K and 1080p.
 For each scene: a first frame, measured whole; another shot of the same table (its own sensor noise); a shot with
-one unit moved 80 mm (the first unit, in seeded order, with room to move in one of 12 seeded directions); and shots
-with single models nudged by 0.1, 0.2, 0.3 and 0.5 mm.
+one unit moved 80 mm (the first unit, in seeded order, with room to move in one of 12 seeded directions), and one
+with a single model moved 2" (chosen the same way); and shots with single models nudged by 0.1, 0.2, 0.3 and 0.5 mm.
 
-Per frame with the unit moved: the share of the view measured again, the time of the whole frame and of the frame
-measured in part (calibration reused, runs alternated, median), and against the truth: recall (bases at least 60 %
-visible) and median centre error of the moved models and of all, measured whole and in part. Then: how many pixels
-the other shot of the same table changed (none should count), and the share of nudges noticed at each size.
+Per frame with a unit or a model moved: the share of the view measured again, the time of the whole frame and of
+the frame measured in part (calibration reused, runs alternated, median), and against the truth: recall (bases at
+least 60 % visible) and median centre error of the moved models and of all, measured whole and in part. Then: how
+many pixels the other shot of the same table changed (none should count), and the share of nudges noticed at each
+size.
 
-Run by hand: ``.venv/bin/python bench/bench_changes.py [--res 4k 1080p] [--seeds 1000 1001 ...] [--runs 3]``.
+Run by hand: ``.venv/bin/python bench/bench_changes.py [--res 4k 1080p] [--seeds 1000 ...] [--runs 3] [--nudged 6]``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from tableref.synth.scene import Scene
 
 HEADER = "| frame | unit | share measured | whole ms | in part ms | moved: whole, in part | all: whole, in part |"
 MOVE_MM = 80.0
+# One model alone moved 2".
+ONE_MOVE_MM = 50.8
 NUDGES_MM = (0.1, 0.2, 0.3, 0.5)
 NUDGED_MODELS = 6
 MIN_VISIBILITY = 0.6
@@ -70,6 +73,17 @@ def unit_move(scene: Scene, rng: np.random.Generator) -> dict[str, tuple[float, 
             dx, dy = MOVE_MM * math.cos(angle), MOVE_MM * math.sin(angle)
             moved = {m.id: (m.x_mm + dx, m.y_mm + dy) for m in units[str(unit)]}
             if all(_clear(scene, moved, m) for m in units[str(unit)]):
+                return moved
+    return None
+
+
+def model_move(scene: Scene, rng: np.random.Generator) -> dict[str, tuple[float, float]] | None:
+    """A new centre for one model moved ``ONE_MOVE_MM``, clear of the others and of the edges."""
+    for k in rng.permutation(len(scene.models)):
+        m = scene.models[int(k)].model
+        for angle in rng.uniform(0.0, 2.0 * math.pi, 12):
+            moved = {m.id: (m.x_mm + ONE_MOVE_MM * math.cos(angle), m.y_mm + ONE_MOVE_MM * math.sin(angle))}
+            if _clear(scene, moved, m):
                 return moved
     return None
 
@@ -122,27 +136,32 @@ def main() -> int:
             first_image, first_truth = render(scene, seed)
             camera = camera_from_dict(dict(first_truth.camera))
             first = detect_frame(np.asarray(first_image), scene.table, config, camera)
-            image, truth = render(with_models(scene, moved), seed + 20_000)
-            frame = np.asarray(image)
-            whole_ms, part_ms = [], []
-            for _ in range(args.runs):
-                t = time.perf_counter()
-                whole = detect_frame(frame, scene.table, config, camera, first.calibration)
-                whole_ms.append((time.perf_counter() - t) * 1e3)
-                t = time.perf_counter()
-                part = detect_frame(frame, scene.table, config, camera, first.calibration, previous=first)
-                part_ms.append((time.perf_counter() - t) * 1e3)
-            seen = [m.id for m in truth.state.models if truth.visibility.get(m.id, 1.0) >= MIN_VISIBILITY]
-            seen_moved = [i for i in seen if i in moved]
-            ew, ep = errors_mm(whole.state, truth.state), errors_mm(part.state, truth.state)
-            print(
-                f"| {res} {seed} | {len(moved)} | {part.remeasured_share:.3f} | {statistics.median(whole_ms):.0f} | "
-                f"{statistics.median(part_ms):.0f} | {summary(ew, seen_moved)}, {summary(ep, seen_moved)} | "
-                f"{summary(ew, seen)}, {summary(ep, seen)} |",
-                flush=True,
-            )
+            # a unit moved, then (a seed of its own, so that the nudges below stay the same) one model alone
+            single = model_move(scene, np.random.default_rng(seed + 1))
+            for what, offset in ((moved, 20_000), (single, 30_000)):
+                if what is None:
+                    continue
+                image, truth = render(with_models(scene, what), seed + offset)
+                frame = np.asarray(image)
+                whole_ms, part_ms = [], []
+                for _ in range(args.runs):
+                    t = time.perf_counter()
+                    whole = detect_frame(frame, scene.table, config, camera, first.calibration)
+                    whole_ms.append((time.perf_counter() - t) * 1e3)
+                    t = time.perf_counter()
+                    part = detect_frame(frame, scene.table, config, camera, first.calibration, previous=first)
+                    part_ms.append((time.perf_counter() - t) * 1e3)
+                seen = [m.id for m in truth.state.models if truth.visibility.get(m.id, 1.0) >= MIN_VISIBILITY]
+                seen_moved = [i for i in seen if i in what]
+                ew, ep = errors_mm(whole.state, truth.state), errors_mm(part.state, truth.state)
+                print(
+                    f"| {res} {seed} | {len(what)} | {part.remeasured_share:.3f} | {statistics.median(whole_ms):.0f} | "
+                    f"{statistics.median(part_ms):.0f} | {summary(ew, seen_moved)}, {summary(ep, seen_moved)} | "
+                    f"{summary(ew, seen)}, {summary(ep, seen)} |",
+                    flush=True,
+                )
             # the change detection alone: another shot of the same table, and single models nudged
-            width_px = min(p.change_thumb_px, frame.shape[1])
+            width_px = min(p.change_thumb_px, first_image.shape[1])
             before = thumbnail(np.asarray(first_image), width_px)
 
             noise_px.setdefault(res, []).append(changed_px(render(scene, seed + 1)[0], before, width_px, p))

@@ -85,7 +85,7 @@ def changed_mask(
     difference's own noise (the RMS of its calmest 99 %), and at least ``min_delta`` grey levels, once the whole
     picture's shift (a light that flickers, a camera's exposure) is taken out; in regions of at least ``min_pixels``
     such pixels (8-connected), grown by a pixel so that the pieces of one change join."""
-    diff = thumb.astype(np.int16) - before.astype(np.int16)
+    diff = np.asarray(cv2.subtract(thumb, before, dtype=cv2.CV_16S), dtype=np.int16)
     # a sparse sample tells the shift and the noise as well as every pixel, at a fraction of the time
     sample = diff[::_NOISE_STEP, ::_NOISE_STEP].astype(np.float64)
     shift = float(np.median(sample))
@@ -95,15 +95,33 @@ def changed_mask(
     calm = off[off <= np.quantile(off, _CALM_SHARE)]
     noise = float(np.sqrt(np.mean(calm**2))) if calm.size else 0.0
     threshold = max(float(min_delta), noise_sigmas * noise)
-    raw = (np.abs(diff - shift) > threshold).astype(np.uint8)
-    count, labels, stats, _centroids = cv2.connectedComponentsWithStats(raw, connectivity=8)
-    if count <= 1:
+    # whole grey levels: compared with the shifted bounds, no float copy of the picture is needed
+    raw = ((diff > shift + threshold) | (diff < shift - threshold)).view(np.uint8)
+    found = _regions(raw)
+    if found is None:
         return np.zeros(raw.shape, dtype=np.bool_)
+    stats, labels, (x, y) = found
     # a lone pixel or two over the threshold is noise; a base moved by a fraction of a millimetre changes an arc
-    big = stats[:, cv2.CC_STAT_AREA] >= min_pixels
-    big[0] = False
-    keep = big.astype(np.uint8)[labels]
+    big = np.concatenate([[False], stats[:, cv2.CC_STAT_AREA] >= min_pixels])
+    keep = np.zeros_like(raw)
+    keep[y : y + labels.shape[0], x : x + labels.shape[1]] = big.astype(np.uint8)[labels]
     return np.asarray(cv2.dilate(keep, _JOIN_KERNEL), dtype=np.uint8) > 0
+
+
+def _regions(mask: NDArray[np.uint8]) -> tuple[NDArray[np.int32], NDArray[np.int32], tuple[int, int]] | None:
+    """The 8-connected regions of a (h, w) mask: their stats (K, 5) (x, y, width, height, area; x and y in the
+    mask's pixels), the labels (1..K) of the box round every nonzero pixel and that box's corner (x, y). None for an
+    empty mask. Labelled within that box only: a change is a few small patches of a large picture."""
+    x, y, w, h = cv2.boundingRect(mask)
+    if w == 0 or h == 0:
+        return None
+    count, labels, stats, _centroids = cv2.connectedComponentsWithStats(mask[y : y + h, x : x + w], connectivity=8)
+    if count <= 1:
+        return None
+    regions = np.asarray(stats[1:], dtype=np.int32).copy()
+    regions[:, cv2.CC_STAT_LEFT] += x
+    regions[:, cv2.CC_STAT_TOP] += y
+    return regions, np.asarray(labels, dtype=np.int32), (x, y)
 
 
 def changed_boxes(
@@ -113,16 +131,17 @@ def changed_boxes(
 ) -> list[Box]:
     """The table boxes (mm) that the regions of ``mask`` (h, w), a small copy of frames of the calibration's size,
     map to, grown by ``margin_mm`` and kept on the table; regions off the table give none."""
-    count, _labels, stats, _centroids = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    if count <= 1:
+    found = _regions(mask.astype(np.uint8))
+    if found is None:
         return []
+    stats = found[0]
     small_h, small_w = mask.shape
     scale_x = calibration.image_width / small_w
     scale_y = calibration.image_height / small_h
     t = np.linspace(0.0, 1.0, _SIDE_POINTS)
     width_mm, depth_mm = calibration.spec.width_mm, calibration.spec.depth_mm
     boxes = []
-    for x, y, w, h, _area in stats[1:]:
+    for x, y, w, h, _area in stats:
         # the region's pixels cover [x, x + w) of the small copy: that much of the frame
         x0, x1 = x * scale_x, (x + w) * scale_x
         y0, y1 = y * scale_y, (y + h) * scale_y

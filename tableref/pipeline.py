@@ -230,11 +230,14 @@ def state_from_detections(
     settings: PipelineSettings,
     sizes_mm: Sequence[float],
     declared_rims_mm: NDArray[np.float64] | None = None,
+    kept: NDArray[np.bool_] | None = None,
 ) -> tuple[rules.TableState, NDArray[np.float64]]:
     """Detections of a top-down view -> a table state of unassigned models, ids ``m1, m2, ...`` along the table
     rows (by y, then x) so that ids do not depend on detection order, and the frame-to-frame part of each
     model's sigma (N,) in state order. ``declared_rims_mm`` (N,): the rim height a roster declares for each
-    outline the edges read (NaN: the one assumed), which places it and leaves no doubt about that height."""
+    outline the edges read (NaN: the one assumed), which places it and leaves no doubt about that height.
+    ``kept`` (N,): the rows kept from an earlier frame where nothing changed that could be seen: each may have moved
+    by a little less than a change that shows, so its sigma widens by ``kept_sigma_px``."""
     share = np.asarray(detections.rim_height_share, dtype=np.float64)
     rims = np.full(len(detections), settings.rim_height_mm)
     if declared_rims_mm is not None:
@@ -243,6 +246,8 @@ def state_from_detections(
         share = np.where(declared, 0.0, share)
     centers_mm = _footprints_mm(calibration, detections, px_per_mm, settings, rims)
     random, systematic = _position_sigma_mm(calibration, detections, centers_mm, px_per_mm, settings, share)
+    if kept is not None:
+        systematic = np.hypot(systematic, np.where(kept, settings.kept_sigma_px / px_per_mm, 0.0))
     sigma = np.hypot(random, systematic)
     size_sigma = size_sigma_mm(
         2.0 * detections.radius_px / px_per_mm, detections.diameter_mm, sizes_mm, detections.diameter_sigma_mm
@@ -356,10 +361,10 @@ def _measure_again(
     config: Config,
     parallax: RimParallax | None,
     roster: rules.TableState | None,
-) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
+) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
     """The previous frame's detections where nothing changed, and the windows' own where something did (fitted
     again at the roster's sizes as :func:`detect_frame` does); the roster's diameters and rim height ratios (N,)
-    for the rows (NaN without a roster)."""
+    for the rows (NaN without a roster); which rows (N,) were kept from the previous frame."""
     px_per_mm = previous.px_per_mm
     kept = previous.detections[~_touches(previous.detections, changed_px)]
     found: list[BaseDetections] = []
@@ -396,7 +401,8 @@ def _measure_again(
             fresh[k] = refit.translated(part.offset_px)
     every = BaseDetections.concatenate([kept, *fresh])
     order = np.argsort(-every.score, kind="stable")
-    return every[order], diameter[order], height[order]
+    carried = np.arange(len(every)) < len(kept)
+    return every[order], diameter[order], height[order], carried[order]
 
 
 def detect_frame(
@@ -451,7 +457,9 @@ def detect_frame(
         assert previous is not None
         parts, changed_px, overview = windows
         t = time.perf_counter()
-        detections, diameter, height = _measure_again(frame_bgr, previous, parts, changed_px, config, parallax, roster)
+        detections, diameter, height, kept = _measure_again(
+            frame_bgr, previous, parts, changed_px, config, parallax, roster
+        )
         remeasured = sum(p.topdown.shape[0] * p.topdown.shape[1] for p in parts) / (size_px[0] * size_px[1])
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
@@ -465,6 +473,7 @@ def detect_frame(
             diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
             detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
         remeasured = 1.0
+        kept = None
         timings["detect"] = (time.perf_counter() - t) * 1e3
     if roster is not None:
         # outlines the edges read (where the appearance fit does not run) are placed at the declared height
@@ -473,7 +482,7 @@ def detect_frame(
         held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
         declared = {"sizes": int(held.sum()), "rim_heights": int((held & np.isfinite(height)).sum())}
     state, random = state_from_detections(
-        spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm, declared_rims_mm
+        spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm, declared_rims_mm, kept
     )
     if declared is not None:
         report = {**state.extras["calibration"], "declared_bases": declared}

@@ -35,6 +35,9 @@ class PipelineSettings:
     change_min_pixels: int
     change_margin_mm: float
     max_changed_share: float
+    # A base kept from the frame before may have moved by a little less than a change that shows: its sigma widens
+    # by this (px of the top-down view, per axis).
+    kept_sigma_px: float
 
 
 @dataclass(frozen=True)

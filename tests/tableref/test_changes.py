@@ -161,6 +161,13 @@ def test_only_the_places_that_changed_are_measured_again(
         # another shot of the same table (its own sensor noise): every measurement is kept
         assert part.remeasured_share == 0.0
         assert np.array_equal(part.detections.center_px, table.first.detections.center_px)
+        # each may have moved by a little less than a change that shows: its sigma widens by that, once
+        widen_mm = config.pipeline.kept_sigma_px / part.px_per_mm
+        sigma_first = np.array([m.sigma_mm for m in table.first.state.models])
+        sigma_part = np.array([m.sigma_mm for m in part.state.models])
+        assert np.allclose(sigma_part, np.hypot(sigma_first, widen_mm), rtol=1e-9)
+        again = detect_frame(np.asarray(image), table.spec, config, camera, table.first.calibration, previous=part)
+        assert np.allclose([m.sigma_mm for m in again.state.models], sigma_part, rtol=1e-9)
         return
     assert 0.0 < part.remeasured_share < config.pipeline.max_changed_share
     errors, errors_whole = _errors_mm(part.state, truth), _errors_mm(whole.state, truth)

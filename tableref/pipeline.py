@@ -369,7 +369,10 @@ def _measure_again(
     kept = previous.detections[~_touches(previous.detections, changed_px)]
     found: list[BaseDetections] = []
     for part in parts:
-        rows = detect_bases(part.topdown, px_per_mm, config.vision, part.mask, part.parallax(parallax))
+        u0, v0 = part.offset_px
+        # only bases that reach into a changed box are kept: the others the window shows are not looked at
+        wanted = changed_px - np.array([u0, v0, u0, v0])
+        rows = detect_bases(part.topdown, px_per_mm, config.vision, part.mask, part.parallax(parallax), wanted)
         found.append(rows.translated(part.offset_px))
     # a window's rows that reach no changed box were measured in the frame before, and are kept from it
     fresh = [rows[_touches(rows, changed_px)] for rows in found]

@@ -909,6 +909,7 @@ def detect_bases(
     settings: VisionSettings,
     mask: NDArray[np.uint8] | None = None,
     parallax: RimParallax | None = None,
+    wanted_px: FloatArray | None = None,
 ) -> BaseDetections:
     """Find the round bases in a rectified top-down image of the table.
 
@@ -916,6 +917,9 @@ def detect_bases(
     ``px_per_mm`` in both directions; ``mask`` (H, W) uint8, nonzero on pixels to ignore (off the table, markers).
     ``parallax``, when given, says how the side walls stretch the outlines (see :mod:`vision.parallax`): each
     outline is then fitted as that stadium and its centre is the base's axis at half the rim height.
+    ``wanted_px`` (M, 4) boxes (u0, v0, u1, v1) in pixels: only bases that may reach into one of them are looked for
+    (the circles the seed search finds elsewhere go no further; a caller that keeps only the bases reaching into
+    the boxes saves their cost). None: everywhere.
     A colour image is looked at twice: in grey, then in colour where no base was found (step 7 above).
     Returns one row per base, best score first, centres and radii in this image's pixels (pixel centres at
     integer coordinates). Raises :class:`~vision.errors.ImageError`, :class:`~vision.errors.ScaleError` or
@@ -939,6 +943,7 @@ def detect_bases(
             chroma_pending,
             second_readings=True,
             bgr=bgr,
+            wanted_px=wanted_px,
         )
 
     if settings.colour_gain <= 0:
@@ -967,6 +972,7 @@ def detect_bases(
         None,
         blur_px,
         bgr=bgr,
+        wanted_px=wanted_px,
     )
     more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
     # a second reading of a base the colour look found yields to it; where the two read different things that cannot
@@ -1270,6 +1276,19 @@ def _overlap_free(
     return np.asarray(overlap_mm.max(axis=1) <= max_mm, dtype=np.bool_)
 
 
+def _may_reach(seeds: Seeds, boxes_px: FloatArray, slack_px: float) -> BoolArray:
+    """(K,) True for the seeds whose largest circle (their band's outer radius, plus ``slack_px`` and a reduced
+    pixel for where the centre may lie) reaches into any of the boxes (M, 4) (u0, v0, u1, v1)."""
+    boxes = np.asarray(boxes_px, dtype=np.float64).reshape(-1, 4)
+    if len(seeds) == 0 or len(boxes) == 0:
+        return np.zeros(len(seeds), np.bool_)
+    c = seeds.center_px[:, None, :]
+    du = np.maximum(np.maximum(boxes[None, :, 0] - c[..., 0], c[..., 0] - boxes[None, :, 2]), 0.0)
+    dv = np.maximum(np.maximum(boxes[None, :, 1] - c[..., 1], c[..., 1] - boxes[None, :, 3]), 0.0)
+    reach = seeds.band_px[:, 1] + slack_px + seeds.reduction
+    return np.asarray(np.any(np.hypot(du, dv) <= reach[:, None], axis=1))
+
+
 def _detect_in(
     image: NDArray[np.uint8],
     grey: NDArray[np.uint8],
@@ -1282,6 +1301,7 @@ def _detect_in(
     frame_blur_px: FloatArray | None = None,
     second_readings: bool = False,
     bgr: NDArray[np.uint8] | None = None,
+    wanted_px: FloatArray | None = None,
 ) -> tuple[BaseDetections, BaseDetections, FloatArray]:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
@@ -1291,9 +1311,12 @@ def _detect_in(
     ``frame_blur_px`` (M,): the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`).
     ``second_readings``: also read each seed's best supported ring where it lies apart from the outermost (see
     ``second_ring_mm``). ``bgr`` (H, W, 3) or (H, W) uint8, the frame as it was taken, tells a fingertip's round
-    end (see :mod:`vision.ends`; None: ``grey``). Returns the bases, the second readings that passed as bases where
-    none of the first readings lies, and the blur (px) of this look's usable appearance fits."""
+    end (see :mod:`vision.ends`; None: ``grey``). ``wanted_px``: see :func:`detect_bases`. Returns the bases, the
+    second readings that passed as bases where none of the first readings lies, and the blur (px) of this look's
+    usable appearance fits."""
     seeds = find_seeds(image, scale, settings, ignore)
+    if wanted_px is not None:
+        seeds = seeds[_may_reach(seeds, wanted_px, settings.snap_tolerance_mm * scale)]
     if len(seeds) == 0:
         return BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
     directions = ray_directions(settings.rays)

@@ -70,6 +70,9 @@ class Seeds:
     def __len__(self) -> int:
         return int(self.radius_px.shape[0])
 
+    def __getitem__(self, index: NDArray[np.bool_] | NDArray[np.intp]) -> Seeds:
+        return Seeds(self.center_px[index], self.radius_px[index], self.band_px[index], self.reduction[index])
+
     @staticmethod
     def concatenate(parts: Sequence[Seeds]) -> Seeds:
         """The candidates of ``parts``, in order."""

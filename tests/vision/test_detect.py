@@ -113,6 +113,34 @@ def test_every_base_found_once_with_its_size(px_per_mm: float, look: str, seed: 
     assert np.all(np.diff(dets.score) <= 0), "best first"
 
 
+@pytest.mark.parametrize(("px_per_mm", "look", "seed"), [(2.0, "textured", 5), (1.0, "textured", 4)])
+@pytest.mark.parametrize("which", [[0], [1, 2], []])
+def test_only_bases_that_reach_into_the_wanted_boxes_are_looked_for(
+    px_per_mm: float, look: str, seed: int, which: list[int]
+) -> None:
+    scene = layout_scene(px_per_mm, LOOKS[look], seed)
+    everywhere = detect_bases(scene.image_bgr, px_per_mm, SETTINGS)
+    # a small box on each chosen base's rim: the base reaches into it, its neighbours need not
+    radius = scene.diameters_mm / 2 * px_per_mm
+    boxes = np.array(
+        [
+            [c[0] + 0.8 * r - 1, c[1] - 1, c[0] + 0.8 * r + 1, c[1] + 1]
+            for c, r in zip(scene.centers_px[which], radius[which], strict=True)
+        ]
+    ).reshape(-1, 4)
+    wanted = detect_bases(scene.image_bgr, px_per_mm, SETTINGS, wanted_px=boxes)
+    m = match(scene, wanted)
+    assert set(which) <= set(m.truth_index.tolist())
+    # what it finds elsewhere lies near the boxes: no more than the bases that may reach them
+    assert len(wanted) < len(everywhere) or len(scene.bases) <= len(which) + 2
+    # and where both find a chosen base, they read it the same
+    m_all = match(scene, everywhere)
+    for t in which:
+        a = wanted.center_px[m.det_index[m.truth_index == t][0]]
+        b = everywhere.center_px[m_all.det_index[m_all.truth_index == t][0]]
+        assert np.hypot(*(a - b)) < 0.05 * px_per_mm
+
+
 @pytest.mark.parametrize("px_per_mm", [1.0, 2.0, 4.0])
 @pytest.mark.parametrize("gap_mm", [0.0, 1.0])
 def test_bases_in_contact_are_both_found_and_their_gap_measured(px_per_mm: float, gap_mm: float) -> None:

@@ -11,7 +11,10 @@ least 60 % visible) and median centre error of the moved models and of all, meas
 many pixels the other shot of the same table changed (none should count), and the share of nudges noticed at each
 size.
 
-Run by hand: ``.venv/bin/python bench/bench_changes.py [--res 4k 1080p] [--seeds 1000 ...] [--runs 3] [--nudged 6]``.
+Run by hand:
+``.venv/bin/python bench/bench_changes.py [--res 4k 1080p] [--seeds 1000 ...] [--runs 3] [--shots 1] [--nudged 6]``.
+The README's counts of shots and nudges: ``--res 4k --seeds 1000 ... 1005 --shots 4`` and ``--res 1080p --seeds 1000
+... 1013 --shots 4``.
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ def main() -> int:
     parser.add_argument("--res", nargs="+", default=["4k", "1080p"], choices=["4k", "1080p"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[1000, 1001, 1002, 1003])
     parser.add_argument("--runs", type=int, default=3, help="timed runs of each way, alternated (default 3)")
+    parser.add_argument("--shots", type=int, default=1, help="other shots of each unchanged table (default 1)")
     parser.add_argument(
         "--nudged", type=int, default=NUDGED_MODELS, help=f"models nudged per scene (default {NUDGED_MODELS}; 0: none)"
     )
@@ -164,7 +168,9 @@ def main() -> int:
             width_px = min(p.change_thumb_px, first_image.shape[1])
             before = thumbnail(np.asarray(first_image), width_px)
 
-            noise_px.setdefault(res, []).append(changed_px(render(scene, seed + 1)[0], before, width_px, p))
+            for k in range(args.shots):
+                shot = render(scene, seed + 1 + 100 * k)[0]
+                noise_px.setdefault(res, []).append(changed_px(shot, before, width_px, p))
             for k in rng.choice(len(scene.models), min(args.nudged, len(scene.models)), replace=False):
                 m = scene.models[int(k)].model
                 for d in NUDGES_MM:

@@ -187,6 +187,13 @@ def test_only_the_places_that_changed_are_measured_again(
     assert len(kept & {tuple(c) for c in part.detections.center_px.tolist()}) >= len(far)
 
 
+def _after_first(table: Table, config: Config, scene: Scene, seed: int) -> FrameAnalysis:
+    """A shot of ``scene`` measured on the table's first frame (its calibration, only what changed)."""
+    image, truth = render(scene, seed=seed)
+    camera = camera_from_dict(dict(truth.camera))
+    return detect_frame(np.asarray(image), table.spec, config, camera, table.first.calibration, previous=table.first)
+
+
 @pytest.mark.parametrize("gain", [0.97, 1.04])
 def test_a_camera_that_changes_its_exposure_keeps_every_measurement(table: Table, config: Config, gain: float) -> None:
     # the whole picture a little darker or brighter (a light that flickers, the camera's exposure): nothing moved
@@ -194,15 +201,7 @@ def test_a_camera_that_changes_its_exposure_keeps_every_measurement(table: Table
     shot = dataclasses.replace(
         table.scene, lighting=dataclasses.replace(light, diffuse=light.diffuse * gain, ambient=light.ambient * gain)
     )
-    image, truth = render(shot, seed=3)
-    part = detect_frame(
-        np.asarray(image),
-        table.spec,
-        config,
-        camera_from_dict(dict(truth.camera)),
-        table.first.calibration,
-        previous=table.first,
-    )
+    part = _after_first(table, config, shot, seed=3)
     assert part.remeasured_share == 0.0
     assert np.array_equal(part.detections.center_px, table.first.detections.center_px)
 
@@ -211,16 +210,8 @@ def test_a_camera_that_changes_its_exposure_keeps_every_measurement(table: Table
 def test_windows_too_large_to_gain_from_measure_the_whole_frame(
     table: Table, config: Config, max_share: float, whole: bool
 ) -> None:
-    image, truth = render(with_models(table.scene, {"b2": (1420.0, 860.0)}), seed=2)
     limited = dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, max_changed_share=max_share))
-    part = detect_frame(
-        np.asarray(image),
-        table.spec,
-        limited,
-        camera_from_dict(dict(truth.camera)),
-        table.first.calibration,
-        previous=table.first,
-    )
+    part = _after_first(table, limited, with_models(table.scene, {"b2": (1420.0, 860.0)}), seed=2)
     assert (part.remeasured_share == 1.0) is whole
     assert len(part.state.models) == len(MODELS)
 
@@ -246,14 +237,6 @@ def test_a_frame_before_of_another_calibration_or_roster_is_not_built_on(
 
 
 def test_frames_measured_in_part_are_not_fused(table: Table, config: Config) -> None:
-    image, truth = render(table.scene, seed=5)
-    part = detect_frame(
-        np.asarray(image),
-        table.spec,
-        config,
-        camera_from_dict(dict(truth.camera)),
-        table.first.calibration,
-        previous=table.first,
-    )
+    part = _after_first(table, config, table.scene, seed=5)
     with pytest.raises(ValueError, match="measured in part"):
         fuse_frames([table.first, part], config.pipeline.roster_gate_mm)

@@ -139,7 +139,7 @@ def main() -> int:
                 continue
             first_image, first_truth = render(scene, seed)
             camera = camera_from_dict(dict(first_truth.camera))
-            first = detect_frame(np.asarray(first_image), scene.table, config, camera)
+            first = detect_frame(np.asarray(first_image), scene.table, config, camera, keep_overview=True)
             # a unit moved, then (a seed of its own, so that the nudges below stay the same) one model alone
             single = model_move(scene, np.random.default_rng(seed + 1))
             for what, offset in ((moved, 20_000), (single, 30_000)):

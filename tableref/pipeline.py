@@ -346,10 +346,8 @@ def _changed_windows(
         for box in boxes_px
         if box[2] > box[0] and box[3] > box[1]
     ]
-    changed_px = np.array(
-        [[b.x0_mm * px_per_mm, b.y0_mm * px_per_mm, b.x1_mm * px_per_mm, b.y1_mm * px_per_mm] for b in boxes],
-        dtype=np.float64,
-    ).reshape(-1, 4)
+    corners_mm = np.array([[b.x0_mm, b.y0_mm, b.x1_mm, b.y1_mm] for b in boxes], dtype=np.float64).reshape(-1, 2)
+    changed_px = table_to_rectified(corners_mm, px_per_mm).reshape(-1, 4)
     return parts, changed_px, kept_overview
 
 
@@ -416,6 +414,7 @@ def detect_frame(
     calibration: TableCalibration | None = None,
     roster: rules.TableState | None = None,
     previous: FrameAnalysis | None = None,
+    keep_overview: bool = False,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a
@@ -429,7 +428,9 @@ def detect_frame(
     same object, and the same roster declarations), lets only the places that changed since be measured again: a
     base that reaches into no changed place keeps its measurement from that frame (``remeasured_share`` says how
     much of the view was measured; 1 when the whole frame was, as it is when the windows to measure would cover
-    more than ``max_changed_share`` of it). Such frames are not independent measurements: do not fuse them."""
+    more than ``max_changed_share`` of it). Such frames are not independent measurements: do not fuse them. The
+    analysis keeps what its next frame is compared with (``overview``) when given a ``previous`` or asked to
+    (``keep_overview``: the first frame of a watch)."""
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -441,10 +442,13 @@ def detect_frame(
     mask = marker_mask(spec, px_per_mm, size_px, settings.marker_mask_margin_mm)
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     t = time.perf_counter()
-    overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width))
+    overview = None
+    if previous is not None or keep_overview:
+        overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width))
     windows = None
     if (
-        previous is not None
+        overview is not None
+        and previous is not None
         and previous.calibration is calibration
         and previous.px_per_mm == px_per_mm
         and previous.overview is not None

@@ -647,7 +647,9 @@ class LiveTable:
                 drift = marker_drift_px(job.frame.image_bgr, cal, settings=self.config.calibration)
                 if drift is not None and drift > self.config.calibration.moved_drift_px:
                     cal = None
-            analysis = detect_frame(job.frame.image_bgr, spec, self.config, scene.camera, cal, declared, previous)
+            analysis = detect_frame(
+                job.frame.image_bgr, spec, self.config, scene.camera, cal, declared, previous, keep_overview=True
+            )
             with self._lock:
                 if self._spec is spec:
                     self._calibrations[scene.key] = analysis.calibration

@@ -122,7 +122,9 @@ def moved_scene() -> Scene:
 def table(config: Config) -> Table:
     scene = moved_scene()
     image, truth = render(scene, seed=1)
-    first = detect_frame(np.asarray(image), scene.table, config, camera_from_dict(dict(truth.camera)))
+    first = detect_frame(
+        np.asarray(image), scene.table, config, camera_from_dict(dict(truth.camera)), keep_overview=True
+    )
     assert len(first.state.models) == len(MODELS)
     return Table(scene, scene.table, first)
 
@@ -216,7 +218,7 @@ def test_windows_too_large_to_gain_from_measure_the_whole_frame(
     assert len(part.state.models) == len(MODELS)
 
 
-@pytest.mark.parametrize("what", ["calibration", "roster"])
+@pytest.mark.parametrize("what", ["calibration", "roster", "overview"])
 def test_a_frame_before_of_another_calibration_or_roster_is_not_built_on(
     table: Table, config: Config, what: str
 ) -> None:
@@ -224,7 +226,12 @@ def test_a_frame_before_of_another_calibration_or_roster_is_not_built_on(
     camera = camera_from_dict(dict(truth.camera))
     calibration = table.first.calibration
     roster = None
-    if what == "calibration":
+    previous = table.first
+    if what == "overview":
+        # a frame measured without keeping its copy (as the command line does) leaves nothing to compare with
+        previous = detect_frame(np.asarray(image), table.spec, config, camera, calibration)
+        assert previous.overview is None
+    elif what == "calibration":
         from calibration.table import calibrate_table
 
         calibration = calibrate_table(np.asarray(image), table.spec, camera, settings=config.calibration)
@@ -232,8 +239,9 @@ def test_a_frame_before_of_another_calibration_or_roster_is_not_built_on(
         roster = rules.TableState(
             rules.Table(1829.0, 1219.0), models=(rules.Model("a1", None, 400.0, 400.0, rules.RoundBase(32.0)),)
         )
-    part = detect_frame(np.asarray(image), table.spec, config, camera, calibration, roster, previous=table.first)
+    part = detect_frame(np.asarray(image), table.spec, config, camera, calibration, roster, previous=previous)
     assert part.remeasured_share == 1.0
+    assert part.overview is not None
 
 
 def test_frames_measured_in_part_are_not_fused(table: Table, config: Config) -> None:

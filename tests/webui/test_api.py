@@ -114,6 +114,8 @@ def test_result_carries_outlines_in_frame_pixels(client: FlaskClient, live: Live
         assert radius.min() == pytest.approx(min(axes) / 2 * px_per_mm, abs=0.1)
         assert radius.max() == pytest.approx(max(axes) / 2 * px_per_mm, abs=0.1)
     assert doc["frame"]["width_px"] == 1280 and doc["profile"]["limits_mm"]["engagement"] == pytest.approx(50.8)
+    # a table state is taken whole, never built on a frame before
+    assert doc["remeasured_share"] == 1.0
 
 
 def test_frame_is_a_jpeg(client: FlaskClient):

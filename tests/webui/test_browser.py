@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tableref.review_store import ReviewStore
@@ -303,3 +304,29 @@ def test_polling_takes_over_without_server_sent_events(page: Any, sample_state: 
     _wait_results(page)
     assert page.evaluate("window.tableref.link") == "polling"
     assert len(_page_findings(page)) == len(sample_state.get("/api/findings")["findings"])
+
+
+def test_the_status_bar_says_how_much_of_the_table_was_measured_again(page: Any):
+    from calibration.camera import camera_from_dict
+    from tableref.synth.generate import with_models
+    from tableref.synth.render import render
+    from tests.tableref.test_changes import moved_scene
+    from tests.webui.test_live import _MoveFeed
+    from webui.feeds import Scene
+
+    table = moved_scene()
+    before, truth = render(table, seed=1)
+    after, _ = render(with_models(table, {"b2": (1420.0, 860.0)}), seed=2)
+    scene = Scene(key="cam", camera=camera_from_dict(dict(truth.camera)))
+    served = Served(start_live(_MoveFeed(np.asarray(before), np.asarray(after), scene, 20.0), fast_settings()))
+    try:
+        page.goto(served.url + "/")
+        wait_for(lambda: served.get("/api/status")["result_seq"] >= 2, what="the frame after the move", timeout_s=60)
+        share = served.get("/api/result")["remeasured_share"]
+        assert 0.0 < share < 0.4
+        page.wait_for_function(
+            "document.getElementById('st-calibration').textContent.includes('measured again')", timeout=WAIT_MS
+        )
+        assert f"{round(share * 100)} % of the table measured again" in page.inner_text("#st-calibration")
+    finally:
+        served.close()

@@ -148,6 +148,11 @@ const TR = (() => {
         : "calibration: none needed (table state)";
       if (c.lens_estimated) text += ", lens estimated";
       else if (expected && !c.lens_corrected) text += ", lens uncorrected";
+      // a frame built on the one before: say how much of it was looked at again
+      const share = result.remeasured_share;
+      if (typeof share === "number" && share < 1) {
+        text += `; ${Math.round(share * 100)} % of the table measured again, the rest kept`;
+      }
       document.getElementById("st-calibration").textContent = text;
     }
     const hold = document.getElementById("hold");

@@ -157,6 +157,9 @@ class VisionSettings:
             being the top);
         ambiguity_max_rms_px: such a reading counts when it passes the tests of a base with an RMS residual up
             to this; the base's model sigma then covers it.
+        unseen_rim_coverage, unseen_rim_sigma_share: a base read by its edges with a rim edge on fewer than
+            ``unseen_rim_coverage`` of its rays may be a circle on part of it and something else: its model sigma
+            widens by ``unseen_rim_sigma_share`` radii per unit of coverage short of that (0: never).
     Second look, in colour (see :mod:`vision.colour`)
         colour_gain: grey levels of the colour-contrast image per unit of chromaticity distance from the mat
             (0: no second look).
@@ -270,6 +273,8 @@ class VisionSettings:
     ambiguity_shifts: int
     ambiguity_parallax_starts: tuple[float, ...]
     ambiguity_max_rms_px: float
+    unseen_rim_coverage: float
+    unseen_rim_sigma_share: float
     colour_gain: float
     colour_blur_px: float
     colour_mask_margin_mm: float
@@ -331,6 +336,7 @@ class VisionSettings:
             "ring_support_fraction",
             "outline_start_margin",
             "min_edge_coverage",
+            "unseen_rim_coverage",
             "min_disc_fill",
             "size_vote_share",
         ):
@@ -417,6 +423,7 @@ class VisionSettings:
         non_negative = (
             "second_ring_mm",
             "ambiguity_reach_mm",
+            "unseen_rim_sigma_share",
             "ambiguity_shifts",
             "min_figure_contrast",
             "faint_disc_contrast",

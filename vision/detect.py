@@ -823,6 +823,19 @@ def _tangent_starts(
     return owner[pick], alt_c[pick], alt_r[pick]
 
 
+def unseen_rim_sigma_mm(
+    radius_mm: FloatArray, coverage: FloatArray, by_edges: BoolArray, settings: VisionSettings
+) -> FloatArray:
+    """(N,) 1-sigma (mm, per axis) of a base read by its edges that may be a circle on part of its rim and part of
+    something else (a figure, a shadow, a patch of mat): the less of the rim was seen, the more room for that,
+    which the fit's residuals cannot show since the edges it used do lie on its circle. ``radius_mm`` (N,) the
+    fitted radii, ``coverage`` (N,) the share of rays with a rim edge, ``by_edges`` (N,) which bases the edges
+    placed (0 for the others: the appearance fit weighs its own readings)."""
+    short = np.maximum(0.0, settings.unseen_rim_coverage - np.asarray(coverage, dtype=np.float64))
+    sigma = settings.unseen_rim_sigma_share * np.asarray(radius_mm, dtype=np.float64) * short
+    return np.where(np.asarray(by_edges, dtype=np.bool_), sigma, 0.0)
+
+
 def _other_readings(
     grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
@@ -1531,7 +1544,8 @@ def _detect_in(
         settings,
         parallax,
     )
-    model_sigma[kept] = np.hypot(model_sigma[kept], other_mm / 2)
+    unseen_mm = unseen_rim_sigma_mm(radius[kept] / scale, coverage[kept], by_edges[kept], settings)
+    model_sigma[kept] = np.sqrt(model_sigma[kept] ** 2 + (other_mm / 2) ** 2 + unseen_mm**2)
     found = BaseDetections(
         center_px=center[kept],
         radius_px=radius[kept],

@@ -21,7 +21,7 @@ from vision import (
     VisionSettings,
     detect_bases,
 )
-from vision.detect import _other_readings, _resolve_overlaps, _vote_sizes
+from vision.detect import _other_readings, _resolve_overlaps, _vote_sizes, unseen_rim_sigma_mm
 from vision.outline import middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -369,6 +369,8 @@ def test_bad_input_raises_named_errors(
         ({"sample_step_px": 0.0}, "sample_step_px"),
         ({"rays": 100, "outline_sectors": 12}, "outline_sectors must divide rays"),
         ({"ambiguity_max_rms_px": 0.0}, "ambiguity_max_rms_px"),
+        ({"unseen_rim_coverage": 0.0}, "unseen_rim_coverage must be in"),
+        ({"unseen_rim_sigma_share": -0.5}, "unseen_rim_sigma_share must not be negative"),
         ({"outline_height_ratio": (1.1, 1.5)}, "outline_height_ratio"),
         ({"outline_height_sigma": 0.0}, "outline_height_sigma"),
         ({"ambiguity_shifts": -1}, "ambiguity_shifts"),
@@ -697,3 +699,50 @@ def test_a_larger_circle_takes_the_place_of_those_inside_it_only_as_their_footpr
     c = np.array(circles, dtype=np.float64)
     rows = _resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, settings)
     assert sorted(rows.tolist()) == kept
+
+
+@pytest.mark.parametrize(
+    ("radius_mm", "coverage", "by_edges", "sigma_mm"),
+    [
+        (12.5, 1.0, True, 0.0),  # the whole rim seen
+        (12.5, 0.8, True, 0.0),  # enough of it
+        (12.5, 0.6, True, 0.5 * 12.5 * 0.2),
+        (20.0, 0.5, True, 0.5 * 20.0 * 0.3),  # a larger base has more room to be misread
+        (12.5, 0.5, False, 0.0),  # the appearance fit weighs its own readings
+    ],
+)
+def test_a_base_read_on_little_of_its_rim_is_less_sure(
+    radius_mm: float, coverage: float, by_edges: bool, sigma_mm: float
+) -> None:
+    settings = dataclasses.replace(DEFAULT_SETTINGS, unseen_rim_coverage=0.8, unseen_rim_sigma_share=0.5)
+    got = unseen_rim_sigma_mm(np.array([radius_mm]), np.array([coverage]), np.array([by_edges]), settings)
+    assert got[0] == pytest.approx(sigma_mm)
+    off = dataclasses.replace(settings, unseen_rim_sigma_share=0.0)
+    assert unseen_rim_sigma_mm(np.array([radius_mm]), np.array([coverage]), np.array([by_edges]), off)[0] == 0.0
+
+
+def test_hiding_part_of_a_rim_widens_that_base_model_sigma_only() -> None:
+    px_per_mm = 1.0
+    scene = layout_scene(px_per_mm, vs.TEXTURED, 12, count=6)
+    target = 0
+    cx, cy = scene.centers_px[target]
+    r = scene.diameters_mm[target] / 2 * px_per_mm
+    # a wedge over 35 % of the rim, as a figure's cloak or a hand would hide it
+    yy, xx = np.mgrid[: scene.image_bgr.shape[0], : scene.image_bgr.shape[1]]
+    angle = np.mod(np.arctan2(yy - cy, xx - cx), 2 * np.pi)
+    near = np.hypot(xx - cx, yy - cy) < r + 4
+    mask = np.where(near & (angle < 0.35 * 2 * np.pi), 255, 0).astype(np.uint8)
+    off = dataclasses.replace(SETTINGS, unseen_rim_sigma_share=0.0)
+    hidden, plain = (detect_bases(scene.image_bgr, px_per_mm, s, mask=mask) for s in (SETTINGS, off))
+    m_hidden, m_plain = match(scene, hidden), match(scene, plain)
+    np.testing.assert_array_equal(m_hidden.truth_index, m_plain.truth_index)
+    np.testing.assert_allclose(hidden.center_px, plain.center_px)
+    row = int(m_hidden.det_index[list(m_hidden.truth_index).index(target)])
+    assert hidden.edge_coverage[row] < SETTINGS.unseen_rim_coverage
+    expected = unseen_rim_sigma_mm(
+        hidden.radius_px / px_per_mm, hidden.edge_coverage, np.ones(len(hidden), bool), SETTINGS
+    )
+    np.testing.assert_allclose(hidden.model_sigma_mm, np.hypot(plain.model_sigma_mm, expected))
+    assert expected[row] > 0.5
+    # the bases left whole are (almost) as sure as before
+    assert np.all(np.delete(expected, row) < 0.1)

@@ -64,3 +64,27 @@ def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
     assert results[0].wrong is wrong
     seen, placed = state.model("p0a"), truth.state.model("p0a")
     assert (math.hypot(seen.x_mm - placed.x_mm, seen.y_mm - placed.y_mm) < 1.0) is not wrong
+
+
+@functools.cache
+def _grey_base_on_a_grey_mat() -> tuple[Scene, list[LinePair], Image, Truth]:
+    scene, pairs = line_pairs_scene(1013, "1080p")
+    return (scene, pairs, *render(scene, 13))
+
+
+# A 1080p frame measured without camera.json in which a grey 28.5 mm base on a grey mat ("p4b") shows little but its
+# figure: its edges are read on 56 % of the rays as a circle round the figure and a patch of mat, 8.7 mm off. Its
+# pair is in base contact; with the sigma of a fully seen rim the call was `clear`, and wrong.
+@pytest.mark.parametrize(("unseen_rim_sigma_share", "wrong"), [(None, False), (0.0, True)])
+def test_a_base_read_on_little_of_its_rim_is_not_called_clear(
+    config: Config, unseen_rim_sigma_share: float | None, wrong: bool
+) -> None:
+    scene, pairs, image, truth = _grey_base_on_a_grey_mat()
+    if unseen_rim_sigma_share is not None:
+        config = replace(config, vision=replace(config.vision, unseen_rim_sigma_share=unseen_rim_sigma_share))
+    analysis = detect_frame(np.asarray(image), scene.table, config, None, roster=truth.state)
+    state = carry_identities(analysis.state, truth.state, 10.0, take_bases=True)
+    results = [r for r in judge_pairs(state, pairs, close_sigmas=2.0) if {r.pair.a, r.pair.b} == {"p4a", "p4b"}]
+    assert len(results) == 1
+    assert results[0].wrong is wrong
+    assert results[0].call == ("clear" if wrong else "close")

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from calibration.camera import camera_from_dict
-from tableref.calls import LINES_MM, OFFSETS_MM, LinePair, judge_pairs, line_pairs_scene
+from rules import TableState
+from tableref.calls import LINES_MM, OFFSETS_MM, CallResult, LinePair, judge_pairs, line_pairs_scene
 from tableref.config import Config
 from tableref.pipeline import carry_identities, detect_frame
 from tableref.synth.render import Image, Truth, render
@@ -41,9 +42,23 @@ def test_no_wrong_clear_call_on_a_rendered_frame(config: Config, lens: bool) -> 
 
 
 @functools.cache
-def _figure_beside_its_base() -> tuple[Scene, list[LinePair], Image, Truth]:
-    scene, pairs = line_pairs_scene(1349, "4k")
-    return (scene, pairs, *render(scene, 349))
+def _line_pairs_frame(scene_seed: int, resolution: str, render_seed: int) -> tuple[Scene, list[LinePair], Image, Truth]:
+    scene, pairs = line_pairs_scene(scene_seed, resolution)
+    return (scene, pairs, *render(scene, render_seed))
+
+
+def _call_on_pair(
+    frame: tuple[Scene, list[LinePair], Image, Truth], config: Config, lens: bool, a: str, b: str
+) -> tuple[CallResult, TableState]:
+    """The call on the pair ``a``-``b`` of a rendered frame, measured as `tableref measure` does (the truth as the
+    roster), and the state it was made on."""
+    scene, pairs, image, truth = frame
+    camera = camera_from_dict(dict(truth.camera)) if lens else None
+    analysis = detect_frame(np.asarray(image), scene.table, config, camera, roster=truth.state)
+    state = carry_identities(analysis.state, truth.state, 10.0, take_bases=True)
+    results = [r for r in judge_pairs(state, pairs, close_sigmas=2.0) if {r.pair.a, r.pair.b} == {a, b}]
+    assert len(results) == 1
+    return results[0], state
 
 
 # A 4K frame from a low camera (1.18 px/mm) in which a figure lies on the mat beside its 25 mm base ("p0a"): the
@@ -53,23 +68,13 @@ def _figure_beside_its_base() -> tuple[Scene, list[LinePair], Image, Truth]:
 def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
     config: Config, second_ring_mm: float | None, wrong: bool
 ) -> None:
-    scene, pairs, image, truth = _figure_beside_its_base()
     if second_ring_mm is not None:
         config = replace(config, vision=replace(config.vision, second_ring_mm=second_ring_mm))
-    camera = camera_from_dict(dict(truth.camera))
-    analysis = detect_frame(np.asarray(image), scene.table, config, camera, roster=truth.state)
-    state = carry_identities(analysis.state, truth.state, 10.0, take_bases=True)
-    results = [r for r in judge_pairs(state, pairs, close_sigmas=2.0) if {r.pair.a, r.pair.b} == {"p0a", "p0b"}]
-    assert len(results) == 1
-    assert results[0].wrong is wrong
-    seen, placed = state.model("p0a"), truth.state.model("p0a")
+    frame = _line_pairs_frame(1349, "4k", 349)
+    result, state = _call_on_pair(frame, config, True, "p0a", "p0b")
+    assert result.wrong is wrong
+    seen, placed = state.model("p0a"), frame[3].state.model("p0a")
     assert (math.hypot(seen.x_mm - placed.x_mm, seen.y_mm - placed.y_mm) < 1.0) is not wrong
-
-
-@functools.cache
-def _grey_base_on_a_grey_mat() -> tuple[Scene, list[LinePair], Image, Truth]:
-    scene, pairs = line_pairs_scene(1013, "1080p")
-    return (scene, pairs, *render(scene, 13))
 
 
 # A 1080p frame measured without camera.json in which a grey 28.5 mm base on a grey mat ("p4b") shows little but its
@@ -79,12 +84,8 @@ def _grey_base_on_a_grey_mat() -> tuple[Scene, list[LinePair], Image, Truth]:
 def test_a_base_read_on_little_of_its_rim_is_not_called_clear(
     config: Config, unseen_rim_sigma_share: float | None, wrong: bool
 ) -> None:
-    scene, pairs, image, truth = _grey_base_on_a_grey_mat()
     if unseen_rim_sigma_share is not None:
         config = replace(config, vision=replace(config.vision, unseen_rim_sigma_share=unseen_rim_sigma_share))
-    analysis = detect_frame(np.asarray(image), scene.table, config, None, roster=truth.state)
-    state = carry_identities(analysis.state, truth.state, 10.0, take_bases=True)
-    results = [r for r in judge_pairs(state, pairs, close_sigmas=2.0) if {r.pair.a, r.pair.b} == {"p4a", "p4b"}]
-    assert len(results) == 1
-    assert results[0].wrong is wrong
-    assert results[0].call == ("clear" if wrong else "close")
+    result, _ = _call_on_pair(_line_pairs_frame(1013, "1080p", 13), config, False, "p4a", "p4b")
+    assert result.wrong is wrong
+    assert result.call == ("clear" if wrong else "close")

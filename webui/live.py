@@ -289,6 +289,8 @@ class _Detected:
 class _DetectJob:
     frame: FeedFrame
     view: FrameView
+    # measured whole, not built on the frame measured before
+    whole: bool = False
 
 
 class _Jobs:
@@ -302,6 +304,9 @@ class _Jobs:
 
     def put_detect(self, job: _DetectJob) -> None:
         with self._cond:
+            if self._detect is not None and self._detect.whole:
+                # a newer frame takes the place of one owed a whole measurement, and owes it in turn
+                job = replace(job, whole=True)
             self._detect = job
             self._cond.notify()
 
@@ -380,6 +385,8 @@ class LiveTable:
         self._detected: dict[str, _Detected] = {}
         self._scene_of_result: str | None = None
         self._force = False
+        # the last frame was measured in part: the next settled one is measured whole
+        self._whole_due = False
         self._jobs = _Jobs()
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -571,12 +578,17 @@ class LiveTable:
                 view = FrameView(
                     self._frame_seq, ff.index, time.time(), jpeg, image.shape[1], image.shape[0], ff.scene.key
                 )
-                force = False
+                force = whole = False
                 if settled:
                     with self._lock:
                         force, self._force = self._force, False
+                        whole, self._whole_due = self._whole_due, False
                 if settled and (
-                    force or attempted is None or attempted[0] != ff.scene.key or watch.differs(thumb, attempted[1])
+                    force
+                    or whole
+                    or attempted is None
+                    or attempted[0] != ff.scene.key
+                    or watch.differs(thumb, attempted[1])
                 ):
                     # Compared with the frame measured last: the hand's own still frame must not become the
                     # reference, or its leaving would look like something reaching in.
@@ -589,10 +601,14 @@ class LiveTable:
                         if not covered:
                             covered = True
                             self.hub.update(message=COVERED_MESSAGE)
+                        if whole:
+                            # still owed once the hand has gone
+                            with self._lock:
+                                self._whole_due = True
                     else:
                         covered = False
                         attempted = (ff.scene.key, thumb)
-                        self._jobs.put_detect(_DetectJob(ff, view))
+                        self._jobs.put_detect(_DetectJob(ff, view, whole))
                 self.hub.update(frame=view, settled=settled, fps=meter.tick(now), camera=LIVE)
         finally:
             close = getattr(frames, "close", None)
@@ -641,7 +657,7 @@ class LiveTable:
                 # bases the user declared are measured at their size and rim height, as `tableref analyze` does
                 declared = declared_bases(self._rosters.get(scene.key, scene.roster))
                 # only what changed since is measured again, while the calibration and the declared bases hold
-                previous = self._analyses.get(scene.key)
+                previous = None if job.whole else self._analyses.get(scene.key)
             if cal is not None:
                 # A knocked camera: the markers are no longer where the kept calibration puts them.
                 drift = marker_drift_px(job.frame.image_bgr, cal, settings=self.config.calibration)
@@ -654,6 +670,9 @@ class LiveTable:
                 if self._spec is spec:
                     self._calibrations[scene.key] = analysis.calibration
                     self._analyses[scene.key] = analysis
+                # nothing measured again (0): every base is the whole frame's before it, which owes nothing
+                if 0 < analysis.remeasured_share < 1 and self.settings.whole_after_part:
+                    self._whole_due = True
             detected = analysis.state
             to_px = analysis.calibration.table_to_image
             rim = analysis.rim_height_mm

@@ -28,6 +28,8 @@ class WebuiSettings:
     motion_fraction: float
     motion_min_region_px: int
     settle_s: float
+    # After a frame measured in part (only what changed), the next settled frame is measured whole.
+    whole_after_part: bool
     # A settled frame is not measured while something reaches in over the picture's edge: a region changed by
     # more than covered_pixel_delta since the frame measured last, touching the border, covering at least
     # covered_fraction of the picture.

@@ -318,7 +318,9 @@ def test_the_status_bar_says_how_much_of_the_table_was_measured_again(page: Any)
     before, truth = render(table, seed=1)
     after, _ = render(with_models(table, {"b2": (1420.0, 860.0)}), seed=2)
     scene = Scene(key="cam", camera=camera_from_dict(dict(truth.camera)))
-    served = Served(start_live(_MoveFeed(np.asarray(before), np.asarray(after), scene, 20.0), fast_settings()))
+    # the frame measured in part stays the last result: no whole frame after it
+    settings = fast_settings(whole_after_part=False)
+    served = Served(start_live(_MoveFeed(np.asarray(before), np.asarray(after), scene, 20.0), settings))
     try:
         page.goto(served.url + "/")
         wait_for(lambda: served.get("/api/status")["result_seq"] >= 2, what="the frame after the move", timeout_s=60)

@@ -405,8 +405,26 @@ class _MoveFeed(Feed):
                 time.sleep(1.0 / self.fps)
 
 
-@pytest.mark.parametrize("moved", [{"b2": (1420.0, 860.0)}, {"a3": (530.8, 460.0)}])
-def test_after_a_move_only_the_places_that_changed_are_measured_again(moved: dict[str, tuple[float, float]]):
+def _results_in_turn(live: LiveTable, count: int, timeout_s: float) -> list[Any]:
+    """The live table's first ``count`` results, each as it came (fewer if none came for ``timeout_s``)."""
+    results: list[Any] = []
+    seq = 0
+    while len(results) < count:
+        result = live.hub.wait_result(seq, timeout_s).result
+        if result is None or result.seq <= seq:
+            break
+        results.append(result)
+        seq = result.seq
+    return results
+
+
+@pytest.mark.parametrize(
+    ("moved", "whole_after_part"),
+    [({"b2": (1420.0, 860.0)}, True), ({"a3": (530.8, 460.0)}, True), ({"b2": (1420.0, 860.0)}, False)],
+)
+def test_after_a_move_only_the_places_that_changed_are_measured_again_then_the_whole_table(
+    moved: dict[str, tuple[float, float]], whole_after_part: bool
+):
     from calibration.camera import camera_from_dict
     from tableref.synth.generate import with_models
     from tableref.synth.render import render
@@ -417,16 +435,49 @@ def test_after_a_move_only_the_places_that_changed_are_measured_again(moved: dic
     # one model moved: the corner's 40 mm base, or the smallest, a 25 mm base, by 2"
     after, _ = render(with_models(table, moved), seed=2)
     scene = Scene(key="cam", camera=camera_from_dict(dict(truth.camera)))
-    live = start_live(_MoveFeed(np.asarray(before), np.asarray(after), scene, 20.0), fast_settings())
-    results: list[Any] = []
+    feed = _MoveFeed(np.asarray(before), np.asarray(after), scene, 20.0)
+    live = start_live(feed, fast_settings(whole_after_part=whole_after_part))
     try:
-        wait_for(lambda: (r := live.hub.snapshot().result) is not None and r.seq >= 2, what="two results", timeout_s=60)
-        results = [live.hub.snapshot().result]
+        # the table before, the part that changed, and (only when asked) the whole table once more
+        results = _results_in_turn(live, 3 if whole_after_part else 2, timeout_s=60)
+        # none after those while the table stays as it is
+        late = live.hub.wait_result(results[-1].seq, 3.0).result
     finally:
         live.stop()
-    doc = json.loads(results[0].json)
-    assert 0.0 < doc["remeasured_share"] < 0.4
+    shares = [json.loads(r.json)["remeasured_share"] for r in results]
+    assert shares[0] == 1.0 and 0.0 < shares[1] < 0.4
+    assert shares[2:] == ([1.0] if whole_after_part else [])
+    assert late is not None and late.seq == results[-1].seq
     ((x, y),) = moved.values()
-    found = min(results[0].state.models, key=lambda m: math.hypot(m.x_mm - x, m.y_mm - y))
-    assert math.hypot(found.x_mm - x, found.y_mm - y) < 2.0
-    assert len(results[0].state.models) == len(MODELS)
+    for result in results[1:]:
+        found = min(result.state.models, key=lambda m: math.hypot(m.x_mm - x, m.y_mm - y))
+        assert math.hypot(found.x_mm - x, found.y_mm - y) < 2.0
+        assert len(result.state.models) == len(MODELS)
+    if whole_after_part:
+        # the part kept from the frame before is where the whole frame puts it
+        part = sorted((m.x_mm, m.y_mm) for m in results[1].state.models)
+        whole = sorted((m.x_mm, m.y_mm) for m in results[2].state.models)
+        np.testing.assert_allclose(part, whole, atol=0.3)
+
+
+@pytest.mark.parametrize(
+    ("first_whole", "second_whole", "whole"),
+    [(False, False, False), (True, False, True), (False, True, True), (True, True, True)],
+)
+def test_a_frame_owed_a_whole_measurement_passes_it_on_to_the_frame_that_replaces_it(
+    first_whole: bool, second_whole: bool, whole: bool
+):
+    from webui.live import FrameView, _DetectJob, _Jobs
+
+    scene = Scene(key="cam")
+    first, second = (
+        _DetectJob(FeedFrame(k, np.zeros((4, 4, 3), np.uint8), scene), FrameView(k, k, 0.0, b"", 4, 4, "cam"), w)
+        for k, w in ((0, first_whole), (1, second_whole))
+    )
+    jobs = _Jobs()
+    jobs.put_detect(first)
+    jobs.put_detect(second)
+    job = jobs.take(0.1)
+    assert isinstance(job, _DetectJob)
+    assert job.frame is second.frame and job.whole is whole
+    assert jobs.take(0.01) is None

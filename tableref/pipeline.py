@@ -320,10 +320,11 @@ def _changed_windows(
     mask: NDArray[np.uint8],
     max_diameter_mm: float,
     settings: PipelineSettings,
-) -> tuple[list[_Window], NDArray[np.float64], NDArray[np.uint8]] | None:
+) -> tuple[list[_Window], NDArray[np.float64], NDArray[np.uint8], float] | None:
     """The windows of the top-down view to measure again since ``previous``, the changed boxes (M, 4) in its
-    pixels, and the overview to keep (the previous one where nothing changed: a slow drift, such as the light
-    changing, adds up until it counts). None when too much of the table changed to gain from windows."""
+    pixels, the overview to keep (the previous one where nothing changed: a slow drift, such as the light
+    changing, adds up until it counts) and the share (0-1) of the view the windows cover. None when too much of the
+    table changed to gain from windows."""
     assert previous.overview is not None
     calibration, px_per_mm = previous.calibration, previous.px_per_mm
     changed = changed_mask(
@@ -338,8 +339,8 @@ def _changed_windows(
     )
     size_px = calibration.rectified_size(px_per_mm)
     boxes_px = [w.window_px(px_per_mm, size_px) for w in windows]
-    measured = sum((u1 - u0) * (v1 - v0) for u0, v0, u1, v1 in boxes_px)
-    if measured > settings.max_changed_share * size_px[0] * size_px[1]:
+    share = sum((u1 - u0) * (v1 - v0) for u0, v0, u1, v1 in boxes_px) / (size_px[0] * size_px[1])
+    if share > settings.max_changed_share:
         return None
     parts = [
         _Window(box, calibration.rectify(frame_bgr, px_per_mm, box), mask[box[1] : box[3], box[0] : box[2]])
@@ -348,7 +349,7 @@ def _changed_windows(
     ]
     corners_mm = np.array([[b.x0_mm, b.y0_mm, b.x1_mm, b.y1_mm] for b in boxes], dtype=np.float64).reshape(-1, 2)
     changed_px = table_to_rectified(corners_mm, px_per_mm).reshape(-1, 4)
-    return parts, changed_px, kept_overview
+    return parts, changed_px, kept_overview, share
 
 
 def _measure_again(
@@ -462,12 +463,11 @@ def detect_frame(
     declared_rims_mm = None
     if windows is not None:
         assert previous is not None
-        parts, changed_px, overview = windows
+        parts, changed_px, overview, remeasured = windows
         t = time.perf_counter()
         detections, diameter, height, kept = _measure_again(
             frame_bgr, previous, parts, changed_px, config, parallax, roster
         )
-        remeasured = sum(p.topdown.shape[0] * p.topdown.shape[1] for p in parts) / (size_px[0] * size_px[1])
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
         t = time.perf_counter()

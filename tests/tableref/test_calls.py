@@ -47,6 +47,11 @@ def _line_pairs_frame(scene_seed: int, resolution: str, render_seed: int) -> tup
     return (scene, pairs, *render(scene, render_seed))
 
 
+def _with_vision(config: Config, name: str, value: float | None) -> Config:
+    """``config`` with one vision setting changed (None: as it is)."""
+    return config if value is None else replace(config, vision=replace(config.vision, **{name: value}))
+
+
 def _call_on_pair(
     frame: tuple[Scene, list[LinePair], Image, Truth], config: Config, lens: bool, a: str, b: str
 ) -> tuple[CallResult, TableState]:
@@ -68,10 +73,8 @@ def _call_on_pair(
 def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
     config: Config, second_ring_mm: float | None, wrong: bool
 ) -> None:
-    if second_ring_mm is not None:
-        config = replace(config, vision=replace(config.vision, second_ring_mm=second_ring_mm))
     frame = _line_pairs_frame(1349, "4k", 349)
-    result, state = _call_on_pair(frame, config, True, "p0a", "p0b")
+    result, state = _call_on_pair(frame, _with_vision(config, "second_ring_mm", second_ring_mm), True, "p0a", "p0b")
     assert result.wrong is wrong
     seen, placed = state.model("p0a"), frame[3].state.model("p0a")
     assert (math.hypot(seen.x_mm - placed.x_mm, seen.y_mm - placed.y_mm) < 1.0) is not wrong
@@ -84,8 +87,7 @@ def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
 def test_a_base_read_on_little_of_its_rim_is_not_called_clear(
     config: Config, unseen_rim_sigma_share: float | None, wrong: bool
 ) -> None:
-    if unseen_rim_sigma_share is not None:
-        config = replace(config, vision=replace(config.vision, unseen_rim_sigma_share=unseen_rim_sigma_share))
+    config = _with_vision(config, "unseen_rim_sigma_share", unseen_rim_sigma_share)
     result, _ = _call_on_pair(_line_pairs_frame(1013, "1080p", 13), config, False, "p4a", "p4b")
     assert result.wrong is wrong
     assert result.call == ("clear" if wrong else "close")

@@ -66,8 +66,9 @@ Steps:
    dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower
    score is dropped. A larger circle takes the place of smaller ones inside it only where it is their footprint
    (fitted at most ``nest_top_mm`` larger in radius) or scores at least ``nest_score_share`` of theirs: a faint
-   circle round several bases in contact does not. Second readings are resolved after the first ones, only where
-   none of those lies.
+   circle round several bases in contact does not. Second readings are resolved after the first ones: they stand
+   where none of those lies, or take the place of first readings they hold inside them where they may (as above)
+   and score better (a figure's outline read first, off the middle of a large base, its footprint second).
 
 6. Other readings (:func:`_other_readings`): a base read by its edges alone may be read wrong by millimetres and
    still pass every test - its top read as the footprint, or a circle on part of its rim and part of its figure.
@@ -81,9 +82,10 @@ Steps:
    (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey, and a rim may be as rough as
    ``colour_max_fit_rms_px``, since the colour contrast's edges scatter more there. The colour look reads no
    second rings (there they found one base more on 34 rendered 4K frames, and took the inner edge of a printed
-   ring and a fingertip for two). The grey look's second readings then stand where neither look found a base; one
-   that reads a base of the colour look again yields to it, and where the two read different things that cannot
-   both stand the better scored stands.
+   ring and a fingertip for two). Its bases stand where the grey look found none, or take the place of grey-look
+   bases they hold, as second readings do (step 5). The grey look's second readings then stand where neither look
+   found a base; one that reads a base of the colour look again yields to it, and where the two read different
+   things that cannot both stand the better scored stands.
 
 8. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base's size goes to the vote of
    its neighbours of about its fitted diameter (``size_vote_*``); the centre does not move.
@@ -747,13 +749,16 @@ def _resolve_overlaps(
     score: FloatArray,
     px_per_mm: float,
     settings: VisionSettings,
+    later: BoolArray | None = None,
 ) -> NDArray[np.intp]:
     """Indices kept after dropping nested circles and impossible overlaps, best score first: a circle that
     overlaps kept ones by more than ``max_overlap_mm`` is dropped, unless all of those are smaller circles inside it
     (its top, its figure's outline; two bases cannot nest) that it may take the place of: then it is the footprint
     and replaces them. It may where its fitted radius (``radius`` (K,) px) is at most ``nest_top_mm`` larger (a top
     inside its footprint), or where it scores at least ``nest_score_share`` of theirs: a faint circle round several
-    bases in contact takes none of their places."""
+    bases in contact takes none of their places. ``later`` (K,): readings that come after all the others whatever
+    their score (a second look's, a second ring's), so they stand only where they clash with none of the others or
+    take the place of those they hold."""
     if len(radius) == 0:
         return np.zeros(0, np.intp)
     max_mm = settings.max_overlap_mm
@@ -767,7 +772,14 @@ def _resolve_overlaps(
     strong = score[:, None] >= settings.nest_score_share * score[None, :]
     overlap_mm = (nominal_px[:, None] + nominal_px[None, :] - dist) / px_per_mm
     np.fill_diagonal(overlap_mm, -np.inf)
-    return _keep_best(score, overlap_mm > max_mm, inside & (top | strong))
+    absorbs = inside & (top | strong)
+    rank = score
+    if later is not None:
+        rank = _firsts_first(score, later)
+        # a later reading about as large as an earlier one is mostly the same rim read again, a little wider: it
+        # takes the earlier one's place only where it scores better
+        absorbs &= ~(later[:, None] & ~later[None, :]) | (score[:, None] > score[None, :])
+    return _keep_best(rank, overlap_mm > max_mm, absorbs)
 
 
 def _tangent_starts(
@@ -987,7 +999,12 @@ def detect_bases(
         bgr=bgr,
         wanted_px=wanted_px,
     )
-    more = more[_clear_of(more, found, scale, settings.max_overlap_mm)]
+    # where the colour look read a base round bases the grey look found (a figure's outline read in grey, say), it may
+    # take their place; elsewhere the grey look's bases stand
+    both = BaseDetections.concatenate([found, more])
+    later = np.arange(len(both)) >= len(found)
+    keep = _resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
+    found, more = both[keep[~later[keep]]], both[keep[later[keep]]]
     # a second reading of a base the colour look found yields to it; where the two read different things that cannot
     # both stand (the colour look may take a figure lying beside its base for one), the better scored stands
     same = _centre_distances(spare.center_px, more.center_px) <= _SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
@@ -1267,28 +1284,6 @@ def _covered(
     return covered
 
 
-def _clear_of(more: BaseDetections, found: BaseDetections, px_per_mm: float, max_mm: float) -> BoolArray:
-    """(len(more),) which of ``more`` overlap none of ``found`` by more than ``max_mm`` (at their standard sizes)."""
-    return _overlap_free(more.center_px, more.diameter_mm, found.center_px, found.diameter_mm, px_per_mm, max_mm)
-
-
-def _overlap_free(
-    center_px: FloatArray,
-    diameter_mm: FloatArray,
-    other_px: FloatArray,
-    other_mm: FloatArray,
-    px_per_mm: float,
-    max_mm: float,
-) -> BoolArray:
-    """(K,) which of the circles (``center_px`` (K, 2), ``diameter_mm`` (K,)) overlap none of the others
-    (``other_px`` (M, 2), ``other_mm`` (M,)) by more than ``max_mm``."""
-    if len(center_px) == 0 or len(other_px) == 0:
-        return np.ones(len(center_px), np.bool_)
-    dist_mm = _centre_distances(center_px, other_px) / px_per_mm
-    overlap_mm = (diameter_mm[:, None] + other_mm[None, :]) / 2 - dist_mm
-    return np.asarray(overlap_mm.max(axis=1) <= max_mm, dtype=np.bool_)
-
-
 def _may_reach(seeds: Seeds, boxes_px: FloatArray, slack_px: float) -> BoolArray:
     """(K,) True for the seeds whose largest circle (their band's outer radius, plus ``slack_px`` and a reduced
     pixel for where the centre may lie) reaches into any of the boxes (M, 4) (u0, v0, u1, v1)."""
@@ -1515,18 +1510,16 @@ def _detect_in(
     sigma = _center_sigma(fit, directions, scale, settings)
     idx = np.flatnonzero(accept)
 
-    # 5. duplicates and impossible pairs; second readings only where no first reading lies
-    max_mm = settings.max_overlap_mm
-
+    # 5. duplicates and impossible pairs; second readings only where no first reading lies, or where they hold the
+    # first readings there inside them and may take their place (a figure's outline read first, the footprint second)
     def resolved(rows: NDArray[np.intp]) -> NDArray[np.intp]:
-        return rows[_resolve_overlaps(center[rows], radius[rows], final_size[rows], score[rows], scale, settings)]
+        at = (center[rows], radius[rows], final_size[rows], score[rows])
+        return rows[_resolve_overlaps(*at, scale, settings, second[rows])]
 
-    firsts, seconds = idx[~second[idx]], idx[second[idx]]
-    kept = resolved(firsts)
-    seconds = resolved(
-        seconds[_overlap_free(center[seconds], final_size[seconds], center[kept], final_size[kept], scale, max_mm)]
-    )
-    kept = np.concatenate([kept[np.argsort(-score[kept], kind="stable")], seconds])
+    firsts = resolved(idx[~second[idx]])
+    kept = resolved(np.concatenate([firsts, idx[second[idx]]]))
+    firsts, seconds = kept[~second[kept]], kept[second[kept]]
+    kept = np.concatenate([firsts[np.argsort(-score[firsts], kind="stable")], seconds])
     # another reading the edges allow (the appearance fit weighs such readings itself, from its starts): two
     # equally likely readings a distance d apart have a spread of d / 2
     by_edges = np.ones(len(radius), np.bool_)

@@ -701,6 +701,36 @@ def test_a_larger_circle_takes_the_place_of_those_inside_it_only_as_their_footpr
     assert sorted(rows.tolist()) == kept
 
 
+# A figure's outline read first (a 25 mm circle 10 mm off the middle of a 50 mm base) and circles read later.
+_OUTLINE_FIRST = (110.0, 100.0, 12.4, 25.0, 0.09)
+
+
+@pytest.mark.parametrize(
+    ("later_circle", "kept"),
+    [
+        # the footprint read later, round the outline and better scored, takes its place
+        ((100.0, 100.0, 25.1, 50.0, 0.36), [1]),
+        # ... not when it scores worse, however near it comes to the share of nest_score_share
+        ((100.0, 100.0, 25.1, 50.0, 0.08), [0]),
+        # the same rim read again a little wider (as a top's footprint would be) scores worse: the first stands
+        ((110.5, 100.0, 13.9, 28.5, 0.05), [0]),
+        # ... and better: it takes the place
+        ((110.5, 100.0, 13.9, 28.5, 0.2), [1]),
+        # a later circle that overlaps the first without holding it gives way, however well it scores
+        ((130.0, 100.0, 12.5, 25.0, 0.9), [0]),
+        # one clear of it stands beside it
+        ((140.0, 100.0, 12.5, 25.0, 0.01), [0, 1]),
+    ],
+)
+def test_a_later_reading_stands_where_no_first_lies_or_takes_the_place_of_those_it_holds_scoring_better(
+    later_circle: tuple[float, float, float, float, float], kept: list[int]
+) -> None:
+    c = np.array([_OUTLINE_FIRST, later_circle], dtype=np.float64)
+    later = np.array([False, True])
+    rows = _resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, DEFAULT_SETTINGS, later)
+    assert sorted(rows.tolist()) == kept
+
+
 @pytest.mark.parametrize(
     ("radius_mm", "coverage", "by_edges", "sigma_mm"),
     [

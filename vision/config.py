@@ -146,6 +146,10 @@ class VisionSettings:
             both its flanks by at least round_end_min_contrast (grey levels, or their length over the three colour
             channels) and its width and middle wobble about straight lines by at most round_end_max_wobble radii
             (0: no circle is taken for a round end).
+        die_square_agreement, die_line_agreement: a circle round a die is not a base: its inside's gradient
+            directions agree, taken four times over, by at least die_square_agreement and, taken twice over (as a
+            single straight edge's would), by at most die_line_agreement (see :mod:`vision.squares`; 0 for the
+            first: no circle is taken for a die's).
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
         nest_top_mm, nest_score_share: a larger circle with smaller ones inside it (its top, its figure's outline)
             takes their place where its fitted radius is at most nest_top_mm larger than theirs or its score at least
@@ -266,6 +270,8 @@ class VisionSettings:
     token_ring_mm: float
     round_end_max_wobble: float
     round_end_min_contrast: float
+    die_square_agreement: float
+    die_line_agreement: float
     max_overlap_mm: float
     nest_top_mm: float
     nest_score_share: float
@@ -436,6 +442,8 @@ class VisionSettings:
             "nest_top_mm",
             "nest_score_share",
             "round_end_min_contrast",
+            "die_square_agreement",
+            "die_line_agreement",
             "size_vote_reach_mm",
             "size_vote_window_mm",
             "size_vote_min",

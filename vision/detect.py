@@ -51,7 +51,10 @@ Steps:
      centre;
    - not a round end: a circle whose inside runs on, in one direction, between two straight parallel edges about a
      diameter apart is a fingertip or a forearm's end (:mod:`vision.ends`, ``round_end_max_wobble``,
-     ``round_end_min_contrast``); it is looked for in the frame's own colours.
+     ``round_end_min_contrast``); it is looked for in the frame's own colours;
+   - not a die, where figures blur (under ``outline_min_px_per_mm``): a circle whose inside's gradients run along
+     two directions at right angles and not along one alone is round a square block (:mod:`vision.squares`,
+     ``die_square_agreement``, ``die_line_agreement``).
 
    Where the appearance fit runs, a candidate that failed only the disc test gets a second one at the footprint
    the fit finds: edges that ran out into a contact shadow put the band partly on the mat.
@@ -126,6 +129,7 @@ from vision.rim import (
     select_peaks,
 )
 from vision.seeds import Seeds, find_seeds
+from vision.squares import square_insides
 from vision.vecmath import hypot
 
 FloatArray = NDArray[np.float64]
@@ -1499,6 +1503,16 @@ def _detect_in(
                 radius[ends],
                 settings.round_end_max_wobble,
                 settings.round_end_min_contrast,
+            )
+        ]
+    ] = False
+    # a die: the inside of a square block, where it blurs into a base's size (where figures resolve, so does a die's
+    # outline, and the test would only cost bases)
+    blocks = np.flatnonzero(accept) if scale < settings.outline_min_px_per_mm else np.zeros(0, np.intp)
+    accept[
+        blocks[
+            square_insides(
+                grey, center[blocks], radius[blocks], settings.die_square_agreement, settings.die_line_agreement
             )
         ]
     ] = False

@@ -113,6 +113,35 @@ def test_the_mats_own_blotches_are_not_bases() -> None:
     assert with_rule.precision >= without.precision + 0.05
 
 
+# A detection this near a die's centre (mm) is the die taken for a base: a die is 12-16 mm across, its shadow beside it.
+_DIE_REACH_MM = 15.0
+
+
+def _on_dice(prefix: str, **changed: float) -> tuple[FrameScore, int]:
+    """The bundled sample whose name starts with ``prefix``, scored with the vision settings ``changed``, and how many
+    of its detections lie on a die."""
+    sample = next(
+        s for s in load_samples(Path(__file__).resolve().parents[2] / "sample_images") if s.name.startswith(prefix)
+    )
+    config = load_config()
+    config = replace(config, vision=replace(config.vision, **changed))
+    found = detect_frame(read_image(sample.image), sample.spec, config, sample.camera).state.models
+    dice = [(d["x_mm"], d["y_mm"]) for d in sample.truth["render"]["dice"]]
+    on = sum(1 for m in found if any(np.hypot(m.x_mm - x, m.y_mm - y) < _DIE_REACH_MM for x, y in dice))
+    return score_frame(sample, config, config.evaluate), on
+
+
+def test_where_figures_blur_a_die_is_not_a_base() -> None:
+    # The bundled 1080p melee: eight dice lie on the table; without the rule three of them (a die's top, its sides and
+    # its shadow blur into a base's size) pass for bases, with it one: a 32 mm circle round a 12 mm die and the mat
+    # beside it, which shows no square inside.
+    with_rule, on_dice = _on_dice("melee_hand")
+    without, on_dice_without = _on_dice("melee_hand", die_square_agreement=0.0)
+    assert (on_dice, on_dice_without) == (1, 3)
+    assert with_rule.recall == without.recall
+    assert with_rule.matched == without.matched
+
+
 @pytest.mark.parametrize(
     "prefix",
     [

@@ -102,6 +102,9 @@ class VisionSettings:
             (lit like the shaded mat), or less than ``wall_light_min`` of it on a light one (as bright as the top),
             read something else as its wall: ``wall_misplaced_doubt`` of the top disc's parallax shift is its doubt
             along the line from the nadir.
+        wall_dark_far, wall_light_far, wall_far_doubt: where that wall came out farther still (more than
+            ``wall_dark_far`` of the way on a dark base, less than ``wall_light_far`` on a light one), the doubt is
+            ``wall_far_doubt`` of the shift.
     Circle fit
         fit_iterations: iteratively reweighted geometric fit steps.
         outlier_sigmas: residuals beyond this many robust sigmas are outliers (weapons, cloaks, neighbours).
@@ -244,6 +247,9 @@ class VisionSettings:
     wall_dark_max: float
     wall_light_min: float
     wall_misplaced_doubt: float
+    wall_dark_far: float
+    wall_light_far: float
+    wall_far_doubt: float
     fit_iterations: int
     outlier_sigmas: float
     max_fit_rms_px: float
@@ -409,8 +415,16 @@ class VisionSettings:
             raise SettingsError(
                 f"wall_dark_max and wall_light_min must be numbers, got {self.wall_dark_max} and {self.wall_light_min}"
             )
-        if self.wall_misplaced_doubt < 0:
-            raise SettingsError(f"wall_misplaced_doubt must not be negative, got {self.wall_misplaced_doubt}")
+        if not self.wall_dark_far >= self.wall_dark_max or not self.wall_light_far <= self.wall_light_min:
+            raise SettingsError(
+                "wall_dark_far must be at least wall_dark_max and wall_light_far at most wall_light_min (a wall "
+                f"farther out than the first bound), got {self.wall_dark_far} and {self.wall_light_far}"
+            )
+        if self.wall_misplaced_doubt < 0 or self.wall_far_doubt < self.wall_misplaced_doubt:
+            raise SettingsError(
+                "wall_misplaced_doubt must not be negative and wall_far_doubt not below it, got "
+                f"{self.wall_misplaced_doubt} and {self.wall_far_doubt}"
+            )
         if self.bevel_mm < 0:
             raise SettingsError(f"bevel_mm must not be negative, got {self.bevel_mm}")
         if self.contact_shadow_mm <= 0 or self.outline_ray_reject <= 1:

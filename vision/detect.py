@@ -1113,10 +1113,12 @@ def _wall_misplaced_mm(
     elsewhere."""
     place, contrast = look.near_wall[look.ok], look.near_contrast[look.ok]
     with np.errstate(invalid="ignore"):
-        dark = (contrast >= settings.min_disc_contrast) & (place > settings.wall_dark_max)
-        light = (contrast <= -settings.min_disc_contrast) & (place < settings.wall_light_min)
+        is_dark, is_light = contrast >= settings.min_disc_contrast, contrast <= -settings.min_disc_contrast
+        dark, light = is_dark & (place > settings.wall_dark_max), is_light & (place < settings.wall_light_min)
+        far = (is_dark & (place > settings.wall_dark_far)) | (is_light & (place < settings.wall_light_far))
     half_px, unit = parallax.half_shift(middle_px)
-    length_mm = settings.wall_misplaced_doubt * 2.0 * half_px / px_per_mm
+    share = np.where(far, settings.wall_far_doubt, settings.wall_misplaced_doubt)
+    length_mm = share * 2.0 * half_px / px_per_mm
     return np.asarray(np.where((dark | light)[:, None], length_mm[:, None] * unit, 0.0), dtype=np.float64)
 
 

@@ -91,3 +91,17 @@ def test_a_base_read_on_little_of_its_rim_is_not_called_clear(
     result, _ = _call_on_pair(_line_pairs_frame(1013, "1080p", 13), config, False, "p4a", "p4b")
     assert result.wrong is wrong
     assert result.call == ("clear" if wrong else "close")
+
+
+# A 4K frame in which a green 25 mm base on a green mat ("p16b") carries a figure whose cloak, of the base's own green,
+# hangs over its rim: the fit at the known size puts the wall where the mat is, far out of place (0.42 of the way from
+# the top's level to the mat's), and comes out 1.8 mm off. With the doubt of a wall barely out of place (half the top
+# disc's shift) the call on its pair, 0.2 mm inside the 2" line, was `clear`, and wrong.
+@pytest.mark.parametrize(("wall_far_doubt", "wrong"), [(None, False), (0.5, True)])
+def test_a_base_whose_wall_came_out_far_out_of_place_is_not_called_clear(
+    config: Config, wall_far_doubt: float | None, wrong: bool
+) -> None:
+    config = _with_vision(config, "wall_far_doubt", wall_far_doubt)
+    result, _ = _call_on_pair(_line_pairs_frame(1331, "4k", 331), config, True, "p16a", "p16b")
+    assert result.wrong is wrong
+    assert result.call == ("clear" if wrong else "close")

@@ -382,6 +382,10 @@ def test_bad_input_raises_named_errors(
         ({"round_end_min_contrast": -1.0}, "round_end_min_contrast must not be negative"),
         ({"nest_top_mm": -1.0}, "nest_top_mm must not be negative"),
         ({"nest_score_share": -0.5}, "nest_score_share must not be negative"),
+        ({"die_square_agreement": -0.1}, "die_square_agreement must not be negative"),
+        ({"wall_dark_far": 0.1}, "wall_dark_far must be at least wall_dark_max"),
+        ({"wall_light_far": 0.5}, "wall_light_far at most wall_light_min"),
+        ({"wall_far_doubt": 0.2}, "wall_far_doubt not below it"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:

@@ -67,38 +67,55 @@ ROW_PARALLAX = RimParallax((0.0, 300.0), 0.01)
 NAN = math.nan
 DARK, LIGHT, ALIKE = 80.0, -80.0, 5.0
 # the wall's place and the contrast of each fit, which of the usable ones get a doubt (wall_dark_max 0.15,
-# wall_light_min 0.4, min_disc_contrast 10): half the top disc's whole shift (0.01 of the distance from the nadir),
-# along the row
+# wall_light_min 0.4, min_disc_contrast 10) and of what share of the top disc's whole shift (0.01 of the distance from
+# the nadir), along the row: MILD (wall_misplaced_doubt) or, past wall_dark_far 0.3 or wall_light_far 0.1, FAR
+# (wall_far_doubt)
+MILD, FAR = 0.5, 1.5
 DOUBT_CASES = [
-    ("walls where they belong", [0.0, 0.1, 0.5, 1.5], [DARK, DARK, LIGHT, LIGHT], None, []),
-    ("a dark base's wall lit grey", [0.6, 0.0, 0.0, 0.0], [DARK, DARK, DARK, DARK], None, [0]),
-    ("a dark base's wall a fifth of the way to the mat", [0.0, 0.2, 0.1, 0.0], [DARK, DARK, DARK, DARK], None, [1]),
-    ("a dark base's wall brighter than the mat", [0.0, 0.0, 0.0, 1.4], [DARK, DARK, DARK, DARK], None, [3]),
-    ("a light base's wall as bright as its top", [1.2, 0.05, 1.0, 1.0], [LIGHT, LIGHT, LIGHT, LIGHT], None, [1]),
-    ("a light base's wall a quarter of the way to the mat", [1.2, 0.5, 0.25, 1.0], [LIGHT] * 4, None, [2]),
-    ("top and mat alike: no wall place to judge", [0.6, -1.0, 0.0, 0.0], [ALIKE, -ALIKE, DARK, LIGHT], None, [3]),
-    ("none of the side seen", [NAN, NAN, 0.0, 1.0], [NAN, NAN, DARK, LIGHT], None, []),
-    ("a failed fit is not scored", [0.6, 0.0, 0.6, 0.0], [DARK] * 4, [True, True, False, True], [0]),
+    ("walls where they belong", [0.0, 0.1, 0.5, 1.5], [DARK, DARK, LIGHT, LIGHT], None, {}),
+    ("a dark base's wall lit grey", [0.6, 0.0, 0.0, 0.0], [DARK, DARK, DARK, DARK], None, {0: FAR}),
+    (
+        "a dark base's wall a fifth of the way to the mat",
+        [0.0, 0.2, 0.1, 0.0],
+        [DARK, DARK, DARK, DARK],
+        None,
+        {1: MILD},
+    ),
+    ("a dark base's wall a third of the way to the mat", [0.0, 0.35, 0.1, 0.0], [DARK] * 4, None, {1: FAR}),
+    ("a dark base's wall brighter than the mat", [0.0, 0.0, 0.0, 1.4], [DARK, DARK, DARK, DARK], None, {3: FAR}),
+    ("a light base's wall as bright as its top", [1.2, 0.05, 1.0, 1.0], [LIGHT, LIGHT, LIGHT, LIGHT], None, {1: FAR}),
+    ("a light base's wall a quarter of the way to the mat", [1.2, 0.5, 0.25, 1.0], [LIGHT] * 4, None, {2: MILD}),
+    ("a light base's wall a seventh of the way", [1.2, 0.5, 0.15, 1.0], [LIGHT] * 4, None, {2: MILD}),
+    ("top and mat alike: no wall place to judge", [0.6, -1.0, 0.0, 0.0], [ALIKE, -ALIKE, DARK, LIGHT], None, {3: FAR}),
+    ("none of the side seen", [NAN, NAN, 0.0, 1.0], [NAN, NAN, DARK, LIGHT], None, {}),
+    ("a failed fit is not scored", [0.6, 0.0, 0.6, 0.0], [DARK] * 4, [True, True, False, True], {0: FAR}),
 ]
 
 
 @pytest.mark.parametrize(("case", "place", "contrast", "ok", "doubted"), DOUBT_CASES)
 def test_a_wall_where_no_wall_is_leaves_a_doubt_along_the_nadir_line(
-    case: str, place: list[float], contrast: list[float], ok: list[bool] | None, doubted: list[int]
+    case: str, place: list[float], contrast: list[float], ok: list[bool] | None, doubted: dict[int, float]
 ) -> None:
     fit = OutlineFit.none(len(place))
     good = np.ones(len(place), np.bool_) if ok is None else np.array(ok)
     look = dataclasses.replace(fit, near_wall=np.array(place), near_contrast=np.array(contrast), ok=good)
     middles = ROW_PX[good]
     settings = dataclasses.replace(
-        SETTINGS, wall_dark_max=0.15, wall_light_min=0.4, wall_misplaced_doubt=0.5, min_disc_contrast=10.0
+        SETTINGS,
+        wall_dark_max=0.15,
+        wall_light_min=0.4,
+        wall_misplaced_doubt=MILD,
+        wall_dark_far=0.3,
+        wall_light_far=0.1,
+        wall_far_doubt=FAR,
+        min_disc_contrast=10.0,
     )
     got = _wall_misplaced_mm(look, middles, PX_PER_MM, ROW_PARALLAX, settings)
     expected = np.zeros((int(good.sum()), 2))
-    for i in doubted:
+    for i, share in doubted.items():
         whole_shift_mm = 0.01 * middles[i, 0] / PX_PER_MM
         # the nadir lies to the left: away from it is +x
-        expected[i] = (0.5 * whole_shift_mm, 0.0)
+        expected[i] = (share * whole_shift_mm, 0.0)
     np.testing.assert_allclose(got, expected, atol=1e-12, err_msg=case)
 
 
@@ -151,7 +168,8 @@ def _found(grey: NDArray[np.uint8], settings: VisionSettings, roster: bool) -> B
 def test_a_base_whose_wall_is_out_of_place_is_doubted(
     case: str, top: float, wall: float, first_wall: float, share: float, doubted: bool, roster: bool
 ) -> None:
-    settings = dataclasses.replace(SETTINGS, wall_misplaced_doubt=share)
+    # both tiers alike: which one a drawn wall falls in is the table test's
+    settings = dataclasses.replace(SETTINGS, wall_misplaced_doubt=share, wall_far_doubt=share)
     known = _found(_frame(top, wall, first_wall), settings, roster)
     doubt_mm = np.hypot(*known.model_doubt_mm.T)
     # the others: no second reading about as good, no wall out of place

@@ -80,28 +80,33 @@ def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
     assert (math.hypot(seen.x_mm - placed.x_mm, seen.y_mm - placed.y_mm) < 1.0) is not wrong
 
 
-# A 1080p frame measured without camera.json in which a grey 28.5 mm base on a grey mat ("p4b") shows little but its
-# figure: its edges are read on 56 % of the rays as a circle round the figure and a patch of mat, 8.7 mm off. Its
-# pair is in base contact; with the sigma of a fully seen rim the call was `clear`, and wrong.
-@pytest.mark.parametrize(("unseen_rim_sigma_share", "wrong"), [(None, False), (0.0, True)])
-def test_a_base_read_on_little_of_its_rim_is_not_called_clear(
-    config: Config, unseen_rim_sigma_share: float | None, wrong: bool
-) -> None:
-    config = _with_vision(config, "unseen_rim_sigma_share", unseen_rim_sigma_share)
-    result, _ = _call_on_pair(_line_pairs_frame(1013, "1080p", 13), config, False, "p4a", "p4b")
-    assert result.wrong is wrong
-    assert result.call == ("clear" if wrong else "close")
+# Rendered frames on which the call on a pair was once wrongly `clear`, and the setting whose rule ended it: with the
+# rule the call is `close`; with the setting as it was before, `clear` and wrong.
+_ONCE_WRONG = [
+    # 1080p measured without camera.json: a grey 28.5 mm base on a grey mat ("p4b") shows little but its figure; its
+    # edges are read on 56 % of the rays as a circle round the figure and a patch of mat, 8.7 mm off. Its pair is in
+    # base contact; with the sigma of a fully seen rim the call was `clear`.
+    ((1013, "1080p", 13), False, ("p4a", "p4b"), "unseen_rim_sigma_share", 0.0),
+    # 4K: a green 25 mm base on a green mat ("p16b") carries a figure whose cloak, of the base's own green, hangs over
+    # its rim; the fit at the known size puts the wall where the mat is, far out of place (0.42 of the way from the
+    # top's level to the mat's), 1.8 mm off. Its pair lies 0.2 mm inside the 2" line; with the doubt of a wall barely
+    # out of place (half the top disc's shift) the call was `clear`.
+    ((1331, "4k", 331), True, ("p16a", "p16b"), "wall_far_doubt", 0.5),
+]
 
 
-# A 4K frame in which a green 25 mm base on a green mat ("p16b") carries a figure whose cloak, of the base's own green,
-# hangs over its rim: the fit at the known size puts the wall where the mat is, far out of place (0.42 of the way from
-# the top's level to the mat's), and comes out 1.8 mm off. With the doubt of a wall barely out of place (half the top
-# disc's shift) the call on its pair, 0.2 mm inside the 2" line, was `clear`, and wrong.
-@pytest.mark.parametrize(("wall_far_doubt", "wrong"), [(None, False), (0.5, True)])
-def test_a_base_whose_wall_came_out_far_out_of_place_is_not_called_clear(
-    config: Config, wall_far_doubt: float | None, wrong: bool
+@pytest.mark.parametrize(("frame", "lens", "pair", "setting", "before"), _ONCE_WRONG)
+@pytest.mark.parametrize("ruled", [True, False])
+def test_a_call_once_wrongly_clear_is_close(
+    config: Config,
+    frame: tuple[int, str, int],
+    lens: bool,
+    pair: tuple[str, str],
+    setting: str,
+    before: float,
+    ruled: bool,
 ) -> None:
-    config = _with_vision(config, "wall_far_doubt", wall_far_doubt)
-    result, _ = _call_on_pair(_line_pairs_frame(1331, "4k", 331), config, True, "p16a", "p16b")
-    assert result.wrong is wrong
-    assert result.call == ("clear" if wrong else "close")
+    config = _with_vision(config, setting, None if ruled else before)
+    result, _ = _call_on_pair(_line_pairs_frame(*frame), config, lens, *pair)
+    assert result.wrong is not ruled
+    assert result.call == ("close" if ruled else "clear")

@@ -499,11 +499,11 @@ def _smeared_sigmas(roster: bool, smear_px: float, settings: VisionSettings) -> 
 
 # without a roster, smeared harder than 1.5 px the edges no longer find that base
 SMEAR_CASES = [
-    ("known size, none smeared", True, 0.0, 2.0, False),
-    ("known size, smeared", True, 2.5, 2.0, True),
+    ("known size, none smeared", True, 0.0, SETTINGS.excess_blur_scale, False),
+    ("known size, smeared", True, 2.5, SETTINGS.excess_blur_scale, True),
     ("known size, smeared, the excess not counted", True, 2.5, 0.0, False),
-    ("no roster, none smeared", False, 0.0, 2.0, False),
-    ("no roster, smeared", False, 1.5, 2.0, True),
+    ("no roster, none smeared", False, 0.0, SETTINGS.excess_blur_scale, False),
+    ("no roster, smeared", False, 1.5, SETTINGS.excess_blur_scale, True),
     ("no roster, smeared, the excess not counted", False, 1.5, 0.0, False),
 ]
 

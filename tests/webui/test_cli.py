@@ -94,7 +94,17 @@ def _get(url: str) -> dict:
 def test_serve_end_to_end(stop: signal.Signals):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "tableref.cli", "serve", "--source", str(sample_state_path()), "--port", "0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    # a suite run as a background job hands its children SIGINT ignored (a shell's rule for background jobs): the
+    # dashboard is started as from a terminal, where Ctrl+C reaches it
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()

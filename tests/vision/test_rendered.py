@@ -23,7 +23,7 @@ import pytest
 from numpy.typing import NDArray
 
 from calibration.camera import CameraModel, camera_from_dict
-from tableref.config import load_config
+from tableref.config import Config, load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
 from tableref.evaluate import Sample as EvalSample
 from tableref.pipeline import detect_frame
@@ -95,13 +95,23 @@ def test_a_base_whose_edges_ran_into_its_shadow_is_tested_again_at_its_footprint
     assert len(found) == 1
 
 
+def _bundled(prefix: str) -> EvalSample:
+    """The bundled sample whose name starts with ``prefix``."""
+    samples = load_samples(Path(__file__).resolve().parents[2] / "sample_images")
+    return next(s for s in samples if s.name.startswith(prefix))
+
+
+def _vision_changed(**changed: float) -> Config:
+    """The default settings with the vision settings ``changed``."""
+    config = load_config()
+    return replace(config, vision=replace(config.vision, **changed))
+
+
 def _with_and_without(prefix: str, **changed: float) -> tuple[FrameScore, FrameScore]:
     """The bundled sample whose name starts with ``prefix``, scored with the default settings and with the vision
     settings ``changed``."""
-    samples = load_samples(Path(__file__).resolve().parents[2] / "sample_images")
-    sample = next(s for s in samples if s.name.startswith(prefix))
-    config = load_config()
-    other = replace(config, vision=replace(config.vision, **changed))
+    sample = _bundled(prefix)
+    config, other = load_config(), _vision_changed(**changed)
     return score_frame(sample, config, config.evaluate), score_frame(sample, other, config.evaluate)
 
 
@@ -117,28 +127,23 @@ def test_the_mats_own_blotches_are_not_bases() -> None:
 _DIE_REACH_MM = 15.0
 
 
-def _on_dice(prefix: str, **changed: float) -> tuple[FrameScore, int]:
-    """The bundled sample whose name starts with ``prefix``, scored with the vision settings ``changed``, and how many
-    of its detections lie on a die."""
-    sample = next(
-        s for s in load_samples(Path(__file__).resolve().parents[2] / "sample_images") if s.name.startswith(prefix)
-    )
-    config = load_config()
-    config = replace(config, vision=replace(config.vision, **changed))
-    found = detect_frame(read_image(sample.image), sample.spec, config, sample.camera).state.models
+def _dice_taken(prefix: str, **changed: float) -> int:
+    """How many detections on the bundled sample whose name starts with ``prefix`` lie on a die, with the vision
+    settings ``changed``."""
+    sample = _bundled(prefix)
+    found = detect_frame(read_image(sample.image), sample.spec, _vision_changed(**changed), sample.camera).state.models
     dice = [(d["x_mm"], d["y_mm"]) for d in sample.truth["render"]["dice"]]
-    on = sum(1 for m in found if any(np.hypot(m.x_mm - x, m.y_mm - y) < _DIE_REACH_MM for x, y in dice))
-    return score_frame(sample, config, config.evaluate), on
+    return sum(1 for m in found if any(np.hypot(m.x_mm - x, m.y_mm - y) < _DIE_REACH_MM for x, y in dice))
 
 
 def test_where_figures_blur_a_die_is_not_a_base() -> None:
     # The bundled 1080p melee: eight dice lie on the table; without the rule three of them (a die's top, its sides and
     # its shadow blur into a base's size) pass for bases, with it two: one a 32 mm circle round a 12 mm die and the mat
     # beside it, which shows no square inside, the other just under the bar (it goes at 0.35).
-    with_rule, on_dice = _on_dice("melee_hand")
-    without, on_dice_without = _on_dice("melee_hand", die_square_agreement=0.0)
-    assert (on_dice, on_dice_without) == (2, 3)
-    assert _on_dice("melee_hand", die_square_agreement=0.35)[1] == 1
+    assert _dice_taken("melee_hand") == 2
+    assert _dice_taken("melee_hand", die_square_agreement=0.0) == 3
+    assert _dice_taken("melee_hand", die_square_agreement=0.35) == 1
+    with_rule, without = _with_and_without("melee_hand", die_square_agreement=0.0)
     assert with_rule.recall == without.recall
     assert with_rule.matched == without.matched
 

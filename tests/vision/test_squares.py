@@ -3,6 +3,8 @@ with a figure, and a base that a straight edge (terrain) crosses."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 import pytest
@@ -72,8 +74,10 @@ LINE = DEFAULT_SETTINGS.die_line_agreement
     ],
 )
 @pytest.mark.parametrize("seed", [1, 2])
-def test_a_die_has_a_square_inside_and_a_base_does_not(make: object, max_line: float, square: bool, seed: int) -> None:
-    image = make(seed)  # type: ignore[operator]
+def test_a_die_has_a_square_inside_and_a_base_does_not(
+    make: Callable[[int], NDArray[np.uint8]], max_line: float, square: bool, seed: int
+) -> None:
+    image = make(seed)
     found = square_insides(
         image, np.array([CENTRE]), np.array([RADIUS_PX]), DEFAULT_SETTINGS.die_square_agreement, max_line
     )

@@ -69,7 +69,7 @@ def main() -> None:
     lenses = {"both": (True, False), "yes": (True,), "no": (False,)}[args.lens]
     print(
         f"{'resolution':10} {'lens':5} {'placed':>6} {'judged':>6} {'wrong clear':>11} {'close':>7} "
-        f"{'close, >=1 mm off':>18}  s"
+        f"{'>=1 mm off':>10} {'close, >=1 mm off':>18}  s"
     )
     for resolution in args.resolutions:
         for lens in lenses:
@@ -83,7 +83,7 @@ def main() -> None:
             wrong = sum(r.wrong for r in results)
             print(
                 f"{resolution:10} {'yes' if lens else 'no':5} {placed:6d} {len(results):6d} {wrong:11d} "
-                f"{100 * close:6.1f}% {100 * close_far:17.1f}%  {time.perf_counter() - start:.0f}"
+                f"{100 * close:6.1f}% {len(far):10d} {100 * close_far:17.1f}%  {time.perf_counter() - start:.0f}"
             )
 
 

@@ -43,6 +43,10 @@ class VisionSettings:
         second_ring_mm: where the best-supported ring lies more than this (mm, in radius) inside or outside the
             outermost one, it is read as a base too, taken only where no other reading found one (the outermost
             ring may be a figure's outline round its base); 0 reads no second rings.
+        inner_ring_fraction: in images under outline_min_px_per_mm, the outermost ring of the other polarity more
+            than second_ring_mm inside the outermost one, supported by at least this fraction of the best ring's
+            rays, is read as well, the same way (a contact shadow's outer edge read as the footprint, the base's
+            own rim inside it); 0 reads none.
         refine_search_mm: half-width of the second search around the snapped nominal radius.
         refine_passes: edge searches around the nominal radius (each restarts from the previous fit).
         min_edge_gradient: weakest edge accepted on a ray (grey levels per px along the ray).
@@ -154,6 +158,8 @@ class VisionSettings:
             single straight edge's would), by at most die_line_agreement (see :mod:`vision.squares`; 0 for the
             first: no circle is taken for a die's).
         max_overlap_mm: two bases cannot overlap by more than this; the weaker of such a pair is dropped.
+        coarse_max_overlap_mm: the same in images under outline_min_px_per_mm, where a size read one step too
+            large puts up to 1.5 mm more overlap between bases in contact.
         nest_top_mm, nest_score_share: a larger circle with smaller ones inside it (its top, its figure's outline)
             takes their place where its fitted radius is at most nest_top_mm larger than theirs or its score at least
             nest_score_share of theirs (0: always).
@@ -181,6 +187,9 @@ class VisionSettings:
             inner edge of its rim band where that band is darker than both the mat and the top by at least
             shadow_min_darkness grey levels and of the mat's colour (at most shadow_max_colour in the colour-contrast
             image): a contact shadow around a base of the mat's own colour.
+        rim_model_fallback_mm: in images under outline_min_px_per_mm, a circle whose size, corrected by the rim
+            model, fits no standard one keeps the size of its edges' own circle where that lies within this of a
+            standard size (mm, in diameter; 0: never).
     """
 
     base_sizes_mm: tuple[float, ...]
@@ -204,6 +213,7 @@ class VisionSettings:
     seed_search_mm: float
     ring_support_fraction: float
     second_ring_mm: float
+    inner_ring_fraction: float
     refine_search_mm: float
     refine_passes: int
     min_edge_gradient: float
@@ -279,6 +289,7 @@ class VisionSettings:
     die_square_agreement: float
     die_line_agreement: float
     max_overlap_mm: float
+    coarse_max_overlap_mm: float
     nest_top_mm: float
     nest_score_share: float
     ambiguity_reach_mm: float
@@ -296,6 +307,7 @@ class VisionSettings:
     colour_max_fit_rms_px: float
     shadow_min_darkness: float
     shadow_max_colour: float
+    rim_model_fallback_mm: float
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -442,6 +454,10 @@ class VisionSettings:
             )
         non_negative = (
             "second_ring_mm",
+            "inner_ring_fraction",
+            "max_overlap_mm",
+            "coarse_max_overlap_mm",
+            "rim_model_fallback_mm",
             "ambiguity_reach_mm",
             "unseen_rim_sigma_share",
             "ambiguity_shifts",

@@ -13,7 +13,10 @@ Steps:
    merged, the outer circle kept. The outermost ring can be no base's (a figure lying on the mat beside its base,
    whose outline rings the base with a neighbour's arc; a printed ring round a base standing in it): where the best
    supported ring lies more than ``second_ring_mm`` from it, that ring goes through the steps below as a second
-   reading, which never displaces a first one.
+   reading, which never displaces a first one. Where figures blur (under ``outline_min_px_per_mm``) the outermost
+   ring may be a contact shadow's outer edge, a size too large, with the base's own rim inside it: the outermost
+   ring of the other polarity more than ``second_ring_mm`` inside, with ``inner_ring_fraction`` of the best
+   ring's support, is a second reading too.
 3. Refinement: rays resampled around the nominal radius (``refine_search_mm`` either side); on every ray the
    strong edge of the footprint's polarity nearest that radius, located to a fraction of a sample by a parabola
    through the gradient peak; then a robust circle fit (:mod:`vision.circlefit`): consensus or algebraic start,
@@ -41,6 +44,8 @@ Steps:
    - a contact shadow: a circle that fits no size, whose rim band is darker than both the mat and the top and has
      the mat's colour (``shadow_min_darkness``, ``shadow_max_colour``), is a base of the mat's own colour read by
      the outer edge of the dark ring around it; it is read again at the band's inner edge, and sized from there;
+     where figures blur, a circle that fits no size after the rim model's correction, round no such dark band, keeps
+     its edges' own size where that lies within ``rim_model_fallback_mm`` of a standard one;
    - the mat inside: where the rim model finds a top of the mat's grey level, the line is a printed one (narrower
      than ``min_wall_mm``) or, in images that resolve a figure, there must be a figure that clearly shows
      (``ring_min_figure_contrast``); and, also where figures blur, it must show in colour
@@ -66,7 +71,8 @@ Steps:
    line whose inside varies in colour blurs into a wall and passes.
 
 5. Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
-   dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate) the lower
+   dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate; where figures
+   blur ``coarse_max_overlap_mm``, since a size read a step too large overlaps a neighbour in contact) the lower
    score is dropped. A larger circle takes the place of smaller ones inside it only where it is their footprint
    (fitted at most ``nest_top_mm`` larger in radius) or scores at least ``nest_score_share`` of theirs: a faint
    circle round several bases in contact does not. Second readings are resolved after the first ones: they stand
@@ -336,11 +342,15 @@ def _ring_support(
     return support, mean_px, (np.arange(bins) + lowest) * _RING_BIN_PX
 
 
-def _outermost_ring(support: FloatArray, need: FloatArray) -> tuple[NDArray[np.intp], BoolArray]:
-    """Index of the outermost local maximum of each row of ``support`` (K, B) that reaches ``need`` (K,), and
-    whether there is one."""
+def _outermost_ring(
+    support: FloatArray, need: FloatArray, allowed: BoolArray | None = None
+) -> tuple[NDArray[np.intp], BoolArray]:
+    """Index of the outermost local maximum of each row of ``support`` (K, B) that reaches ``need`` (K,), of those
+    ``allowed`` (K, B) (None: all), and whether there is one."""
     s = np.pad(support, ((0, 0), (1, 1)))
     peak = (s[:, 1:-1] >= s[:, :-2]) & (s[:, 1:-1] > s[:, 2:]) & (support >= need[:, None])
+    if allowed is not None:
+        peak &= allowed
     found = np.asarray(peak.any(axis=1), dtype=np.bool_)
     idx = np.asarray((support.shape[1] - 1) - np.argmax(peak[:, ::-1], axis=1), dtype=np.intp)
     return idx, found
@@ -371,11 +381,16 @@ def _best_of(rings: list[tuple[FloatArray, FloatArray, FloatArray]]) -> tuple[Fl
 
 
 def _outermost_of(
-    rings: list[tuple[FloatArray, FloatArray, FloatArray]], need: float, fraction: float
+    rings: list[tuple[FloatArray, FloatArray, FloatArray]],
+    need: float,
+    fraction: float,
+    below_px: FloatArray | None = None,
+    polarity: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Of the rings of both polarities (``rings`` = [positive, negative], each from :func:`_ring_support`), the
     outermost supported by ``need`` of the rays and ``fraction`` of the best ring's support: radius (K,) (-inf
-    when none), polarity (K,), support (K,)."""
+    when none), polarity (K,), support (K,). ``below_px`` (K,), ``polarity`` (K,): only rings of that polarity
+    with a radius under that."""
     top = np.max([r[0].max(axis=1) for r in rings], axis=0)
     threshold = np.maximum(need, fraction * top)
     rows = np.arange(len(top))
@@ -383,7 +398,12 @@ def _outermost_of(
     best_s = np.zeros(len(top))
     best_p = np.ones(len(top))
     for sign, (sup, mean_px, _grid) in zip((1.0, -1.0), rings, strict=True):
-        idx, has = _outermost_ring(sup, threshold)
+        allowed = None
+        if below_px is not None:
+            allowed = mean_px < below_px[:, None]
+            if polarity is not None:
+                allowed &= (polarity == sign)[:, None]
+        idx, has = _outermost_ring(sup, threshold, allowed)
         ring_r = mean_px[rows, idx]
         better = has & (ring_r > best_r)
         best_r = np.where(better, ring_r, best_r)
@@ -436,7 +456,9 @@ class _Footprints:
     ``radius_px`` (K,), ``polarity`` (K,) and ``support`` (K,) (share of rays on it beyond chance; 0 when there is
     none), and the best supported ring of the last centre-finding round, ``best_center_px`` (K, 2),
     ``best_radius_px`` (K,) (NaN where there is none, or where it lacks the support beyond chance that the outermost
-    needs) and ``best_polarity`` (K,)."""
+    needs) and ``best_polarity`` (K,), and the outermost ring of the other polarity well inside the outermost,
+    ``inner_radius_px`` (K,) about ``center_px`` (NaN where there is none or it was not looked for) and
+    ``inner_polarity`` (K,)."""
 
     center_px: FloatArray
     radius_px: FloatArray
@@ -445,6 +467,8 @@ class _Footprints:
     best_center_px: FloatArray
     best_radius_px: FloatArray
     best_polarity: FloatArray
+    inner_radius_px: FloatArray
+    inner_polarity: FloatArray
 
 
 def _footprints(
@@ -454,8 +478,11 @@ def _footprints(
     px_per_mm: float,
     directions: FloatArray,
     settings: VisionSettings,
+    inner_rings: bool = False,
 ) -> _Footprints:
-    """The footprint circle near each seed, and the best supported ring about it (see :class:`_Footprints`).
+    """The footprint circle near each seed, and the best supported ring about it (see :class:`_Footprints`);
+    with ``inner_rings``, also the outermost ring of the other polarity more than ``second_ring_mm`` inside the
+    outermost with ``inner_ring_fraction`` of the best ring's support.
 
     The rays span the radius range the seed was searched over. A base shows concentric edges (footprint, side
     wall, top). About a rough centre every ring is smeared by the centre's error: the best supported ring
@@ -471,6 +498,9 @@ def _footprints(
     best_center = np.full((k, 2), np.nan)
     best_radius = np.full(k, np.nan)
     best_polarity = np.ones(k)
+    inner_radius = np.full(k, np.nan)
+    inner_polarity = np.ones(k)
+    apart_px = settings.second_ring_mm * px_per_mm
     slack = settings.seed_search_mm * px_per_mm
     step = max(settings.sample_step_px, settings.search_step_mm * px_per_mm)
     need = _FIRST_PASS_COVERAGE_SHARE * settings.min_edge_coverage
@@ -498,6 +528,7 @@ def _footprints(
         if not pending:
             break
         rings_of = []
+        inner_of = []
         for b in pending:
             ray_center, ray_radius = seeds.center_px[b.sel[b.live]], b.ray_radius[b.live]
             both = [_take(pk, b.live) for pk in b.peaks]
@@ -516,6 +547,10 @@ def _footprints(
                 rows = b.sel[b.live]
                 beyond = _support_at(rings, best_radius[rows], best_polarity[rows])
                 best_radius[rows[~(beyond >= need)]] = np.nan
+                if inner_rings:
+                    inner_of.append(
+                        _outermost_of(rings, need, settings.inner_ring_fraction, ring_r - apart_px, -ring_p)[:2]
+                    )
             has = np.isfinite(ring_r) & (ring_s >= need)
             # the edge on each ray nearest the ring (rays were cast from the seed, the ring is about c1)
             target = _ray_distance_to_circle(ray_center, about, np.where(has, ring_r, ray_radius), directions)
@@ -531,7 +566,9 @@ def _footprints(
         first = np.concatenate([b.c1[b.live] for b in pending])
         fit = fit_circles(points, found, first, start, settings.fit_iterations, settings.outlier_sigmas)
         offset = 0
-        for b, (_points, _found, _ray_radius, ring_r, ring_p, ring_s, has) in zip(pending, rings_of, strict=True):
+        for i, (b, (_points, _found, _ray_radius, ring_r, ring_p, ring_s, has)) in enumerate(
+            zip(pending, rings_of, strict=True)
+        ):
             part = slice(offset, offset + len(has))
             offset += len(has)
             keep = fit.ok[part] & has
@@ -548,10 +585,16 @@ def _footprints(
                 radius[rows] = ring_r[keep]
                 polarity[rows] = ring_p[keep]
                 support[rows] = ring_s[keep]
+                if inner_of:
+                    inner_r, inner_p = inner_of[i]
+                    inner_radius[rows] = np.where(np.isfinite(inner_r[keep]), inner_r[keep], np.nan)
+                    inner_polarity[rows] = inner_p[keep]
             b.live = b.live[keep]
     for b in searches:
         center[b.sel] = b.c1
-    return _Footprints(center, radius, polarity, support, best_center, best_radius, best_polarity)
+    return _Footprints(
+        center, radius, polarity, support, best_center, best_radius, best_polarity, inner_radius, inner_polarity
+    )
 
 
 def _centre_distances(center: FloatArray, other: FloatArray | None = None) -> FloatArray:
@@ -756,7 +799,8 @@ def _resolve_overlaps(
     later: BoolArray | None = None,
 ) -> NDArray[np.intp]:
     """Indices kept after dropping nested circles and impossible overlaps, best score first: a circle that
-    overlaps kept ones by more than ``max_overlap_mm`` is dropped, unless all of those are smaller circles inside it
+    overlaps kept ones by more than ``max_overlap_mm`` (``coarse_max_overlap_mm`` under
+    ``outline_min_px_per_mm``) is dropped, unless all of those are smaller circles inside it
     (its top, its figure's outline; two bases cannot nest) that it may take the place of: then it is the footprint
     and replaces them. It may where its fitted radius (``radius`` (K,) px) is at most ``nest_top_mm`` larger (a top
     inside its footprint), or where it scores at least ``nest_score_share`` of theirs: a faint circle round several
@@ -765,7 +809,9 @@ def _resolve_overlaps(
     take the place of those they hold."""
     if len(radius) == 0:
         return np.zeros(0, np.intp)
-    max_mm = settings.max_overlap_mm
+    # where figures blur a size is read one step too large now and then, and bases in contact overlap by more
+    coarse = px_per_mm < settings.outline_min_px_per_mm
+    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
     nominal_px = nominal_mm / 2 * px_per_mm
     dist = _centre_distances(center)
     # inside[i, j]: circle j is smaller than circle i and lies within it (up to the overlap allowed between bases)
@@ -1337,7 +1383,14 @@ def _detect_in(
     sizes = settings.base_sizes_mm
 
     # 2. footprint from the seeds, snapped to a size
-    feet = _footprints(image, ignore, seeds, scale, ray_directions(settings.search_rays), settings)
+    # where figures blur, the outermost ring may be a contact shadow's outer edge, the base's rim inside it
+    inner_rings = (
+        second_readings
+        and settings.second_ring_mm > 0
+        and settings.inner_ring_fraction > 0
+        and scale < settings.outline_min_px_per_mm
+    )
+    feet = _footprints(image, ignore, seeds, scale, ray_directions(settings.search_rays), settings, inner_rings)
     center, radius, polarity, support = feet.center_px, feet.radius_px, feet.polarity, feet.support
     # the outermost ring can be no base's: a figure's outline, or a neighbour's, round a base inside it. Where the
     # best supported ring lies apart from it, that ring is a second reading of the seed
@@ -1347,10 +1400,16 @@ def _detect_in(
             & np.isfinite(feet.best_radius_px)
             & (np.abs(feet.best_radius_px - radius) > settings.second_ring_mm * scale)
         )
-        center = np.concatenate([center, feet.best_center_px[apart]])
-        radius = np.concatenate([radius, feet.best_radius_px[apart]])
-        polarity = np.concatenate([polarity, feet.best_polarity[apart]])
-        support = np.concatenate([support, support[apart]])
+        # an inner ring that is the best ring again is read once
+        inner = (
+            (support > 0)
+            & np.isfinite(feet.inner_radius_px)
+            & ~(apart & (np.abs(feet.inner_radius_px - feet.best_radius_px) <= settings.second_ring_mm * scale))
+        )
+        center = np.concatenate([center, feet.best_center_px[apart], feet.center_px[inner]])
+        radius = np.concatenate([radius, feet.best_radius_px[apart], feet.inner_radius_px[inner]])
+        polarity = np.concatenate([polarity, feet.best_polarity[apart], feet.inner_polarity[inner]])
+        support = np.concatenate([support, support[apart], support[inner]])
     second = np.arange(len(support)) >= len(seeds)
     rough_mm = settings.snap_tolerance_mm + settings.refine_search_mm + 2 * _FIRST_PASS_SLACK_PX / scale
     nominal, fits_size = snap_diameters(2 * radius / scale, sizes, rough_mm)
@@ -1466,6 +1525,15 @@ def _detect_in(
         parallax,
     )
     radius[live[shadowed]], final_size[live[shadowed]], size_ok[live[shadowed]] = inner_px, inner_size, True
+    # where figures blur, the rim model's blur correction may move a circle off every size its edges' own circle
+    # fits: the edges' size stands. Not round a dark band: that is a shadow, the edges' circle its outer edge, wider
+    # than what casts it (a die's shadow reads as a 25 mm circle)
+    if scale < settings.outline_min_px_per_mm and settings.rim_model_fallback_mm > 0:
+        shadow_band = rim.levels[:, 1] <= rim.levels[:, [0, 2]].min(axis=1) - settings.shadow_min_darkness
+        unsized = live[~look.ok & ~size_ok[live] & ~(rim.ok & shadow_band)]
+        edge_size, edge_fits = snap_diameters(2 * edge_radius[unsized] / scale, sizes, settings.rim_model_fallback_mm)
+        took = unsized[edge_fits]
+        radius[took], final_size[took], size_ok[took] = edge_radius[took], edge_size[edge_fits], True
     accept &= size_ok
     # a printed ring: a thin stroke with the mat's colour inside it too (the model sees through the blur)
     mat, top = rim.levels[:, 0], rim.levels[:, 2]

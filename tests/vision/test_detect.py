@@ -378,6 +378,9 @@ def test_bad_input_raises_named_errors(
         ({"known_starts": ()}, "known_starts must list at least one start"),
         ({"other_start_share": -0.1}, "other_start_share must not be negative"),
         ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
+        ({"inner_ring_fraction": -0.1}, "inner_ring_fraction must not be negative"),
+        ({"coarse_max_overlap_mm": -1.0}, "coarse_max_overlap_mm must not be negative"),
+        ({"rim_model_fallback_mm": -1.0}, "rim_model_fallback_mm must not be negative"),
         ({"round_end_max_wobble": -0.1}, "round_end_max_wobble must not be negative"),
         ({"round_end_min_contrast": -1.0}, "round_end_min_contrast must not be negative"),
         ({"nest_top_mm": -1.0}, "nest_top_mm must not be negative"),
@@ -516,6 +519,20 @@ SAND_MAT = (90.0, 150.0, 170.0)
 RINGS = {"contact shadow": tuple(0.5 * c for c in SAND_MAT), "red printed ring": (30.0, 30.0, 180.0)}
 
 
+def _ringed_sand_bases(
+    ring: str, px_per_mm: float, changed: dict[str, float]
+) -> tuple[Match, BaseDetections, vs.Scene]:
+    """Two sand bases (32 and 40 mm) with figures on the sand mat, each ringed 1.5 mm wide in ``ring``'s colour (the
+    edges read the ring's outer edge, 3 mm too large), detected with the vision settings ``changed``."""
+    rng = np.random.default_rng(5)
+    shape = (int(120 * px_per_mm), int(200 * px_per_mm))
+    bases = [vs.Placed((50 * px_per_mm, 55 * px_per_mm), 32.0), vs.Placed((140 * px_per_mm, 60 * px_per_mm), 40.0)]
+    rings = [(b.center_px, b.diameter_mm, 1.5, RINGS[ring]) for b in bases]
+    scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, SAND_MAT, SAND_MAT, FIGURE_PAINT, (), rings)
+    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    return match(scene, dets), dets, scene
+
+
 @pytest.mark.parametrize("px_per_mm", [1.0, 1.3])
 @pytest.mark.parametrize(
     ("ring", "changed", "found"),
@@ -529,19 +546,40 @@ RINGS = {"contact shadow": tuple(0.5 * c for c in SAND_MAT), "red printed ring":
 def test_a_base_of_the_mats_colour_is_found_inside_its_contact_shadow_and_not_inside_a_coloured_ring(
     px_per_mm: float, ring: str, changed: dict[str, float], found: int
 ) -> None:
-    # sand bases on sand with figures, ringed 1.5 mm wide: the edges read the ring's outer edge, 3 mm too large
-    rng = np.random.default_rng(5)
-    shape = (int(120 * px_per_mm), int(200 * px_per_mm))
-    bases = [vs.Placed((50 * px_per_mm, 55 * px_per_mm), 32.0), vs.Placed((140 * px_per_mm, 60 * px_per_mm), 40.0)]
-    rings = [(b.center_px, b.diameter_mm, 1.5, RINGS[ring]) for b in bases]
-    scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, SAND_MAT, SAND_MAT, FIGURE_PAINT, (), rings)
-    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
-    m = match(scene, dets)
+    # the shadow rule alone: at about 1 px/mm the inner ring reading finds one of these bases by itself (below)
+    m, dets, scene = _ringed_sand_bases(ring, px_per_mm, {"inner_ring_fraction": 0.0, **changed})
     assert len(m.truth_index) == found
     assert m.extra == 0
     np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
     # read by its edges at about 1 px/mm, where the figure and the ring's blur pull on them
     assert np.all(m.distance_px < 1.0 * px_per_mm)
+
+
+@pytest.mark.parametrize(
+    ("ring", "px_per_mm", "inner_ring_fraction", "found"),
+    [
+        # at about 1 px/mm the edges read the ring's outer edge, a size too large (the 32 mm base at 35 mm); the
+        # base's own rim, of the other polarity, shows inside it
+        ("contact shadow", 1.0, 0.7, [0]),
+        ("contact shadow", 1.0, 0.0, []),
+        # whatever the ring's colour: the reading is the base's rim, not the ring's
+        ("red printed ring", 1.0, 0.7, [0]),
+        ("red printed ring", 1.0, 0.0, []),
+        # where figures resolve, the appearance fit reads bases, and no inner ring is read
+        ("contact shadow", 1.3, 0.7, []),
+        ("red printed ring", 1.3, 0.7, []),
+    ],
+)
+def test_where_figures_blur_a_base_is_read_by_the_ring_inside_its_outermost(
+    ring: str, px_per_mm: float, inner_ring_fraction: float, found: list[int]
+) -> None:
+    # the shadow rule off, so that only the inner ring reading can find a base inside its ring
+    changed = {"shadow_min_darkness": 255.0, "inner_ring_fraction": inner_ring_fraction}
+    m, dets, scene = _ringed_sand_bases(ring, px_per_mm, changed)
+    assert sorted(m.truth_index.tolist()) == found
+    assert m.extra == 0
+    np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
+    assert np.all(m.distance_px < 0.5 * px_per_mm)
 
 
 # A 1080p frame of a 6' table: 1 px/mm, the camera 1.23 m above a 4 mm rim, the nadir about 0.9 m away.

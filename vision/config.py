@@ -138,6 +138,9 @@ class VisionSettings:
             top is of the mat's colour) the figure must spread by at least this.
         ring_colour_figure_contrast: such a rim's figure must also spread by at least this in colour, or by
             faint_figure_contrast in grey (the one figure test of such rims where figures blur).
+        ring_inside_max_colour: a rim whose inside has the mat's colour (the median of the second look's image
+            there below this) needs that figure too, whatever its grey level: a printed ring's inside may read
+            brighter or darker than the mat just outside it, where the stroke's blur reaches.
         ring_edge_mm: a circle centred within this of a printed ring's, its radius within the ring's stroke
             widened by this, is the stroke's other edge, not a base.
         size_vote_reach_mm, size_vote_window_mm, size_vote_share, size_vote_min: a unit's models stand on one
@@ -277,6 +280,7 @@ class VisionSettings:
     faint_figure_contrast: float
     ring_min_figure_contrast: float
     ring_colour_figure_contrast: float
+    ring_inside_max_colour: float
     ring_edge_mm: float
     size_vote_reach_mm: float
     size_vote_window_mm: float
@@ -466,6 +470,7 @@ class VisionSettings:
             "faint_figure_contrast",
             "ring_min_figure_contrast",
             "ring_colour_figure_contrast",
+            "ring_inside_max_colour",
             "ring_edge_mm",
             "token_ring_mm",
             "round_end_max_wobble",

@@ -49,7 +49,8 @@ Steps:
    - the mat inside: where the rim model finds a top of the mat's grey level, the line is a printed one (narrower
      than ``min_wall_mm``) or, in images that resolve a figure, there must be a figure that clearly shows
      (``ring_min_figure_contrast``); and, also where figures blur, it must show in colour
-     (``ring_colour_figure_contrast``) or be more than faint in grey (``faint_figure_contrast``);
+     (``ring_colour_figure_contrast``) or be more than faint in grey (``faint_figure_contrast``); the same where the
+     inside has the mat's colour, whatever its grey level (``ring_inside_max_colour``);
    - the other edge of a ring: a circle concentric with one taken for a printed ring, its radius within the ring's
      stroke, is the stroke's inner edge (``ring_edge_mm``); a circle around a plain disc (every test passed but
      the figure's) and up to ``token_ring_mm`` larger is a token's printed ring, its figure the ring seen off
@@ -682,11 +683,29 @@ def _figure_contrast(
     disc is the same all the way round."""
     if len(radius) == 0:
         return np.zeros(0)
-    fractions = np.linspace(settings.figure_band[0], settings.figure_band[1], _FIGURE_CIRCLES)
-    prof = np.stack(
-        [sample_grey(grey, center, radius * f, np.zeros(1), directions)[..., 0] for f in fractions], axis=-1
-    )
+    prof = _figure_samples(grey, center, radius, directions, settings)
     return np.asarray(np.percentile(prof.std(axis=1), _FIGURE_PERCENTILE, axis=1), dtype=np.float64)
+
+
+def _inside_level(
+    image: NDArray[np.uint8], center: FloatArray, radius: FloatArray, directions: FloatArray, settings: VisionSettings
+) -> FloatArray:
+    """The median of ``image`` (H, W) uint8 over the circles of the figure band inside each rim (K,)."""
+    if len(radius) == 0:
+        return np.zeros(0)
+    prof = _figure_samples(image, center, radius, directions, settings)
+    return np.asarray(np.median(prof.reshape(len(radius), -1), axis=1), dtype=np.float64)
+
+
+def _figure_samples(
+    image: NDArray[np.uint8], center: FloatArray, radius: FloatArray, directions: FloatArray, settings: VisionSettings
+) -> FloatArray:
+    """(K, R, C) samples of ``image`` on C circles at the ``figure_band`` fractions of each radius (K,), along
+    the R ``directions``."""
+    fractions = np.linspace(settings.figure_band[0], settings.figure_band[1], _FIGURE_CIRCLES)
+    return np.stack(
+        [sample_grey(image, center, radius * f, np.zeros(1), directions)[..., 0] for f in fractions], axis=-1
+    ).astype(np.float64)
 
 
 def _concentric(
@@ -1543,9 +1562,16 @@ def _detect_in(
     # a figure: at about 1 px/mm figures blur to spreads under the bar)
     ring = like_mat & (figure[live] < settings.ring_min_figure_contrast) & (scale >= settings.outline_min_px_per_mm)
     # ... and a printed ring's inside is the mat's own texture, faint in grey and in colour, where a figure on a base
-    # shows in one of them, also where figures blur
+    # shows in one of them, also where figures blur. The inside's colour tells it too: next to a bright or dark
+    # stroke the mat just outside the rim reads brighter or darker than the mat inside
     if chroma is not None:
-        mat_inside = np.flatnonzero(like_mat & accept[live])
+        mat_colour = np.zeros(len(live), np.bool_)
+        judged = np.flatnonzero(~like_mat & accept[live])
+        mat_colour[judged] = (
+            _inside_level(chroma, center[live[judged]], radius[live[judged]], directions, settings)
+            < settings.ring_inside_max_colour
+        )
+        mat_inside = np.flatnonzero((like_mat | mat_colour) & accept[live])
         inside = live[mat_inside]
         colour_figure = _figure_contrast(chroma, center[inside], radius[inside], directions, settings)
         plain = (colour_figure < settings.ring_colour_figure_contrast) & (

@@ -175,9 +175,25 @@ def _footprints_mm(
     """(N, 2) table mm where each detected base stands; ``rim_heights_mm`` (N,) each outline's rim height (None:
     the one assumed)."""
     seen_mm = rectified_to_table(detections.center_px, px_per_mm) if len(detections) else np.empty((0, 2))
-    height = seen_height_mm(calibration, settings.rim_height_mm if rim_heights_mm is None else rim_heights_mm)
-    # The outline's fitted centre is where the base's axis at about half the rim height meets the table along
-    # its ray; the model stands below it.
+    rims_mm = np.broadcast_to(
+        np.asarray(settings.rim_height_mm if rim_heights_mm is None else rim_heights_mm, dtype=np.float64),
+        (len(seen_mm),),
+    )
+    height = np.asarray(seen_height_mm(calibration, rims_mm), dtype=np.float64)
+    # An outline read by its top disc (rim_height_share 2) was moved back half the parallax shift of the rim height
+    # assumed, to where the outline's middle would stand: it goes back onto the top, which stands at the rim's whole
+    # height.
+    top = np.asarray(detections.rim_height_share, dtype=np.float64) >= 2.0
+    if calibration.heights_corrected and top.any():
+        assert calibration.camera_position_mm is not None
+        nadir = calibration.camera_position_mm[:2]
+        camera_mm = float(calibration.camera_position_mm[2])
+        half_ratio = 0.5 * settings.rim_height_mm / (camera_mm - settings.rim_height_mm)
+        seen_mm = seen_mm.copy()
+        seen_mm[top] = nadir + (seen_mm[top] - nadir) / (1.0 - half_ratio)
+        height = np.where(top, rims_mm, height)
+    # The outline's fitted centre is where the base's axis at about half the rim height (or at the top) meets the
+    # table along its ray; the model stands below it.
     return calibration.parallax_corrected(seen_mm, height) if len(seen_mm) else seen_mm
 
 

@@ -57,8 +57,10 @@ class BaseDetections:
             the rim, the wall's shading, contact shadows), 1-sigma per axis in mm: systematic, the same in every
             frame of an unchanged table (unlike center_sigma_px).
         rim_height_share (N,): how much of an error in the rim height assumed moves the centre: 1 where the edges
-            read the outline, whose middle stands at about half the rim height; 0 where the appearance fit found
-            the footprint with the base's own rim height.
+            read the outline, whose middle stands at about half the rim height; 2 where they read the top disc of a
+            base lighter than the mat, at the rim's whole height, its centre moved back half the parallax shift of
+            the height assumed (to where the outline's middle would stand); 0 where the appearance fit found the
+            footprint with the base's own rim height.
         model_doubt_mm (N, 2): a 1-sigma doubt (mm) along this line only, on top of ``model_sigma_mm``: where
             another reading about as good lies, the centre may be anywhere between; where the fit's wall lies where
             no wall is, along the line from the nadir (0, 0: none; the default).

@@ -113,6 +113,39 @@ def test_a_declared_rim_height_places_an_outline_the_edges_read(
 
 
 @pytest.mark.parametrize(
+    ("rim_mm", "declared_mm", "off"),
+    [(4.0, None, False), (5.0, None, True), (5.0, 5.0, False), (3.0, 3.0, False)],
+)
+def test_an_outline_read_by_its_top_disc_stands_a_whole_shift_from_its_base(
+    empty_table: Rendered, config: Config, rim_mm: float, declared_mm: float | None, off: bool
+) -> None:
+    # the edges read each base's top disc (share 2), at the rim's full height, and moved it back half the parallax
+    # shift of the 4 mm rim assumed, to where the outline's middle would stand
+    cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
+    settings = dataclasses.replace(config.pipeline, rim_height_mm=4.0)
+    assert cal.camera_position_mm is not None
+    nadir, camera_mm = cal.camera_position_mm[:2], float(cal.camera_position_mm[2])
+    top = cal.image_to_table(cal.table_to_image(TRUTH_MM, rim_mm), 0.0)
+    moved = nadir + (top - nadir) * (1.0 - 0.5 * 4.0 / (camera_mm - 4.0))
+    dets = dataclasses.replace(
+        detections_at(table_to_rectified(moved, 2.0), 32.0, 0.1, 2.0), rim_height_share=np.full(len(TRUTH_MM), 2.0)
+    )
+    rims = None if declared_mm is None else np.full(len(dets), declared_mm)
+    state, _ = state_from_detections(empty_table.spec, cal, dets, 2.0, settings, SIZES_MM, rims)
+    got = np.array([[m.x_mm, m.y_mm] for m in state.models])
+    order = np.lexsort((TRUTH_MM[:, 0], TRUTH_MM[:, 1]))
+    errors_mm = np.hypot(*(got - TRUTH_MM[order]).T)
+    assert (errors_mm.max() > 0.1) == off and (errors_mm.max() < 1e-6) == (not off), errors_mm
+    # read as an outline's middle (share 1) with the declared height, the same centres land off by half the
+    # difference of the shifts: the top stands at the whole height
+    if declared_mm is not None:
+        middles = dataclasses.replace(dets, rim_height_share=np.ones(len(dets)))
+        halfway, _ = state_from_detections(empty_table.spec, cal, middles, 2.0, settings, SIZES_MM, rims)
+        halfway_mm = np.array([[m.x_mm, m.y_mm] for m in halfway.models])
+        assert np.hypot(*(halfway_mm - TRUTH_MM[order]).T).max() > 0.1
+
+
+@pytest.mark.parametrize(
     ("detected", "expected"),
     [
         # Two models side by side both moved 20 mm right: the optimal matching keeps them apart.

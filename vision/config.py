@@ -193,10 +193,11 @@ class VisionSettings:
         rim_model_fallback_mm: in images under outline_min_px_per_mm, a circle whose size, corrected by the rim
             model, fits no standard one keeps the size of its edges' own circle where that lies within this of a
             standard size (mm, in diameter; 0: never).
-        top_read_max_darkness: in images under outline_min_px_per_mm, a base the edges read whose top the rim model
-            finds lighter than the mat, or darker by at most this (grey levels), is read by its top disc: its wall,
-            facing sideways and less lit, is darker than its top, and the rim edge on the side facing the camera is
-            the top's. Its centre is moved back half a parallax shift (to where the outline's middle would be) and a
+        top_read_max_darkness: in images under outline_min_px_per_mm, a base the grey look's edges read whose top the
+            rim model finds lighter than the mat, or darker by at most this (grey levels), is read by its top disc:
+            its wall, facing sideways and less lit, is darker than its top, and the rim edge on the side facing the
+            camera is the top's. Its radius gets back the stretch the stadium fit allowed its rays (the top is a
+            circle), its centre is moved back half a parallax shift (to where the outline's middle would be) and a
             rim height error shows in full (rim_height_share 2). Negative: never.
     """
 

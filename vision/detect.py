@@ -1553,8 +1553,8 @@ def _detect_in(
     radius[live] = np.where(look.ok, look.radius_px, radius[live] + np.where(rim.ok, rim.rho_px, 0.0))
     # a base lighter than the mat, read by the edges where figures blur, is read by its top disc: a circle, which the
     # edge fit took for the stadium of footprint and top and so read short by the stretch it allowed each ray
-    top_read = live[_read_by_top(rim, ~look.ok, image is grey, scale, settings, parallax is not None)]
-    circle = top_read[~_shadow_band(rim, settings)[np.searchsorted(live, top_read)]]
+    by_top = _read_by_top(rim, ~look.ok, image is grey, scale, settings, parallax is not None)
+    top_read, circle = live[by_top], live[by_top & ~_shadow_band(rim, settings)]
     if circle.size and parallax is not None:
         stretch = ray_stretch(parallax, center[circle], directions)
         seen = fit.inlier[circle]
@@ -1692,11 +1692,11 @@ def _detect_in(
     # a top disc read: its middle goes back half a parallax shift, to where the outline's middle would stand, and a rim
     # height error shows in full there
     height_share = np.where(by_edges[kept], 1.0, 0.0)
-    by_top = np.isin(kept, top_read)
-    if by_top.any() and parallax is not None:
-        half, unit = parallax.half_shift(center[kept[by_top]])
-        center[kept[by_top]] -= half[:, None] * unit
-        height_share[by_top] = 2.0
+    kept_top = np.isin(kept, top_read)
+    if kept_top.any() and parallax is not None:
+        half, unit = parallax.half_shift(center[kept[kept_top]])
+        center[kept[kept_top]] -= half[:, None] * unit
+        height_share[kept_top] = 2.0
     found = BaseDetections(
         center_px=center[kept],
         radius_px=radius[kept],

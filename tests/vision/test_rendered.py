@@ -374,7 +374,7 @@ def test_where_figures_blur_a_base_lighter_than_the_mat_is_read_by_its_top(
     # Read as the outline's middle, at half the rim height, such bases come out about half a parallax shift away
     # from the nadir (median centre errors 0.35, 0.98 and 0.73 mm on these frames; 0.18, 0.48 and 0.52 read by the
     # top): their wall is darker than their top, and the rim edge facing the camera is the top's. Read as a stadium,
-    # that circle also came out short (sizes right 52, 65 and 73 %; 52, 88 and 78 % read as a circle).
+    # that circle also came out short (sizes right 52, 65 and 73 %; 56, 88 and 78 % read as a circle).
     sample = size_off_frames[seed]
     config = load_config()
     by_top = score_frame(sample, config, config.evaluate)

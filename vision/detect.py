@@ -688,18 +688,13 @@ def _figure_contrast(
     disc is the same all the way round."""
     if len(radius) == 0:
         return np.zeros(0)
-    prof = _figure_samples(grey, center, radius, directions, settings)
-    return np.asarray(np.percentile(prof.std(axis=1), _FIGURE_PERCENTILE, axis=1), dtype=np.float64)
+    return _spread(_figure_samples(grey, center, radius, directions, settings))
 
 
-def _inside_level(
-    image: NDArray[np.uint8], center: FloatArray, radius: FloatArray, directions: FloatArray, settings: VisionSettings
-) -> FloatArray:
-    """The median of ``image`` (H, W) uint8 over the circles of the figure band inside each rim (K,)."""
-    if len(radius) == 0:
-        return np.zeros(0)
-    prof = _figure_samples(image, center, radius, directions, settings)
-    return np.asarray(np.median(prof.reshape(len(radius), -1), axis=1), dtype=np.float64)
+def _spread(samples: FloatArray) -> FloatArray:
+    """(K,) the figure contrast of :func:`_figure_samples` (K, R, C): the 75th percentile over the C circles of the
+    spread around each."""
+    return np.asarray(np.percentile(samples.std(axis=1), _FIGURE_PERCENTILE, axis=1), dtype=np.float64)
 
 
 def _figure_samples(
@@ -1604,20 +1599,15 @@ def _detect_in(
     # ... and a printed ring's inside is the mat's own texture, faint in grey and in colour, where a figure on a base
     # shows in one of them, also where figures blur. The inside's colour tells it too: next to a bright or dark
     # stroke the mat just outside the rim reads brighter or darker than the mat inside
-    if chroma is not None:
-        mat_colour = np.zeros(len(live), np.bool_)
-        judged = np.flatnonzero(~like_mat & accept[live])
-        mat_colour[judged] = (
-            _inside_level(chroma, center[live[judged]], radius[live[judged]], directions, settings)
-            < settings.ring_inside_max_colour
-        )
-        mat_inside = np.flatnonzero((like_mat | mat_colour) & accept[live])
-        inside = live[mat_inside]
-        colour_figure = _figure_contrast(chroma, center[inside], radius[inside], directions, settings)
-        plain = (colour_figure < settings.ring_colour_figure_contrast) & (
+    judged = np.flatnonzero(accept[live])
+    if chroma is not None and judged.size:
+        inside = live[judged]
+        samples = _figure_samples(chroma, center[inside], radius[inside], directions, settings)
+        mat_colour = np.median(samples.reshape(len(inside), -1), axis=1) < settings.ring_inside_max_colour
+        plain = (_spread(samples) < settings.ring_colour_figure_contrast) & (
             figure[inside] < settings.faint_figure_contrast
         )
-        ring[mat_inside[plain]] = True
+        ring[judged[(like_mat[judged] | mat_colour) & plain]] = True
     printed = line | ring
     accept[live[printed]] = False
     # a printed ring shows a circle at each edge of its stroke: the inner one has the mat inside and the stroke

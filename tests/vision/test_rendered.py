@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+import rules
 from calibration.camera import CameraModel, camera_from_dict
 from tableref.config import Config, load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
@@ -248,15 +249,19 @@ def hand_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
     return sample
 
 
+def _found_and_stray(sample: EvalSample, **changed: float) -> tuple[list[rules.Model], list[rules.Model]]:
+    """The detections in ``sample`` with the vision settings ``changed``, and those of them that lie near no base."""
+    found = detect_frame(read_image(sample.image), sample.spec, _vision_changed(**changed), sample.camera).state.models
+    bases = [(m["x_mm"], m["y_mm"]) for m in sample.truth["models"]]
+    stray = [m for m in found if all(np.hypot(m.x_mm - x, m.y_mm - y) > _MATCH_GATE_MM for x, y in bases)]
+    return list(found), stray
+
+
 def _stray_and_on_hand(sample: EvalSample, **changed: float) -> tuple[int, int]:
     """Detections in ``sample`` with the vision settings ``changed``: how many match a base, how many lie on the
     hand instead."""
-    config = load_config()
-    config = replace(config, vision=replace(config.vision, **changed))
-    found = detect_frame(read_image(sample.image), sample.spec, config, sample.camera).state.models
-    bases = [(m["x_mm"], m["y_mm"]) for m in sample.truth["models"]]
+    found, stray = _found_and_stray(sample, **changed)
     wrists = [h["wrist_mm"][:2] for h in sample.truth["render"]["hands"]]
-    stray = [m for m in found if all(np.hypot(m.x_mm - x, m.y_mm - y) > _MATCH_GATE_MM for x, y in bases)]
     on_hand = [m for m in stray if any(np.hypot(m.x_mm - x, m.y_mm - y) < _HAND_REACH_MM for x, y in wrists)]
     return len(found) - len(stray), len(on_hand)
 
@@ -341,9 +346,7 @@ def ring_frames(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int
 def _printed_taken(sample: EvalSample, **changed: float) -> set[tuple[int, int]]:
     """The printed circles of ``sample`` (their centres, whole mm) taken for bases with the vision settings
     ``changed``."""
-    found = detect_frame(read_image(sample.image), sample.spec, _vision_changed(**changed), sample.camera).state.models
-    bases = [(m["x_mm"], m["y_mm"]) for m in sample.truth["models"]]
-    stray = [m for m in found if all(np.hypot(m.x_mm - x, m.y_mm - y) > _MATCH_GATE_MM for x, y in bases)]
+    _found, stray = _found_and_stray(sample, **changed)
     return {
         (round(p["x_mm"]), round(p["y_mm"]))
         for p in sample.truth["render"]["printed"]

@@ -151,6 +151,10 @@ class VisionSettings:
             size voted for than from its own (a size read clearly stays).
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
+        off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than
+            off_centre_figure_contrast around circles about some centre within off_centre_reach_mm of its own is
+            a token's (or a printed disc's) concentric pattern seen off centre; in images of at least
+            outline_min_px_per_mm only (0 contrast, or no figure test: no such test).
         round_end_max_wobble, round_end_min_contrast: a circle that is the rounded end of a band as wide as itself
             (a fingertip, a forearm; see :mod:`vision.ends`) is not a base: the band's inside must differ from
             both its flanks by at least round_end_min_contrast (grey levels, or their length over the three colour
@@ -294,6 +298,8 @@ class VisionSettings:
     size_vote_min: int
     size_vote_margin_mm: float
     token_ring_mm: float
+    off_centre_reach_mm: float
+    off_centre_figure_contrast: float
     round_end_max_wobble: float
     round_end_min_contrast: float
     die_square_agreement: float
@@ -480,6 +486,8 @@ class VisionSettings:
             "ring_inside_max_colour",
             "ring_edge_mm",
             "token_ring_mm",
+            "off_centre_reach_mm",
+            "off_centre_figure_contrast",
             "round_end_max_wobble",
             "nest_top_mm",
             "nest_score_share",

@@ -55,6 +55,10 @@ Steps:
      stroke, is the stroke's inner edge (``ring_edge_mm``); a circle around a plain disc (every test passed but
      the figure's) and up to ``token_ring_mm`` larger is a token's printed ring, its figure the ring seen off
      centre;
+   - not a concentric pattern seen off centre, where figures resolve (at least ``outline_min_px_per_mm``): a
+     circle whose inside, looked at from some centre within ``off_centre_reach_mm`` of its own, is the same all the
+     way round (spreads by less than ``off_centre_figure_contrast``) is a token or a printed disc whose rings the
+     figure test saw off centre; a figure is off centre from every centre;
    - not a round end: a circle whose inside runs on, in one direction, between two straight parallel edges about a
      diameter apart is a fingertip or a forearm's end (:mod:`vision.ends`, ``round_end_max_wobble``,
      ``round_end_min_contrast``); it is looked for in the frame's own colours;
@@ -178,6 +182,15 @@ _BAND_SAMPLES_PER_MM = 2.0
 # covers only some of them (a rider's lance near the rim, a trooper's head in the middle).
 _FIGURE_CIRCLES = 8
 _FIGURE_PERCENTILE = 75.0
+# Grid step (px) of the centres the figure test is tried from first, looking for a concentric pattern seen off centre,
+# then halved round the best down to the finest step (a token's ring, its edges a blur wide, shows a quarter pixel
+# off centre), and how many circles' samples are taken at once.
+_RECENTRE_STEP_PX = 1.0
+_RECENTRE_FINEST_PX = 0.25
+# Only spreads under this many times the bar are looked at again on the finer grids: a token's spread half a step
+# from its centre stays under it (a drawn token's, half a millimetre off, 7.7 grey levels), a figure's hardly drops.
+_RECENTRE_REFINE = 3.0
+_RECENTRE_BATCH = 512
 
 
 def _grey_image(image: object) -> NDArray[np.uint8]:
@@ -695,6 +708,57 @@ def _spread(samples: FloatArray) -> FloatArray:
     """(K,) the figure contrast of :func:`_figure_samples` (K, R, C): the 75th percentile over the C circles of the
     spread around each."""
     return np.asarray(np.percentile(samples.std(axis=1), _FIGURE_PERCENTILE, axis=1), dtype=np.float64)
+
+
+def _least_figure(
+    image: NDArray[np.uint8],
+    center: FloatArray,
+    radius: FloatArray,
+    directions: FloatArray,
+    settings: VisionSettings,
+    reach_px: float,
+    refine_below: float = math.inf,
+) -> FloatArray:
+    """(K,) the least figure contrast (:func:`_figure_contrast`) of each circle (``center`` (K, 2), ``radius``
+    (K,) px) over the centres within ``reach_px`` of its own: on a grid of ``_RECENTRE_STEP_PX`` steps, then on
+    grids of half the step round the best so far, down to ``_RECENTRE_FINEST_PX``, for the circles whose least so far
+    lies under ``refine_below`` (the others keep the least of the first grid)."""
+    if len(radius) == 0:
+        return np.zeros(0)
+
+    def grid(step_px: float, reach: float) -> FloatArray:
+        ticks = step_px * np.arange(-math.floor(reach / step_px), math.floor(reach / step_px) + 1)
+        dx, dy = (a.ravel() for a in np.meshgrid(ticks, ticks))
+        within = np.hypot(dx, dy) <= reach + 1e-9
+        return np.stack([dx[within], dy[within]], axis=1)
+
+    def spreads(centres: FloatArray, radii: FloatArray) -> FloatArray:
+        # a few circles at a time: each brings (shifts x rays x circles) samples
+        out = np.empty(len(radii))
+        for start in range(0, len(radii), _RECENTRE_BATCH):
+            part = slice(start, start + _RECENTRE_BATCH)
+            out[part] = _spread(_figure_samples(image, centres[part], radii[part], directions, settings))
+        return out
+
+    # a concentric pattern's spread grows with the distance from its centre: each grid's best lies beside it, and
+    # the next, finer grid goes round that best. Only spreads under ``refine_below`` are refined: a step off its
+    # centre does not lift a concentric pattern's spread far, nor does it lower a figure's
+    best, least = center.copy(), np.full(len(radius), np.inf)
+    step_px, shifts, rows = _RECENTRE_STEP_PX, grid(_RECENTRE_STEP_PX, reach_px), np.arange(len(radius))
+    while rows.size:
+        tried = best[rows, None, :] + shifts[None]
+        values = spreads(tried.reshape(-1, 2), np.repeat(radius[rows], len(shifts))).reshape(len(rows), -1)
+        pick = values.argmin(axis=1)
+        lowest = values[np.arange(len(rows)), pick]
+        better = lowest < least[rows]
+        best[rows[better]] = tried[np.arange(len(rows)), pick][better]
+        least[rows] = np.minimum(least[rows], lowest)
+        step_px /= 2
+        if step_px < _RECENTRE_FINEST_PX:
+            break
+        rows = rows[least[rows] < refine_below]
+        shifts = grid(step_px, step_px * math.sqrt(2))
+    return least
 
 
 def _figure_samples(
@@ -1642,6 +1706,22 @@ def _detect_in(
             )
         ]
     ] = False
+    # a token's printed rings (or a printed disc's) seen off centre cross the figure's circles on one side and pass
+    # for a figure: from the right centre nearby its inside is the same all the way round, where a figure stays
+    # off centre from every centre (a refinement of the figure test: none where that test is off, nor where figures
+    # blur, at about 1 px/mm, and a faint one's spread drops as low from a centre nearby)
+    resolved_figures = scale >= settings.outline_min_px_per_mm
+    if settings.off_centre_figure_contrast > 0 and min_figure > 0 and resolved_figures:
+        figured = np.flatnonzero(accept)
+        reach_px = settings.off_centre_reach_mm * scale
+        bar = settings.off_centre_figure_contrast
+        # in both looks' images, as the figure test (a circle the first ends needs no second)
+        for shown in (image,) if image is grey else (image, grey):
+            least = _least_figure(
+                shown, center[figured], radius[figured], directions, settings, reach_px, _RECENTRE_REFINE * bar
+            )
+            figured = figured[least >= bar]
+        accept &= np.isin(np.arange(len(accept)), figured)
     score = (
         coverage
         * np.clip(contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)

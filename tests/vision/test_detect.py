@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import math
 
+import cv2
 import numpy as np
 import pytest
 
@@ -21,7 +22,14 @@ from vision import (
     VisionSettings,
     detect_bases,
 )
-from vision.detect import _other_readings, _resolve_overlaps, _vote_sizes, unseen_rim_sigma_mm
+from vision.detect import (
+    _figure_contrast,
+    _least_figure,
+    _other_readings,
+    _resolve_overlaps,
+    _vote_sizes,
+    unseen_rim_sigma_mm,
+)
 from vision.outline import middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -410,6 +418,56 @@ def test_a_disc_without_a_figure_is_not_a_base(px_per_mm: float, seed: int) -> N
     dets = detect_bases(image, px_per_mm, DEFAULT_SETTINGS)
     assert len(dets) == 1
     assert abs(dets.center_px[0, 0] - 60 * px_per_mm) < 2
+
+
+# A 30 mm disc on the mat at 1.5 px/mm (a 4K frame's top-down view), blurred and noisy, with a token's printed
+# ring (0.62-0.8 of the radius, the grey levels of a blue token with a light blue ring) or a figure on it, looked at
+# from a centre this far off its own: the figure test alone takes a token seen off centre for a base.
+_TOKEN_DISC_GREY, _TOKEN_RING_GREY, _MAT_GREY = 62.0, 135.0, 110.0
+_FIGURE_BGR = (120.0, 140.0, 170.0)
+
+
+def _least_and_plain_figure(kind: str, off_mm: float, seed: int) -> tuple[float, float]:
+    px_per_mm = 1.5
+    rng = np.random.default_rng(seed)
+    side = int(60 * px_per_mm)
+    middle, radius_px = side / 2, 15 * px_per_mm
+    image = np.full((side, side, 3), _MAT_GREY, np.float32)
+    vs._disc(image, middle, middle, radius_px, (_TOKEN_DISC_GREY,) * 3)
+    if kind == "token":
+        vs._ring(image, middle, middle, 0.71 * radius_px, 0.18 * radius_px, (_TOKEN_RING_GREY,) * 3)
+    else:
+        vs._figure(image, middle, middle, radius_px, px_per_mm, rng, _FIGURE_BGR)
+    image = cv2.GaussianBlur(image, (0, 0), 0.8) + rng.normal(0.0, 1.5, image.shape).astype(np.float32)
+    grey = cv2.cvtColor(np.clip(image, 0, 255).astype(np.uint8), cv2.COLOR_BGR2GRAY)
+    angle = rng.uniform(0.0, 2 * math.pi)
+    center = np.array([[middle + off_mm * px_per_mm * math.cos(angle), middle + off_mm * px_per_mm * math.sin(angle)]])
+    radius = np.array([radius_px])
+    directions = ray_directions(DEFAULT_SETTINGS.rays)
+    reach_px = DEFAULT_SETTINGS.off_centre_reach_mm * px_per_mm
+    least = _least_figure(grey, center, radius, directions, DEFAULT_SETTINGS, reach_px)
+    return float(least[0]), float(_figure_contrast(grey, center, radius, directions, DEFAULT_SETTINGS)[0])
+
+
+@pytest.mark.parametrize(
+    ("kind", "off_mm", "seed", "passes_figure_test", "concentric"),
+    [
+        ("token", 0.0, 1, False, True),
+        ("token", 0.5, 2, True, True),
+        ("token", 1.0, 3, True, True),
+        ("token", 1.8, 4, True, True),
+        ("figure", 0.0, 5, True, False),
+        ("figure", 1.0, 6, True, False),
+        ("figure", 1.8, 7, True, False),
+    ],
+)
+def test_a_tokens_ring_seen_off_centre_is_the_same_all_the_way_round_from_a_centre_nearby(
+    kind: str, off_mm: float, seed: int, passes_figure_test: bool, concentric: bool
+) -> None:
+    least, plain = _least_and_plain_figure(kind, off_mm, seed)
+    assert (plain >= DEFAULT_SETTINGS.min_figure_contrast) == passes_figure_test
+    assert (least < DEFAULT_SETTINGS.off_centre_figure_contrast) == concentric
+    assert least <= plain
 
 
 # Mat and base colours (BGR) of one grey level (BT.601 weights): only colour tells them apart. The figures are

@@ -190,9 +190,10 @@ _TOKENS = tuple(
     Token(x, 600.0, 30.0, 2.5, colour, ring)
     for x, (colour, ring) in zip((400.0, 700.0, 1000.0, 1300.0), ((DARK, WHITE), (WHITE, DARK)) * 2, strict=True)
 )
-# Taken for bases when neither rule below runs; the rules end these and lose no base (three rings and a token
-# still pass: their outer edge, on a mat whose texture spreads by 8-11 grey levels, is not taken for a ring).
-_ENDED_MM = {(1300.0, 300.0), (400.0, 900.0), (1000.0, 900.0), (1300.0, 900.0), (1000.0, 600.0)}
+# Taken for bases when none of the rules below runs; the rules end these and lose no base (three rings still pass:
+# their outer edge, on a mat whose texture spreads by 8-11 grey levels, is not taken for a ring).
+_ENDED_MM = {(1300.0, 300.0), (400.0, 900.0), (1000.0, 900.0), (1300.0, 900.0), (1000.0, 600.0), (400.0, 600.0)}
+_OFF_CENTRE = {"off_centre_figure_contrast": 0.0}
 
 
 @pytest.fixture(scope="module")
@@ -208,10 +209,15 @@ def printed_things() -> tuple[Scene, NDArray[np.uint8], CameraModel]:
     ("changed", "taken_mm"),
     [
         ({}, set()),
-        # a circle at each edge of a ring's stroke; a token's plain middle inside a circle at its ring's outer edge
-        ({"ring_edge_mm": 0.0, "ring_inside_max_colour": 0.0}, _ENDED_MM),
+        # a circle at each edge of a ring's stroke; a token's plain middle inside a circle at its ring's outer edge;
+        # a token's ring seen off centre
+        ({"ring_edge_mm": 0.0, "ring_inside_max_colour": 0.0, **_OFF_CENTRE}, _ENDED_MM),
+        ({**_OFF_CENTRE}, {(400.0, 600.0)}),
+        # the circle round a token's plain middle, which is also the same all the way round from a centre nearby
+        ({"token_ring_mm": 0.0, **_OFF_CENTRE}, {(400.0, 600.0), (1000.0, 600.0)}),
+        ({"token_ring_mm": 0.0}, set()),
         # the rings' inner edges have the mat's colour inside, and no figure: that test ends them on its own
-        ({"ring_edge_mm": 0.0}, {(1000.0, 600.0)}),
+        ({"ring_edge_mm": 0.0, **_OFF_CENTRE}, {(400.0, 600.0), (1000.0, 600.0)}),
         ({"ring_inside_max_colour": 0.0}, set()),
     ],
 )

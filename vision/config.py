@@ -153,8 +153,8 @@ class VisionSettings:
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than
             off_centre_figure_contrast around circles about some centre within off_centre_reach_mm of its own is
-            a token's (or a printed disc's) concentric pattern seen off centre; in images of at least
-            outline_min_px_per_mm only (0 contrast, or no figure test: no such test).
+            a token's (or a printed disc's) concentric pattern seen off centre (0 contrast, or no figure test: no
+            such test).
         round_end_max_wobble, round_end_min_contrast: a circle that is the rounded end of a band as wide as itself
             (a fingertip, a forearm; see :mod:`vision.ends`) is not a base: the band's inside must differ from
             both its flanks by at least round_end_min_contrast (grey levels, or their length over the three colour
@@ -196,7 +196,9 @@ class VisionSettings:
             image): a contact shadow around a base of the mat's own colour.
         rim_model_fallback_mm: in images under outline_min_px_per_mm, a circle whose size, corrected by the rim
             model, fits no standard one keeps the size of its edges' own circle where that lies within this of a
-            standard size (mm, in diameter; 0: never).
+            standard size (mm, in diameter; 0: never); where the appearance fit runs, a footprint that fits no
+            standard size and is larger than the edges' circle, which lies within this of one, is a fit gone astray
+            (a contact shadow taken in), and the base is read as where that fit fails.
         top_read_max_darkness: in images under outline_min_px_per_mm, a base the grey look's edges read whose top the
             rim model finds lighter than the mat, or darker by at most this (grey levels), is read by its top disc:
             its wall, facing sideways and less lit, is darker than its top, and the rim edge on the side facing the

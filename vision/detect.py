@@ -55,10 +55,10 @@ Steps:
      stroke, is the stroke's inner edge (``ring_edge_mm``); a circle around a plain disc (every test passed but
      the figure's) and up to ``token_ring_mm`` larger is a token's printed ring, its figure the ring seen off
      centre;
-   - not a concentric pattern seen off centre, where figures resolve (at least ``outline_min_px_per_mm``): a
-     circle whose inside, looked at from some centre within ``off_centre_reach_mm`` of its own, is the same all the
-     way round (spreads by less than ``off_centre_figure_contrast``) is a token or a printed disc whose rings the
-     figure test saw off centre; a figure is off centre from every centre;
+   - not a concentric pattern seen off centre: a circle whose inside, looked at from some centre within
+     ``off_centre_reach_mm`` of its own, is the same all the way round (spreads by less than
+     ``off_centre_figure_contrast``) is a token or a printed disc whose rings the figure test saw off centre; a
+     figure is off centre from every centre;
    - not a round end: a circle whose inside runs on, in one direction, between two straight parallel edges about a
      diameter apart is a fingertip or a forearm's end (:mod:`vision.ends`, ``round_end_max_wobble``,
      ``round_end_min_contrast``); it is looked for in the frame's own colours;
@@ -1591,6 +1591,16 @@ def _detect_in(
     else:
         look = OutlineFit.none(len(live))
     chroma = None if chroma_pending is None else chroma_pending.result()
+    # a fit that took a contact shadow in reads the footprint a size or more too large: where its footprint fits no
+    # standard size, is larger than the edges' circle and that circle fits one, the base is read as where the fit
+    # fails. (A flat disc, a token or a printed one, has no wall and no shadow of its own, and the fit reads it
+    # smaller than its edges.)
+    astray = np.zeros(len(live), np.bool_)
+    if look.ok.any() and settings.rim_model_fallback_mm > 0:
+        _size, look_fits = snap_diameters(2 * look.radius_px / scale, sizes, settings.snap_tolerance_mm)
+        _size, edge_fits = snap_diameters(2 * radius[live] / scale, sizes, settings.rim_model_fallback_mm)
+        astray = look.ok & ~look_fits & edge_fits & (look.radius_px > radius[live])
+        look = replace(look, ok=look.ok & ~astray)
     again = np.flatnonzero(retry[live] & look.ok)
     if again.size:
         rows = live[again]
@@ -1645,10 +1655,11 @@ def _detect_in(
     )
     radius[live[shadowed]], final_size[live[shadowed]], size_ok[live[shadowed]] = inner_px, inner_size, True
     # where figures blur, the rim model's blur correction may move a circle off every size its edges' own circle
-    # fits: the edges' size stands. Not round a dark band: that is a shadow, the edges' circle its outer edge, wider
-    # than what casts it (a die's shadow reads as a 25 mm circle)
-    if scale < settings.outline_min_px_per_mm and settings.rim_model_fallback_mm > 0:
-        unsized = live[~look.ok & ~size_ok[live] & ~(rim.ok & _shadow_band(rim, settings))]
+    # fits: the edges' size stands; so where the appearance fit went astray (above). Not round a dark band: that is a
+    # shadow, the edges' circle its outer edge, wider than what casts it (a die's shadow reads as a 25 mm circle)
+    if settings.rim_model_fallback_mm > 0:
+        blurred = scale < settings.outline_min_px_per_mm
+        unsized = live[~look.ok & (blurred | astray) & ~size_ok[live] & ~(rim.ok & _shadow_band(rim, settings))]
         edge_size, edge_fits = snap_diameters(2 * edge_radius[unsized] / scale, sizes, settings.rim_model_fallback_mm)
         took = unsized[edge_fits]
         radius[took], final_size[took], size_ok[took] = edge_radius[took], edge_size[edge_fits], True
@@ -1708,10 +1719,8 @@ def _detect_in(
     ] = False
     # a token's printed rings (or a printed disc's) seen off centre cross the figure's circles on one side and pass
     # for a figure: from the right centre nearby its inside is the same all the way round, where a figure stays
-    # off centre from every centre (a refinement of the figure test: none where that test is off, nor where figures
-    # blur, at about 1 px/mm, and a faint one's spread drops as low from a centre nearby)
-    resolved_figures = scale >= settings.outline_min_px_per_mm
-    if settings.off_centre_figure_contrast > 0 and min_figure > 0 and resolved_figures:
+    # off centre from every centre (a refinement of the figure test: none where that test is off)
+    if settings.off_centre_figure_contrast > 0 and min_figure > 0:
         figured = np.flatnonzero(accept)
         reach_px = settings.off_centre_reach_mm * scale
         bar = settings.off_centre_figure_contrast

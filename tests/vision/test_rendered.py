@@ -15,6 +15,7 @@ sizes or centres wrong or makes sigma overconfident fails here:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -300,7 +301,11 @@ def _found_ids(sample: EvalSample, **changed: float) -> set[str]:
     """The ids of the bases in ``sample`` found in place and at their size, with the vision settings ``changed``."""
     config = load_config()
     config = replace(config, vision=replace(config.vision, **changed))
-    found = detect_frame(read_image(sample.image), sample.spec, config, sample.camera).state.models
+    return _ids_of(sample, detect_frame(read_image(sample.image), sample.spec, config, sample.camera).state.models)
+
+
+def _ids_of(sample: EvalSample, found: Sequence[rules.Model]) -> set[str]:
+    """The ids of the bases in ``sample`` that one of ``found`` has in place and at its size."""
     return {
         t["id"]
         for t in sample.truth["models"]
@@ -391,3 +396,26 @@ def test_where_figures_blur_a_base_lighter_than_the_mat_is_read_by_its_top(
     assert by_top.matched == halfway.matched
     assert np.median(by_top.error_mm) < 0.75 * np.median(halfway.error_mm)
     assert by_top.size_right.mean() >= halfway.size_right.mean()
+
+
+# Frame 4002 of the 4K evaluation set (60 models asked): the appearance fit reads the brown 50 mm base u7m2 53.7 mm
+# across, its contact shadow taken in, where its edges read 51.3 mm; no size fits the fit's reading.
+_ASTRAY_SEED, _ASTRAY_MODELS = 4002, 60
+
+
+@pytest.fixture(scope="module")
+def astray_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
+    out: Path = tmp_path_factory.mktemp("astray_frame")
+    scene = lambda: random_scene(_ASTRAY_SEED, "4k", _ASTRAY_MODELS, "lots")  # noqa: E731
+    write_sample(Sample("frame", "a base the appearance fit reads too large", scene, _ASTRAY_SEED), out)
+    (sample,) = load_samples(out)
+    return sample
+
+
+def test_a_base_the_appearance_fit_reads_too_large_is_read_by_its_edges(astray_frame: EvalSample) -> None:
+    models, stray = _found_and_stray(astray_frame)
+    models_without, stray_without = _found_and_stray(astray_frame, rim_model_fallback_mm=0.0)
+    with_rule, without = _ids_of(astray_frame, models), _ids_of(astray_frame, models_without)
+    assert with_rule - without == {"u7m2"}
+    assert without <= with_rule
+    assert len(stray) == len(stray_without)

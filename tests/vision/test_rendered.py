@@ -247,13 +247,21 @@ _MATCH_GATE_MM = 8.0
 _HAND_REACH_MM = 250.0
 
 
-@pytest.fixture(scope="module")
-def hand_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
-    out: Path = tmp_path_factory.mktemp("hand_frame")
-    scene = lambda: random_scene(_HAND_SEED, "1080p", _HAND_MODELS, "lots")  # noqa: E731
-    write_sample(Sample("frame", "a hand over the table", scene, _HAND_SEED), out)
+def _one_frame(
+    tmp_path_factory: pytest.TempPathFactory, name: str, seed: int, resolution: str, models: int
+) -> EvalSample:
+    """Frame ``seed`` of the evaluation sets at ``resolution`` (``models`` asked, clutter "lots"), rendered into a
+    folder of its own."""
+    out: Path = tmp_path_factory.mktemp(name)
+    scene = lambda: random_scene(seed, resolution, models, "lots")  # noqa: E731
+    write_sample(Sample("frame", name, scene, seed), out)
     (sample,) = load_samples(out)
     return sample
+
+
+@pytest.fixture(scope="module")
+def hand_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
+    return _one_frame(tmp_path_factory, "hand_frame", _HAND_SEED, "1080p", _HAND_MODELS)
 
 
 def _found_and_stray(sample: EvalSample, **changed: float) -> tuple[list[rules.Model], list[rules.Model]]:
@@ -405,11 +413,7 @@ _ASTRAY_SEED, _ASTRAY_MODELS = 4002, 60
 
 @pytest.fixture(scope="module")
 def astray_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
-    out: Path = tmp_path_factory.mktemp("astray_frame")
-    scene = lambda: random_scene(_ASTRAY_SEED, "4k", _ASTRAY_MODELS, "lots")  # noqa: E731
-    write_sample(Sample("frame", "a base the appearance fit reads too large", scene, _ASTRAY_SEED), out)
-    (sample,) = load_samples(out)
-    return sample
+    return _one_frame(tmp_path_factory, "astray_frame", _ASTRAY_SEED, "4k", _ASTRAY_MODELS)
 
 
 def test_a_base_the_appearance_fit_reads_too_large_is_read_by_its_edges(astray_frame: EvalSample) -> None:

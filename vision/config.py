@@ -153,8 +153,8 @@ class VisionSettings:
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than
             off_centre_figure_contrast around circles about some centre within off_centre_reach_mm of its own is
-            a token's (or a printed disc's) concentric pattern seen off centre (0 contrast, or no figure test: no
-            such test).
+            a token's (or a printed disc's) concentric pattern seen off centre; in images of at least
+            outline_min_px_per_mm only (0 contrast, or no figure test: no such test).
         round_end_max_wobble, round_end_min_contrast: a circle that is the rounded end of a band as wide as itself
             (a fingertip, a forearm; see :mod:`vision.ends`) is not a base: the band's inside must differ from
             both its flanks by at least round_end_min_contrast (grey levels, or their length over the three colour

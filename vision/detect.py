@@ -55,10 +55,10 @@ Steps:
      stroke, is the stroke's inner edge (``ring_edge_mm``); a circle around a plain disc (every test passed but
      the figure's) and up to ``token_ring_mm`` larger is a token's printed ring, its figure the ring seen off
      centre;
-   - not a concentric pattern seen off centre: a circle whose inside, looked at from some centre within
-     ``off_centre_reach_mm`` of its own, is the same all the way round (spreads by less than
-     ``off_centre_figure_contrast``) is a token or a printed disc whose rings the figure test saw off centre; a
-     figure is off centre from every centre;
+   - not a concentric pattern seen off centre, where figures resolve (at least ``outline_min_px_per_mm``): a
+     circle whose inside, looked at from some centre within ``off_centre_reach_mm`` of its own, is the same all the
+     way round (spreads by less than ``off_centre_figure_contrast``) is a token or a printed disc whose rings the
+     figure test saw off centre; a figure is off centre from every centre;
    - not a round end: a circle whose inside runs on, in one direction, between two straight parallel edges about a
      diameter apart is a fingertip or a forearm's end (:mod:`vision.ends`, ``round_end_max_wobble``,
      ``round_end_min_contrast``); it is looked for in the frame's own colours;
@@ -1719,8 +1719,10 @@ def _detect_in(
     ] = False
     # a token's printed rings (or a printed disc's) seen off centre cross the figure's circles on one side and pass
     # for a figure: from the right centre nearby its inside is the same all the way round, where a figure stays
-    # off centre from every centre (a refinement of the figure test: none where that test is off)
-    if settings.off_centre_figure_contrast > 0 and min_figure > 0:
+    # off centre from every centre (a refinement of the figure test: none where that test is off, nor where figures
+    # blur, at about 1 px/mm, and a faint one's spread drops as low from a centre nearby)
+    resolved_figures = scale >= settings.outline_min_px_per_mm
+    if settings.off_centre_figure_contrast > 0 and min_figure > 0 and resolved_figures:
         figured = np.flatnonzero(accept)
         reach_px = settings.off_centre_reach_mm * scale
         bar = settings.off_centre_figure_contrast

@@ -748,10 +748,10 @@ def _least_figure(
     while rows.size:
         tried = best[rows, None, :] + shifts[None]
         values = spreads(tried.reshape(-1, 2), np.repeat(radius[rows], len(shifts))).reshape(len(rows), -1)
-        pick = values.argmin(axis=1)
-        lowest = values[np.arange(len(rows)), pick]
+        each, pick = np.arange(len(rows)), values.argmin(axis=1)
+        lowest = values[each, pick]
         better = lowest < least[rows]
-        best[rows[better]] = tried[np.arange(len(rows)), pick][better]
+        best[rows[better]] = tried[each, pick][better]
         least[rows] = np.minimum(least[rows], lowest)
         step_px /= 2
         if step_px < _RECENTRE_FINEST_PX:

@@ -1623,7 +1623,9 @@ def _detect_in(
     # a base lighter than the mat, read by the edges where figures blur, is read by its top disc: a circle, which the
     # edge fit took for the stadium of footprint and top and so read short by the stretch it allowed each ray
     by_top = _read_by_top(rim, ~look.ok, image is grey, scale, settings, parallax is not None)
-    top_read, circle = live[by_top], live[by_top & ~_shadow_band(rim, settings)]
+    # a band darker than the mat and the top round the rim is a shadow, its outer edge the edges' circle
+    shadow = rim.ok & _shadow_band(rim, settings)
+    top_read, circle = live[by_top], live[by_top & ~shadow]
     if circle.size and parallax is not None:
         stretch = ray_stretch(parallax, center[circle], directions)
         seen = fit.inlier[circle]
@@ -1659,7 +1661,7 @@ def _detect_in(
     # shadow, the edges' circle its outer edge, wider than what casts it (a die's shadow reads as a 25 mm circle)
     if settings.rim_model_fallback_mm > 0:
         blurred = scale < settings.outline_min_px_per_mm
-        unsized = live[~look.ok & (blurred | astray) & ~size_ok[live] & ~(rim.ok & _shadow_band(rim, settings))]
+        unsized = live[~look.ok & (blurred | astray) & ~size_ok[live] & ~shadow]
         edge_size, edge_fits = snap_diameters(2 * edge_radius[unsized] / scale, sizes, settings.rim_model_fallback_mm)
         took = unsized[edge_fits]
         radius[took], final_size[took], size_ok[took] = edge_radius[took], edge_size[edge_fits], True

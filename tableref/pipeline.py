@@ -378,8 +378,8 @@ def _measure_again(
     roster: rules.TableState | None,
 ) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
     """The previous frame's detections where nothing changed, and the windows' own where something did (fitted
-    again at the roster's sizes as :func:`detect_frame` does); the roster's diameters and rim height ratios (N,)
-    for the rows (NaN without a roster); which rows (N,) were kept from the previous frame."""
+    again at the roster's sizes, or at the ones read, as :func:`detect_frame` does); the roster's diameters and rim
+    height ratios (N,) for the rows (NaN without a roster); which rows (N,) were kept from the previous frame."""
     px_per_mm = previous.px_per_mm
     kept = previous.detections[~_touches(previous.detections, changed_px)]
     found: list[BaseDetections] = []
@@ -401,22 +401,22 @@ def _measure_again(
     if roster is not None:
         every = BaseDetections.concatenate([kept, *fresh])
         diameter, height = known_bases(previous.calibration, every, px_per_mm, roster, config.pipeline)
-        start = len(kept)
-        for k, (part, rows) in enumerate(zip(parts, fresh, strict=True)):
-            span = slice(start, start + len(rows))
-            start += len(rows)
-            if len(rows) == 0:
-                continue
-            refit = fit_known_bases(
-                part.topdown,
-                px_per_mm,
-                config.vision,
-                rows.translated((-part.offset_px[0], -part.offset_px[1])),
-                diameter[span],
-                height[span],
-                part.parallax(parallax),
-            )
-            fresh[k] = refit.translated(part.offset_px)
+    start = len(kept)
+    for k, (part, rows) in enumerate(zip(parts, fresh, strict=True)):
+        span = slice(start, start + len(rows))
+        start += len(rows)
+        if len(rows) == 0:
+            continue
+        refit = fit_known_bases(
+            part.topdown,
+            px_per_mm,
+            config.vision,
+            rows.translated((-part.offset_px[0], -part.offset_px[1])),
+            diameter[span],
+            height[span],
+            part.parallax(parallax),
+        )
+        fresh[k] = refit.translated(part.offset_px)
     every = BaseDetections.concatenate([kept, *fresh])
     order = np.argsort(-every.score, kind="stable")
     carried = np.arange(len(every)) < len(kept)
@@ -438,8 +438,9 @@ def detect_frame(
     ``roster`` (the table state the models are carried over from), each base it lists is fitted again at the size
     it declares, and at the rim height it declares where it does (see :func:`known_bases`; the calibration report's
     ``declared_bases`` counts them); where the appearance fit does not run (about 1 px/mm), an outline the edges
-    read is placed at the declared rim height. The models are still unassigned (:func:`carry_identities` assigns
-    them).
+    read is placed at the declared rim height. Where the appearance fit runs, the bases no roster declares are fitted
+    again at the sizes they were read at (``refit_read_sizes``). The models are still unassigned
+    (:func:`carry_identities` assigns them).
 
     ``previous``, the analysis of an earlier frame of the same camera position (made with this ``calibration``, the
     same object, and the same roster declarations), lets only the places that changed since be measured again: a
@@ -494,7 +495,7 @@ def detect_frame(
         diameter = height = np.full(len(detections), np.nan)
         if roster is not None:
             diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
-            detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
+        detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
         remeasured = 1.0
         kept = None
         timings["detect"] = (time.perf_counter() - t) * 1e3

@@ -1,7 +1,8 @@
 """Base detection on rectified top-down images of the table. Knows nothing of Flask or the command line.
 
 The verb is :func:`detect_bases`: an image at a known pixel scale in, a :class:`BaseDetections` out. Where what
-the bases are is known (a roster declares their sizes and rim heights), :func:`fit_known_bases` fits them again.
+the bases are is known (a roster declares their sizes and rim heights), :func:`fit_known_bases` fits them again; it
+also fits the others again at the sizes they were read at.
 """
 
 from vision.config import VisionSettings

@@ -86,6 +86,9 @@ class VisionSettings:
         known_starts: the starts (as ``outline_starts``) of a fit at a known size and rim height.
         known_min_px_per_mm: that fit runs on images at least this fine (with size and height held, the wall and
             the contact shadow no longer trade off against the footprint, so it can run where the free fit cannot).
+        refit_read_sizes: bases whose size nobody declared are fitted again too, at the standard size they were read
+            at (where the free appearance fit runs), keeping their size doubt.
+        read_starts: the starts (as ``outline_starts``) of that fit.
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
             well: this many directions round the reading, at these multiples of the difference of the radii.
         misread_share, misread_margin: such a base's doubt, added (in quadrature) to its sigma: ``other_start_share``
@@ -258,6 +261,8 @@ class VisionSettings:
     known_misfit_scale: float
     known_starts: tuple[float, ...]
     known_min_px_per_mm: float
+    refit_read_sizes: bool
+    read_starts: tuple[float, ...]
     misread_start_steps: tuple[float, ...]
     misread_start_directions: int
     misread_share: float
@@ -422,6 +427,8 @@ class VisionSettings:
             raise SettingsError("outline_starts must list at least one start (0: where the edges put the base)")
         if not self.known_starts:
             raise SettingsError("known_starts must list at least one start (0: where the base was detected)")
+        if not self.read_starts:
+            raise SettingsError("read_starts must list at least one start (0: where the base was detected)")
         if any(step <= 0 for step in self.misread_start_steps) or self.misread_start_directions < 1:
             raise SettingsError(
                 "misread_start_steps must be positive and misread_start_directions at least 1, got "

@@ -1,5 +1,6 @@
 """Base detection on a rectified top-down image: the public verb, :func:`detect_bases` (and
-:func:`fit_known_bases` for bases whose size and rim height a roster declares).
+:func:`fit_known_bases`, which fits the bases again at the sizes and rim heights a roster declares, or at the sizes
+they were read at).
 
 Steps:
 
@@ -1295,9 +1296,12 @@ def fit_known_bases(
     parallax: RimParallax | None = None,
 ) -> BaseDetections:
     """``detections`` (N rows, from :func:`detect_bases` on the same image) fitted again where each base's size is
-    known: a roster says what each model stands on, and a fit that need not find the size finds the centre better.
+    known: a roster says what each model stands on, and a fit that need not find the size finds the centre better
+    (even at the size the detection read, which it snapped to).
 
-    ``diameter_mm`` (N,) each base's known size (NaN: not known, the row is kept as it is); ``height_ratio`` (N,)
+    ``diameter_mm`` (N,) each base's known size (NaN: not known; with ``refit_read_sizes`` the row is fitted again at
+    the size it was read at, its size doubt kept, where the free appearance fit runs, else it is kept as it is);
+    ``height_ratio`` (N,)
     its rim's height over the one ``parallax`` assumes (NaN or None: not known, fitted as in :func:`detect_bases`).
     The appearance fit does this, so only where it can (``parallax`` given, ``px_per_mm`` at least
     ``known_min_px_per_mm``, which may lie below the free fit's ``outline_min_px_per_mm``: with size and height held
@@ -1317,12 +1321,40 @@ def fit_known_bases(
             f"fit_known_bases needs one size and one height ratio per detection ({n},), got {known.shape} and "
             f"{heights.shape}"
         )
+    declared = np.isfinite(known) & (known > 0)
+    if settings.refit_read_sizes and scale >= settings.outline_min_px_per_mm:
+        known = np.where(declared, known, detections.diameter_mm)
     rows = np.flatnonzero(np.isfinite(known) & (known > 0))
     if scale < settings.outline_min_px_per_mm:
         # too coarse for the free fit: only a height held too keeps the wall from trading off against the footprint
         rows = rows[np.isfinite(heights[rows])]
     if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
         return detections
+    # the declared sizes from several starts (see known_starts); the ones read from where their free fit ended
+    parts = ((rows[declared[rows]], settings.known_starts), (rows[~declared[rows]], settings.read_starts))
+    for part, steps in parts:
+        if part.size:
+            detections = _fit_at_sizes(
+                grey, scale, settings, detections, part, known, heights, declared, parallax, steps
+            )
+    return detections
+
+
+def _fit_at_sizes(
+    grey: NDArray[np.uint8],
+    scale: float,
+    settings: VisionSettings,
+    detections: BaseDetections,
+    rows: NDArray[np.intp],
+    known: FloatArray,
+    heights: FloatArray,
+    declared: BoolArray,
+    parallax: RimParallax,
+    steps: tuple[float, ...],
+) -> BaseDetections:
+    """``detections`` with the ``rows`` fitted again at the sizes ``known`` (N,) and, where finite, the rim height
+    ratios ``heights`` (N,), the fit starting from ``steps`` (as ``outline_starts``); ``declared`` (N,): which
+    sizes a roster declared (they lose their size doubt). See :func:`fit_known_bases`."""
     directions = ray_directions(settings.rays)
     radius_px = known[rows] / 2.0 * scale
     read_mm, _fits = snap_diameters(2.0 * detections.radius_px[rows] / scale, settings.base_sizes_mm, np.inf)
@@ -1340,9 +1372,7 @@ def fit_known_bases(
     every_ray = np.ones((group.size, len(directions)), np.bool_)
     # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak, a
     # neighbour) go before the first step too
-    known_settings = replace(
-        settings, outline_reject_at=(0, *settings.outline_reject_at), outline_starts=settings.known_starts
-    )
+    known_settings = replace(settings, outline_reject_at=(0, *settings.outline_reject_at), outline_starts=steps)
     cast = cast_shadow_px(
         grey,
         detections.center_px[rows],
@@ -1396,7 +1426,9 @@ def fit_known_bases(
     )
     model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
     doubt[done] = _wider(doubt[done], _wall_misplaced_mm(look, center[done], scale, parallax, settings))
-    diameter_sigma[done], height_share[done] = 0.0, 0.0
+    # a size read rather than declared keeps its doubt
+    diameter_sigma[done[declared[done]]] = 0.0
+    height_share[done] = 0.0
     return replace(
         detections,
         center_px=center,

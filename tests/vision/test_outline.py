@@ -321,9 +321,40 @@ def test_the_spread_of_a_bases_starts_counts_the_fits_about_as_good_as_the_kept_
 
 
 @pytest.mark.parametrize(
+    ("rim_mm", "declared_mm", "size_mm", "size_doubt"),
+    [
+        (3.0, np.nan, 32.0, True),
+        (5.0, np.nan, 32.0, True),
+        (5.0, 32.0, 32.0, False),
+        # a roster's size stands even where the base was read at another
+        (5.0, 40.0, 40.0, False),
+    ],
+)
+def test_bases_no_roster_declares_are_fitted_again_at_the_size_read(
+    rim_mm: float, declared_mm: float, size_mm: float, size_doubt: bool
+) -> None:
+    grey, dets = _detected_with_figure(rim_mm)
+    known = fit_known_bases(grey, PX_PER_MM, SETTINGS, dets, np.array([declared_mm]), None, PARALLAX)
+    assert known.diameter_mm[0] == size_mm and known.radius_px[0] == size_mm / 2.0 * PX_PER_MM
+    # a size read keeps the doubt it was read with; a declared one has none
+    assert known.diameter_sigma_mm[0] == (dets.diameter_sigma_mm[0] if size_doubt else 0.0)
+    if size_doubt:
+        error_mm = np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM
+        assert error_mm < 0.1
+        assert known.center_px[0].tolist() != dets.center_px[0].tolist()
+
+
+@pytest.mark.parametrize(
     ("case", "diameter_mm", "settings", "parallax"),
     [
-        ("size not known", np.array([np.nan]), SETTINGS, PARALLAX),
+        ("size not known", np.array([np.nan]), dataclasses.replace(SETTINGS, refit_read_sizes=False), PARALLAX),
+        (
+            "size not known, too coarse for the free fit",
+            np.array([np.nan]),
+            dataclasses.replace(SETTINGS, outline_min_px_per_mm=3.0),
+            PARALLAX,
+        ),
+        ("size not known, no parallax", np.array([np.nan]), SETTINGS, None),
         ("no parallax", np.array([32.0]), SETTINGS, None),
         (
             "too coarse for the fit at a known size",

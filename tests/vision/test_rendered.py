@@ -423,3 +423,27 @@ def test_a_base_the_appearance_fit_reads_too_large_is_read_by_its_edges(astray_f
     assert with_rule - without == {"u7m2"}
     assert without <= with_rule
     assert len(stray) == len(stray_without)
+
+
+# Frame 4006 of the 4K evaluation set (60 models asked): 58 bases, most of them in units of 3-5 mm rims.
+_HELD_SIZE_SEED, _HELD_SIZE_MODELS = 4006, 60
+
+
+@pytest.fixture(scope="module")
+def held_size_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
+    return _one_frame(tmp_path_factory, "held_size_frame", _HELD_SIZE_SEED, "4k", _HELD_SIZE_MODELS)
+
+
+def test_bases_fitted_again_at_the_size_read_lie_nearer_where_they_stand(held_size_frame: EvalSample) -> None:
+    # With the size held the wall and the contact shadow trade off against the footprint's place alone, no longer
+    # against its radius as well. The same bases are found, at the same sizes.
+    config, without = load_config(), _vision_changed(refit_read_sizes=False)
+    held = score_frame(held_size_frame, config, config.evaluate)
+    free = score_frame(held_size_frame, without, config.evaluate)
+    assert (held.matched, held.detected) == (free.matched, free.detected)
+    assert held.size_right.sum() == free.size_right.sum()
+    median_held, median_free = np.median(held.error_mm), np.median(free.error_mm)
+    assert median_held < 0.8 * median_free, (median_held, median_free)
+    assert np.percentile(held.error_mm, 90) < np.percentile(free.error_mm, 90)
+    # the sigmas stay honest: as many errors within 2 sigma
+    assert np.mean(np.abs(held.z) <= 2.0) >= np.mean(np.abs(free.z) <= 2.0) - 0.02

@@ -89,6 +89,7 @@ class VisionSettings:
         refit_read_sizes: bases whose size nobody declared are fitted again too, at the standard size they were read
             at (where the free appearance fit runs), keeping their size doubt.
         read_starts: the starts (as ``outline_starts``) of that fit.
+        read_height_sigma: ``outline_height_sigma`` for that fit (the size held, the height shows better).
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
             well: this many directions round the reading, at these multiples of the difference of the radii.
         misread_share, misread_margin: such a base's doubt, added (in quadrature) to its sigma: ``other_start_share``
@@ -263,6 +264,7 @@ class VisionSettings:
     known_min_px_per_mm: float
     refit_read_sizes: bool
     read_starts: tuple[float, ...]
+    read_height_sigma: float
     misread_start_steps: tuple[float, ...]
     misread_start_directions: int
     misread_share: float
@@ -365,6 +367,7 @@ class VisionSettings:
             "outline_model_sigma_mm",
             "ambiguity_max_rms_px",
             "outline_height_sigma",
+            "read_height_sigma",
         )
         for name in positive:
             if getattr(self, name) <= 0:

@@ -1331,12 +1331,14 @@ def fit_known_bases(
     if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
         return detections
     # the declared sizes from several starts (see known_starts); the ones read from where their free fit ended
-    parts = ((rows[declared[rows]], settings.known_starts), (rows[~declared[rows]], settings.read_starts))
-    for part, steps in parts:
+    parts = (
+        (rows[declared[rows]], settings.known_starts, settings.outline_height_sigma),
+        (rows[~declared[rows]], settings.read_starts, settings.read_height_sigma),
+    )
+    for part, steps, height_sigma in parts:
         if part.size:
-            detections = _fit_at_sizes(
-                grey, scale, settings, detections, part, known, heights, declared, parallax, steps
-            )
+            part_settings = replace(settings, outline_starts=steps, outline_height_sigma=height_sigma)
+            detections = _fit_at_sizes(grey, scale, part_settings, detections, part, known, heights, declared, parallax)
     return detections
 
 
@@ -1350,10 +1352,9 @@ def _fit_at_sizes(
     heights: FloatArray,
     declared: BoolArray,
     parallax: RimParallax,
-    steps: tuple[float, ...],
 ) -> BaseDetections:
     """``detections`` with the ``rows`` fitted again at the sizes ``known`` (N,) and, where finite, the rim height
-    ratios ``heights`` (N,), the fit starting from ``steps`` (as ``outline_starts``); ``declared`` (N,): which
+    ratios ``heights`` (N,), the fit starting from ``outline_starts``; ``declared`` (N,): which
     sizes a roster declared (they lose their size doubt). See :func:`fit_known_bases`."""
     directions = ray_directions(settings.rays)
     radius_px = known[rows] / 2.0 * scale
@@ -1372,7 +1373,7 @@ def _fit_at_sizes(
     every_ray = np.ones((group.size, len(directions)), np.bool_)
     # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak, a
     # neighbour) go before the first step too
-    known_settings = replace(settings, outline_reject_at=(0, *settings.outline_reject_at), outline_starts=steps)
+    known_settings = replace(settings, outline_reject_at=(0, *settings.outline_reject_at))
     cast = cast_shadow_px(
         grey,
         detections.center_px[rows],

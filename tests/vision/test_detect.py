@@ -385,6 +385,7 @@ def test_bad_input_raises_named_errors(
         ({"known_misfit_scale": -1.0}, "known_misfit_scale must not be negative"),
         ({"known_starts": ()}, "known_starts must list at least one start"),
         ({"read_starts": ()}, "read_starts must list at least one start"),
+        ({"read_height_sigma": 0.0}, "read_height_sigma must be positive"),
         ({"other_start_share": -0.1}, "other_start_share must not be negative"),
         ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
         ({"inner_ring_fraction": -0.1}, "inner_ring_fraction must not be negative"),

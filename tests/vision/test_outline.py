@@ -344,6 +344,21 @@ def test_bases_no_roster_declares_are_fitted_again_at_the_size_read(
         assert known.center_px[0].tolist() != dets.center_px[0].tolist()
 
 
+@pytest.mark.parametrize("rim_mm", [3.0, 5.0])
+def test_with_the_size_held_the_rim_height_leans_less_on_the_one_assumed(rim_mm: float) -> None:
+    # the rim's height (assumed 4 mm) is fitted with read_height_sigma where the size is held: a lean as tight as
+    # the free fit's would keep a rim 1 mm off the one assumed from showing, and the centre with it
+    grey, dets = _detected_with_figure(rim_mm)
+    truth = middle_of(TRUTH, PARALLAX)[0]
+
+    def error_mm(height_sigma: float) -> float:
+        settings = dataclasses.replace(SETTINGS, read_height_sigma=height_sigma)
+        known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.array([np.nan]), None, PARALLAX)
+        return float(np.hypot(*(known.center_px[0] - truth)) / PX_PER_MM)
+
+    assert error_mm(SETTINGS.read_height_sigma) < 0.5 * error_mm(0.02)
+
+
 @pytest.mark.parametrize(
     ("case", "diameter_mm", "settings", "parallax"),
     [

@@ -1330,7 +1330,7 @@ def fit_known_bases(
         rows = rows[np.isfinite(heights[rows])]
     if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
         return detections
-    # the declared sizes from several starts (see known_starts); the ones read from where their free fit ended
+    # declared sizes and sizes read are fitted apart: each has its own starts and its own lean on the rim's height
     parts = (
         (rows[declared[rows]], settings.known_starts, settings.outline_height_sigma),
         (rows[~declared[rows]], settings.read_starts, settings.read_height_sigma),

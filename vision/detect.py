@@ -1301,13 +1301,13 @@ def fit_known_bases(
 
     ``diameter_mm`` (N,) each base's known size (NaN: not known; with ``refit_read_sizes`` the row is fitted again at
     the size it was read at, its size doubt kept, where the free appearance fit runs, else it is kept as it is);
-    ``height_ratio`` (N,)
-    its rim's height over the one ``parallax`` assumes (NaN or None: not known, fitted as in :func:`detect_bases`).
+    ``height_ratio`` (N,) its rim's height over the one ``parallax`` assumes (NaN or None: not known, fitted as in
+    :func:`detect_bases`).
     The appearance fit does this, so only where it can (``parallax`` given, ``px_per_mm`` at least
     ``known_min_px_per_mm``, which may lie below the free fit's ``outline_min_px_per_mm``: with size and height held
     the wall and the contact shadow no longer trade off against the footprint, so below that only rows whose height
-    is known too): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again
-    takes the known size (``diameter_sigma_mm`` 0) and the fit's centre and model sigma (its misfit times
+    is known too): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again takes the known
+    size (``diameter_sigma_mm`` 0 where a roster declared it) and the fit's centre and model sigma (its misfit times
     ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``; and any blur the fit
     needed beyond the frame's, see :func:`_excess_blur_mm`), with a doubt along the nadir line where its wall came out
     where no wall is (:func:`_wall_misplaced_mm`)."""

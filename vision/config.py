@@ -147,12 +147,14 @@ class VisionSettings:
             brighter or darker than the mat just outside it, where the stroke's blur reaches.
         ring_edge_mm: a circle centred within this of a printed ring's, its radius within the ring's stroke
             widened by this, is the stroke's other edge, not a base.
-        size_vote_reach_mm, size_vote_window_mm, size_vote_share, size_vote_min: a unit's models stand on one
-            size: each base's size goes to the vote of the bases within size_vote_reach_mm of it (edge to edge)
-            whose fitted diameters lie within size_vote_window_mm of its own, itself included; the size at least
-            size_vote_share of them snapped to wins, where there are at least size_vote_min (reach 0: no vote);
-        size_vote_margin_mm: and only where the base's fitted diameter lies at most this much farther from the
-            size voted for than from its own (a size read clearly stays).
+        size_vote_reach_mm, size_vote_window_mm, size_vote_colour, size_vote_ring, size_vote_hops, size_vote_min:
+            a unit's models stand on one size and are based alike: two bases are of one unit where they stand
+            within size_vote_reach_mm of each other (edge to edge), their fitted diameters lie within
+            size_vote_window_mm and their tops' colours (the median CIE Lab colour, 8-bit OpenCV scale, of the ring
+            between the fractions size_vote_ring of the fitted radius) within size_vote_colour (0: colour not
+            compared); each base's size is the standard size nearest the median fitted diameter of the bases
+            reached within size_vote_hops such steps, itself included, where there are at least size_vote_min of
+            them (reach 0: no vote).
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than
@@ -303,9 +305,10 @@ class VisionSettings:
     ring_edge_mm: float
     size_vote_reach_mm: float
     size_vote_window_mm: float
-    size_vote_share: float
+    size_vote_colour: float
+    size_vote_ring: tuple[float, ...]
+    size_vote_hops: int
     size_vote_min: int
-    size_vote_margin_mm: float
     token_ring_mm: float
     off_centre_reach_mm: float
     off_centre_figure_contrast: float
@@ -389,10 +392,16 @@ class VisionSettings:
             "min_edge_coverage",
             "unseen_rim_coverage",
             "min_disc_fill",
-            "size_vote_share",
         ):
             if not 0 < getattr(self, name) <= 1:
                 raise SettingsError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
+        if len(self.size_vote_ring) != 2 or not 0 <= self.size_vote_ring[0] < self.size_vote_ring[1] <= 1:
+            raise SettingsError(
+                "size_vote_ring must be [inner, outer] fractions of the radius, 0 <= inner < outer <= 1, got "
+                f"{list(self.size_vote_ring)}"
+            )
+        if self.size_vote_hops < 1:
+            raise SettingsError(f"size_vote_hops must be at least 1, got {self.size_vote_hops!r}")
         if len(self.rim_model_mm) != 2 or min(self.rim_model_mm) <= 0:
             raise SettingsError(
                 f"rim_model_mm must be [inward, outward], both positive (mm), got {list(self.rim_model_mm)}"
@@ -508,8 +517,8 @@ class VisionSettings:
             "die_line_agreement",
             "size_vote_reach_mm",
             "size_vote_window_mm",
+            "size_vote_colour",
             "size_vote_min",
-            "size_vote_margin_mm",
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",

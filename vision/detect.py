@@ -107,8 +107,9 @@ Steps:
    found a base; one that reads a base of the colour look again yields to it, and where the two read different
    things that cannot both stand the better scored stands.
 
-8. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base's size goes to the vote of
-   its neighbours of about its fitted diameter (``size_vote_*``); the centre does not move.
+8. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base takes the size nearest the
+   median fitted diameter of the bases of its unit near it: of about its fitted diameter and the colour of its top
+   (``size_vote_*``); the centre does not move.
 
 The centre's 1-sigma uncertainty comes from the covariance of the geometric fit (residual variance over the
 inlier count, shaped by their angular spread), with rays closer together along the rim than
@@ -175,6 +176,9 @@ _RING_TOLERANCE_PX = 1.0
 # image).
 _PROFILE_STEP_PX = 0.25
 _BLUR_START_PX = 1.0
+# Circles sampled across the ring of a base's top whose colour tells its unit (size_vote_ring): a few, since the
+# median over them and the rays is what counts.
+_TOP_RING_STEPS = 4
 # The band's strongest difference from the mat, robustly: this percentile of the samples.
 _DISC_HIGH_PERCENTILE = 90.0
 # Samples per mm across the disc and mat bands of the ring test.
@@ -1107,7 +1111,7 @@ def detect_bases(
 
     if settings.colour_gain <= 0:
         found, spare, _blur = grey_look(None)
-        return _by_score(found, spare, scale, settings)
+        return _by_score(found, spare, bgr, scale, settings)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -1115,7 +1119,7 @@ def detect_bases(
         found, spare, blur_px = grey_look(pending)
         colour = pending.result()
     if colour is None:
-        return _by_score(found, spare, scale, settings)
+        return _by_score(found, spare, bgr, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
@@ -1144,45 +1148,78 @@ def detect_bases(
     same = _centre_distances(spare.center_px, more.center_px) <= _SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
     rival = BaseDetections.concatenate([more, spare[~np.any(same, axis=1)]])
     rival = rival[_resolve_overlaps(rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings)]
-    return _by_score(found, rival, scale, settings)
+    return _by_score(found, rival, bgr, scale, settings)
 
 
 def _by_score(
-    found: BaseDetections, more: BaseDetections, px_per_mm: float, settings: VisionSettings
+    found: BaseDetections, more: BaseDetections, image: NDArray[np.uint8], px_per_mm: float, settings: VisionSettings
 ) -> BaseDetections:
     """``found`` and ``more`` (bases where none of ``found`` lies) together, best score first, sizes put to the
-    vote."""
+    vote (their tops' colours read from ``image``, (H, W, 3) BGR or (H, W) grey)."""
     both = BaseDetections.concatenate([found, more])
-    return _vote_sizes(both[np.argsort(-both.score, kind="stable")], px_per_mm, settings)
+    both = both[np.argsort(-both.score, kind="stable")]
+    if len(both) == 0 or settings.size_vote_reach_mm <= 0:
+        return both
+    return _vote_sizes(both, _top_colours(image, both.center_px, both.radius_px, settings), px_per_mm, settings)
 
 
-def _vote_sizes(found: BaseDetections, px_per_mm: float, settings: VisionSettings) -> BaseDetections:
-    """``found`` with each base's size put to the vote of the bases near it (within ``size_vote_reach_mm`` edge
-    to edge, fitted diameters within ``size_vote_window_mm`` of its own, itself included): the size at least
-    ``size_vote_share`` of them snapped to wins, where there are at least ``size_vote_min`` of them and the fitted
-    diameter lies at most ``size_vote_margin_mm`` farther from it than from its own size. A unit's models stand
-    on one size, so the fit's scatter, not its bias, decides between neighbouring sizes."""
+def _top_colours(
+    image: NDArray[np.uint8], center_px: FloatArray, radius_px: FloatArray, settings: VisionSettings
+) -> FloatArray:
+    """(N, 3) the CIE Lab colour (OpenCV's 8-bit scale) of each base's top (its channels' medians), over the ring
+    between the fractions ``size_vote_ring`` of its radius ``radius_px`` (N,) about ``center_px`` (N, 2): inside the
+    rim, round the figure's feet, where the top's paint or flock shows. A grey ``image`` (H, W) gives grey colours."""
+    n = len(radius_px)
+    if n == 0:
+        return np.zeros((0, 3))
+    directions = ray_directions(settings.rays)
+    inner, outer = settings.size_vote_ring
+    fractions = np.linspace(inner, outer, _TOP_RING_STEPS)
+    reach = radius_px[:, None, None] * fractions[None, None, :]
+    points = center_px[:, None, None, :] + reach[..., None] * directions[None, :, None, :]
+    h, w = image.shape[:2]
+    u = np.clip(np.rint(points[..., 0]).astype(np.intp), 0, w - 1)
+    v = np.clip(np.rint(points[..., 1]).astype(np.intp), 0, h - 1)
+    samples = image[v, u].reshape(n, -1, *image.shape[2:])
+    # each channel's median, then its colour: converting every sample would cost several ms a frame
+    median = np.median(samples, axis=1)
+    bgr = np.repeat(median[:, None], 3, axis=1) if image.ndim == 2 else median
+    swatches = np.clip(np.rint(bgr), 0, 255).astype(np.uint8).reshape(1, n, 3)
+    return np.asarray(cv2.cvtColor(swatches, cv2.COLOR_BGR2LAB).reshape(n, 3), dtype=np.float64)
+
+
+def _vote_sizes(
+    found: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings
+) -> BaseDetections:
+    """``found`` with each base's size put to the vote of its unit: two bases are taken for one unit's where they
+    stand within ``size_vote_reach_mm`` edge to edge, their fitted diameters lie within ``size_vote_window_mm`` and
+    their tops' colours ``top_lab`` (N, 3) (see :func:`_top_colours`) within ``size_vote_colour`` (0: not
+    compared). Each base takes the standard size nearest the median fitted diameter of the bases it reaches in
+    ``size_vote_hops`` such steps, itself included, where there are at least ``size_vote_min`` of them. A unit's
+    models stand on one size and share rim and paint, so the fit's bias too: its scatter, which the median
+    shrinks, decides between neighbouring sizes. The centres do not move."""
     n = len(found)
     if n == 0 or settings.size_vote_reach_mm <= 0:
         return found
     fitted_mm = 2.0 * found.radius_px / px_per_mm
     size_mm = found.diameter_mm
     gap_mm = _centre_distances(found.center_px) / px_per_mm - (size_mm[:, None] + size_mm[None, :]) / 2
-    voters = (gap_mm < settings.size_vote_reach_mm) & (
+    linked = (gap_mm < settings.size_vote_reach_mm) & (
         np.abs(fitted_mm[:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
     )
+    if settings.size_vote_colour > 0:
+        colour_gap = np.linalg.norm(top_lab[:, None, :] - top_lab[None, :, :], axis=2)
+        linked &= colour_gap < settings.size_vote_colour
+    # a step further each hop: a unit's far end votes with its near one, where its own neighbours are few
+    reached = linked
+    for _hop in range(settings.size_vote_hops - 1):
+        reached = (reached.astype(np.intp) @ linked.astype(np.intp)) > 0
+    voting = reached.sum(axis=1) >= settings.size_vote_min
+    if not voting.any():
+        return found
+    median_mm = np.nanmedian(np.where(reached[voting], fitted_mm[None, :], np.nan), axis=1)
     voted = size_mm.copy()
-    for i in range(n):
-        ballots = size_mm[voters[i]]
-        if len(ballots) < settings.size_vote_min:
-            continue
-        sizes, counts = np.unique(ballots, return_counts=True)
-        winner = sizes[np.argmax(counts)]
-        # a fit that read its own size clearly keeps it (a 27 mm base among 28.5 mm ones): only one about as near
-        # the size voted for may change
-        doubtful = abs(fitted_mm[i] - winner) - abs(fitted_mm[i] - size_mm[i]) <= settings.size_vote_margin_mm
-        if counts.max() >= settings.size_vote_share * len(ballots) and doubtful:
-            voted[i] = winner
+    voted[voting], _near = snap_diameters(median_mm, settings.base_sizes_mm, np.inf)
     return replace(found, diameter_mm=voted)
 
 

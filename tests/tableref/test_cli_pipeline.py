@@ -135,7 +135,8 @@ def test_evaluate_with_the_truth_as_roster(capsys: pytest.CaptureFixture[str], t
         code, out, _ = run(capsys, "evaluate", tmp_path, "--json", *args)
         assert code == 0
         overall[bool(args)] = json.loads(out)["overall"]
-    assert overall[True]["size_right"] == 1.0 > overall[False]["size_right"]
+    # alone, the unit's vote reads this frame's sizes right as well (93.8 % before it read the tops' colours)
+    assert overall[True]["size_right"] == 1.0 >= overall[False]["size_right"]
     assert overall[True]["median_mm"] < 0.85 * overall[False]["median_mm"]
     assert overall[True]["recall"] == overall[False]["recall"]
 

@@ -27,6 +27,7 @@ from vision.detect import (
     _least_figure,
     _other_readings,
     _resolve_overlaps,
+    _top_colours,
     _vote_sizes,
     unseen_rim_sigma_mm,
 )
@@ -386,6 +387,10 @@ def test_bad_input_raises_named_errors(
         ({"known_starts": ()}, "known_starts must list at least one start"),
         ({"read_starts": ()}, "read_starts must list at least one start"),
         ({"read_height_sigma": 0.0}, "read_height_sigma must be positive"),
+        ({"size_vote_ring": (0.9, 0.7)}, "size_vote_ring must be"),
+        ({"size_vote_ring": (0.7, 1.2)}, "size_vote_ring must be"),
+        ({"size_vote_hops": 0}, "size_vote_hops must be at least 1"),
+        ({"size_vote_colour": -1.0}, "size_vote_colour must not be negative"),
         ({"other_start_share": -0.1}, "other_start_share must not be negative"),
         ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
         ({"inner_ring_fraction": -0.1}, "inner_ring_fraction must not be negative"),
@@ -730,45 +735,97 @@ def _row_of_bases(fitted_mm: list[float], snapped_mm: list[float], gap_mm: float
     )
 
 
+# Tops' colours (CIE Lab, OpenCV's 8-bit scale)
+_SAND, _GREEN = (170.0, 130.0, 150.0), (120.0, 100.0, 150.0)
+
+
 @pytest.mark.parametrize(
-    ("fitted_mm", "snapped_mm", "gap_mm", "changed", "voted_mm"),
+    ("fitted_mm", "snapped_mm", "tops", "gap_mm", "changed", "voted_mm"),
     [
-        # a unit of 27 mm bases, one read at 28.0 (snapped 28.5): its neighbours outvote it
-        ([27.1, 26.8, 28.0, 27.3, 26.9], [27, 27, 28.5, 27, 27], 5.0, {}, [27, 27, 27, 27, 27]),
-        # a 27 mm base read clearly among 28.5 mm ones keeps its size
-        ([28.4, 28.6, 27.0, 28.5, 28.7], [28.5, 28.5, 27, 28.5, 28.5], 5.0, {}, [28.5, 28.5, 27, 28.5, 28.5]),
-        # ... unless the margin allows it
+        # a unit of 27 mm bases, one read at 28.0 (snapped 28.5): the unit's median fitted diameter is 27.1 mm
+        ([27.1, 26.8, 28.0, 27.3, 26.9], [27, 27, 28.5, 27, 27], [_SAND] * 5, 5.0, {}, [27, 27, 27, 27, 27]),
+        # the median, not the most snapped size: two of four read 27 mm, but the unit's median is 27.9 mm
+        ([27.4, 28.1, 27.7, 28.3], [27, 28.5, 27, 28.5], [_SAND] * 4, 5.0, {}, [28.5, 28.5, 28.5, 28.5]),
+        # a 27 mm base whose top differs among 28.5 mm ones is of another unit and keeps its size ...
         (
             [28.4, 28.6, 27.0, 28.5, 28.7],
             [28.5, 28.5, 27, 28.5, 28.5],
+            [_SAND, _SAND, _GREEN, _SAND, _SAND],
             5.0,
-            {"size_vote_margin_mm": 1.5},
-            [28.5, 28.5, 28.5, 28.5, 28.5],
+            {},
+            [28.5, 28.5, 27, 28.5, 28.5],
+        ),
+        # ... but with a top like theirs, or with colours not compared, it votes with them
+        ([28.4, 28.6, 27.0, 28.5, 28.7], [28.5, 28.5, 27, 28.5, 28.5], [_SAND] * 5, 5.0, {}, [28.5] * 5),
+        (
+            [28.4, 28.6, 27.0, 28.5, 28.7],
+            [28.5, 28.5, 27, 28.5, 28.5],
+            [_SAND, _SAND, _GREEN, _SAND, _SAND],
+            5.0,
+            {"size_vote_colour": 0.0},
+            [28.5] * 5,
         ),
         # the same unit spread more than the reach apart: no neighbours, no vote
-        ([27.1, 26.8, 28.0, 27.3, 26.9], [27, 27, 28.5, 27, 27], 60.0, {}, [27, 27, 28.5, 27, 27]),
+        ([27.1, 26.8, 28.0, 27.3, 26.9], [27, 27, 28.5, 27, 27], [_SAND] * 5, 60.0, {}, [27, 27, 28.5, 27, 27]),
         # without the vote (reach 0)
         (
             [27.1, 26.8, 28.0, 27.3, 26.9],
             [27, 27, 28.5, 27, 27],
+            [_SAND] * 5,
             5.0,
             {"size_vote_reach_mm": 0.0},
             [27, 27, 28.5, 27, 27],
         ),
-        # no majority of the share asked for: 2 of 4 voters
-        ([27.4, 27.6, 28.0, 27.9], [27, 27, 28.5, 28.5], 5.0, {}, [27, 27, 28.5, 28.5]),
+        # a unit strung out 30 mm apart: the end base has one neighbour within reach, and reaches a third voter in
+        # the second step, not in one
+        ([28.0, 27.1, 26.9, 27.2], [28.5, 27, 27, 27], [_SAND] * 4, 30.0, {}, [27, 27, 27, 27]),
+        ([28.0, 27.1, 26.9, 27.2], [28.5, 27, 27, 27], [_SAND] * 4, 30.0, {"size_vote_hops": 1}, [28.5, 27, 27, 27]),
         # too few voters
-        ([27.1, 28.0], [27, 28.5], 5.0, {}, [27, 28.5]),
+        ([27.1, 28.0], [27, 28.5], [_SAND] * 2, 5.0, {}, [27, 28.5]),
         # a 40 mm base among 25 mm ones is no voter of theirs, nor they of its
-        ([25.2, 40.1, 24.9, 25.3], [25, 40, 25, 25], 5.0, {}, [25, 40, 25, 25]),
+        ([25.2, 40.1, 24.9, 25.3], [25, 40, 25, 25], [_SAND] * 4, 5.0, {}, [25, 40, 25, 25]),
     ],
 )
 def test_a_base_takes_the_size_its_unit_votes_for(
-    fitted_mm: list[float], snapped_mm: list[float], gap_mm: float, changed: dict[str, float], voted_mm: list[float]
+    fitted_mm: list[float],
+    snapped_mm: list[float],
+    tops: list[tuple[float, float, float]],
+    gap_mm: float,
+    changed: dict[str, float],
+    voted_mm: list[float],
 ) -> None:
     settings = dataclasses.replace(load_config().vision, **changed)
-    voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), 1.0, settings)
+    voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
+
+
+@pytest.mark.parametrize(
+    ("top_bgr", "figure_bgr", "mat_bgr", "grey"),
+    [
+        ((60, 140, 200), (30, 30, 200), (90, 110, 80), False),
+        ((40, 120, 40), (200, 200, 200), (40, 120, 40), False),
+        ((200, 200, 200), (20, 20, 20), (90, 90, 90), True),
+    ],
+)
+def test_a_tops_colour_is_read_round_the_figure_inside_the_rim(
+    top_bgr: tuple[int, int, int], figure_bgr: tuple[int, int, int], mat_bgr: tuple[int, int, int], grey: bool
+) -> None:
+    # a 30 mm base at 2 px/mm: its top painted, a figure over its middle (half the radius) and over a sixth of the
+    # ring, on a mat of another colour (or the same)
+    image = np.full((160, 160, 3), mat_bgr, np.uint8)
+    cv2.circle(image, (80, 80), 30, top_bgr, -1)
+    cv2.circle(image, (80, 80), 15, figure_bgr, -1)
+    cv2.ellipse(image, (80, 80), (30, 30), 0, 0, 60, figure_bgr, -1)
+    if grey:
+        image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    settings = load_config().vision
+    lab = _top_colours(image, np.array([[80.0, 80.0]]), np.array([30.0]), settings)
+    swatch = np.full((1, 1, 3), top_bgr, np.uint8)
+    if grey:
+        swatch = cv2.cvtColor(cv2.cvtColor(swatch, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    expected = cv2.cvtColor(swatch, cv2.COLOR_BGR2LAB)[0, 0].astype(float)
+    assert lab.shape == (1, 3)
+    np.testing.assert_allclose(lab[0], expected, atol=1.0)
 
 
 # Circles at 1 px/mm as (x, y, fitted radius, standard size, score): which stand after _resolve_overlaps.

@@ -331,7 +331,7 @@ def _ids_of(sample: EvalSample, found: Sequence[rules.Model]) -> set[str]:
         # a base read at the next size up overlaps a neighbour in contact by more than max_overlap_mm
         (1000, {"coarse_max_overlap_mm": 2.0}, {"u5m4"}),
         # the outermost ring is the contact shadow's outer edge; the base's rim, of the other polarity, lies inside
-        (1004, {"inner_ring_fraction": 0.0}, {"u2m5", "u2m8", "u4m6"}),
+        (1004, {"inner_ring_fraction": 0.0}, {"u2m8", "u4m6"}),
         # the rim model's blur correction moves the circle off every size; the edges' own circle fits one
         (4007, {"rim_model_fallback_mm": 0.0}, {"u1m1", "u8m4"}),
     ],

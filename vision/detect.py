@@ -649,11 +649,17 @@ def _firsts_first(rank: FloatArray, second: BoolArray) -> FloatArray:
     return np.asarray(rank - second * (float(np.ptp(rank)) + 1.0), dtype=np.float64)
 
 
-def _unique(center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: FloatArray) -> NDArray[np.intp]:
+def _unique(
+    center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: FloatArray, second: BoolArray | None = None
+) -> NDArray[np.intp]:
     """Indices of candidates to keep when several describe the same base (same size, nearby centres), best
-    ``rank`` first."""
+    ``rank`` first. A second reading (``second`` (K,)) is another ring than the first readings about it, even
+    where both snap to one size (rings 2-5 mm apart in diameter do, under the first search's loose tolerance), so
+    it is one base with second readings only."""
     dist = _centre_distances(center)
     same = (size_mm[:, None] == size_mm[None, :]) & (dist <= _SAME_BASE_CENTER_FRACTION * radius[None, :])
+    if second is not None:
+        same &= second[:, None] == second[None, :]
     return _keep_best(rank, same)
 
 
@@ -1599,7 +1605,7 @@ def _detect_in(
     second = second[alive]
     # of two circles that are one base, the outer is its footprint (the inner one is its top); a second reading
     # never displaces a first
-    keep = _unique(center, radius, nominal, _firsts_first(radius, second))
+    keep = _unique(center, radius, nominal, _firsts_first(radius, second), second)
     center, polarity, nominal, second = center[keep], polarity[keep], nominal[keep], second[keep]
     if len(nominal) == 0:
         return BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)

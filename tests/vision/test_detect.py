@@ -24,10 +24,12 @@ from vision import (
 )
 from vision.detect import (
     _figure_contrast,
+    _firsts_first,
     _least_figure,
     _other_readings,
     _resolve_overlaps,
     _top_colours,
+    _unique,
     _vote_sizes,
     unseen_rim_sigma_mm,
 )
@@ -598,22 +600,28 @@ def _ringed_sand_bases(
     return match(scene, dets), dets, scene
 
 
-@pytest.mark.parametrize("px_per_mm", [1.0, 1.3])
 @pytest.mark.parametrize(
-    ("ring", "changed", "found"),
+    ("ring", "px_per_mm", "changed", "found"),
     [
-        ("contact shadow", {}, 2),
-        ("contact shadow", {"shadow_min_darkness": 255.0}, 0),
-        ("red printed ring", {}, 0),
-        ("red printed ring", {"shadow_max_colour": 255.0}, 2),
+        ("contact shadow", 1.0, {}, [0, 1]),
+        ("contact shadow", 1.3, {}, [0, 1]),
+        # without the shadow rule, at about 1 px/mm the 40 mm base's own rim is the best supported ring inside the
+        # outermost one, read as a second reading (below); the 32 mm base's is not
+        ("contact shadow", 1.0, {"shadow_min_darkness": 255.0}, [1]),
+        ("contact shadow", 1.3, {"shadow_min_darkness": 255.0}, []),
+        # a coloured ring is no shadow: its outer edge is no base's
+        ("red printed ring", 1.0, {}, [1]),
+        ("red printed ring", 1.3, {}, []),
+        ("red printed ring", 1.0, {"shadow_max_colour": 255.0}, [0, 1]),
+        ("red printed ring", 1.3, {"shadow_max_colour": 255.0}, [0, 1]),
     ],
 )
 def test_a_base_of_the_mats_colour_is_found_inside_its_contact_shadow_and_not_inside_a_coloured_ring(
-    px_per_mm: float, ring: str, changed: dict[str, float], found: int
+    ring: str, px_per_mm: float, changed: dict[str, float], found: list[int]
 ) -> None:
     # the shadow rule alone: at about 1 px/mm the inner ring reading finds one of these bases by itself (below)
     m, dets, scene = _ringed_sand_bases(ring, px_per_mm, {"inner_ring_fraction": 0.0, **changed})
-    assert len(m.truth_index) == found
+    assert sorted(m.truth_index.tolist()) == found
     assert m.extra == 0
     np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
     # read by its edges at about 1 px/mm, where the figure and the ring's blur pull on them
@@ -624,12 +632,13 @@ def test_a_base_of_the_mats_colour_is_found_inside_its_contact_shadow_and_not_in
     ("ring", "px_per_mm", "inner_ring_fraction", "found"),
     [
         # at about 1 px/mm the edges read the ring's outer edge, a size too large (the 32 mm base at 35 mm); the
-        # base's own rim, of the other polarity, shows inside it
-        ("contact shadow", 1.0, 0.7, [0]),
-        ("contact shadow", 1.0, 0.0, []),
+        # base's own rim, of the other polarity, shows inside it. (The 40 mm base's rim is the best supported ring
+        # there as well, and is read as a second reading without the inner ring.)
+        ("contact shadow", 1.0, 0.7, [0, 1]),
+        ("contact shadow", 1.0, 0.0, [1]),
         # whatever the ring's colour: the reading is the base's rim, not the ring's
-        ("red printed ring", 1.0, 0.7, [0]),
-        ("red printed ring", 1.0, 0.0, []),
+        ("red printed ring", 1.0, 0.7, [0, 1]),
+        ("red printed ring", 1.0, 0.0, [1]),
         # where figures resolve, the appearance fit reads bases, and no inner ring is read
         ("contact shadow", 1.3, 0.7, []),
         ("red printed ring", 1.3, 0.7, []),
@@ -826,6 +835,28 @@ def test_a_tops_colour_is_read_round_the_figure_inside_the_rim(
     expected = cv2.cvtColor(swatch, cv2.COLOR_BGR2LAB)[0, 0].astype(float)
     assert lab.shape == (1, 3)
     np.testing.assert_allclose(lab[0], expected, atol=1.0)
+
+
+@pytest.mark.parametrize(
+    ("radius_px", "second", "kept"),
+    [
+        # two first readings of one size about one centre are one base: the outer (its footprint) stands
+        ([34.3, 30.6], [False, False], [0]),
+        # a second reading is another ring than the first, though both snap to one size: both go on to the tests
+        ([34.3, 30.6], [False, True], [0, 1]),
+        # two second readings of one base are one
+        ([34.3, 30.6, 30.4], [False, True, True], [0, 1]),
+    ],
+)
+def test_a_second_reading_is_not_taken_for_its_first(
+    radius_px: list[float], second: list[bool], kept: list[int]
+) -> None:
+    n = len(radius_px)
+    center = np.full((n, 2), 100.0) + np.arange(n)[:, None] * 0.5
+    radius = np.array(radius_px)
+    rank = _firsts_first(radius, np.array(second))
+    keep = _unique(center, radius, np.full(n, 40.0), rank, np.array(second))
+    assert sorted(keep.tolist()) == kept
 
 
 # Circles at 1 px/mm as (x, y, fitted radius, standard size, score): which stand after _resolve_overlaps.

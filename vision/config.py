@@ -150,11 +150,11 @@ class VisionSettings:
         size_vote_reach_mm, size_vote_window_mm, size_vote_colour, size_vote_ring, size_vote_hops, size_vote_min:
             a unit's models stand on one size and are based alike: two bases are of one unit where they stand
             within size_vote_reach_mm of each other (edge to edge), their fitted diameters lie within
-            size_vote_window_mm and their tops' colours (the median CIE Lab colour, 8-bit OpenCV scale, of the ring
-            between the fractions size_vote_ring of the fitted radius) within size_vote_colour (0: colour not
-            compared); each base's size is the standard size nearest the median fitted diameter of the bases
-            reached within size_vote_hops such steps, itself included, where there are at least size_vote_min of
-            them (reach 0: no vote).
+            size_vote_window_mm and their tops' colours (CIE Lab, 8-bit OpenCV scale, of the medians of the colour
+            channels over the ring between the fractions size_vote_ring of the fitted radius) within
+            size_vote_colour (0: colour not compared); each base's size is the standard size nearest the median
+            fitted diameter of the bases reached within size_vote_hops such steps, itself included, where there are
+            at least size_vote_min of them (reach 0: no vote).
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than

@@ -650,7 +650,7 @@ def _firsts_first(rank: FloatArray, second: BoolArray) -> FloatArray:
 
 
 def _unique(
-    center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: FloatArray, second: BoolArray | None = None
+    center: FloatArray, radius: FloatArray, size_mm: FloatArray, rank: FloatArray, second: BoolArray
 ) -> NDArray[np.intp]:
     """Indices of candidates to keep when several describe the same base (same size, nearby centres), best
     ``rank`` first. A second reading (``second`` (K,)) is another ring than the first readings about it, even
@@ -658,8 +658,7 @@ def _unique(
     it is one base with second readings only."""
     dist = _centre_distances(center)
     same = (size_mm[:, None] == size_mm[None, :]) & (dist <= _SAME_BASE_CENTER_FRACTION * radius[None, :])
-    if second is not None:
-        same &= second[:, None] == second[None, :]
+    same &= second[:, None] == second[None, :]
     return _keep_best(rank, same)
 
 
@@ -1603,8 +1602,8 @@ def _detect_in(
     alive = (support > 0) & fits_size
     center, radius, polarity, nominal = (a[alive] for a in (center, radius, polarity, nominal))
     second = second[alive]
-    # of two circles that are one base, the outer is its footprint (the inner one is its top); a second reading
-    # never displaces a first
+    # of two circles that are one base, the outer is its footprint (the inner one is its top); a second reading is
+    # read beside the first ones, never in their place
     keep = _unique(center, radius, nominal, _firsts_first(radius, second), second)
     center, polarity, nominal, second = center[keep], polarity[keep], nominal[keep], second[keep]
     if len(nominal) == 0:

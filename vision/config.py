@@ -194,8 +194,8 @@ class VisionSettings:
         colour_min_figure_contrast: the figure test of the second look, in grey and in colour alike.
         colour_clear_figure_contrast, colour_clear_figure_grey: in images under outline_min_px_per_mm, where
             figures blur, a figure that spreads by the first in colour passes with the second in grey.
-        colour_max_fit_rms_px: in images under outline_min_px_per_mm, the second look's max_fit_rms_px (its
-            edges scatter more round a rim than grey levels' do); a base's score takes its roundness against it.
+        colour_max_fit_rms_px: the second look's max_fit_rms_px (its edges scatter more round a rim than grey
+            levels' do); a base's score takes its roundness against it.
         shadow_min_darkness, shadow_max_colour: a circle whose size fits no standard one is read again at the
             inner edge of its rim band where that band is darker than both the mat and the top by at least
             shadow_min_darkness grey levels and of the mat's colour (at most shadow_max_colour in the colour-contrast

@@ -99,8 +99,8 @@ Steps:
    image. A base of the mat's grey level but not its colour shows there. Tokens and printed circles stand out
    by colour too, so such a base must show its figure in grey and in colour (``colour_min_figure_contrast``);
    where figures blur (under ``outline_min_px_per_mm``), one that shows clearly in colour
-   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey, and a rim may be as rough as
-   ``colour_max_fit_rms_px``, since the colour contrast's edges scatter more there. The colour look reads no
+   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey. A rim may be as rough as
+   ``colour_max_fit_rms_px``, since the colour contrast's edges scatter more than grey levels'. The colour look reads no
    second rings (there they found one base more on 34 rendered 4K frames, and took the inner edge of a printed
    ring and a fingertip for two). Its bases stand where the grey look found none, or take the place of grey-look
    bases they hold, as second readings do (step 5). The grey look's second readings then stand where neither look
@@ -1632,9 +1632,10 @@ def _detect_in(
     coverage = _coverage(fit)
     contrast, fill = _disc_contrast(image, center, radius, fit.inlier, scale, directions, settings, parallax)
     rms = fit.rms_px
-    # where figures blur (about 1 px/mm) the colour contrast's edges scatter more than grey levels' round a rim
+    # the colour contrast's edges scatter more than grey levels' round a rim (most where figures blur, about 1 px/mm,
+    # but at 4K too: a brown top with a light wall, on a mat of about its grey level, reads 1.0-1.2 px in colour)
     low_colour = image is not grey and scale < settings.outline_min_px_per_mm
-    max_rms = settings.colour_max_fit_rms_px if low_colour else settings.max_fit_rms_px
+    max_rms = settings.colour_max_fit_rms_px if image is not grey else settings.max_fit_rms_px
     rim_ok = _rim_pass(fit, max_rms, settings)
     figure = _figure_contrast(image, center, radius, directions, settings)
     clear_in_colour = np.zeros(len(radius), np.bool_)

@@ -90,6 +90,12 @@ class VisionSettings:
             at (where the free appearance fit runs), keeping their size doubt.
         read_starts: the starts (as ``outline_starts``) of that fit.
         read_height_sigma: ``outline_height_sigma`` for that fit (the size held, the height shows better).
+        height_pool_min, height_pool_gain, height_pool_starts: a unit's bases share their rims' height. After that
+            fit, each base's rim height ratio is pooled over the bases of its unit (as the size vote links them:
+            within size_vote_reach_mm, tops within size_vote_colour, size_vote_hops steps; of one size read): the
+            median of their fitted ratios, its departure from 1 times height_pool_gain (the fit leans on 1),
+            within outline_height_ratio, where at least height_pool_min of them fitted. The base is then fitted
+            again at that height, from height_pool_starts (as ``outline_starts``). height_pool_min 0: not pooled.
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
             well: this many directions round the reading, at these multiples of the difference of the radii.
         misread_share, misread_margin: such a base's doubt, added (in quadrature) to its sigma: ``other_start_share``
@@ -267,6 +273,9 @@ class VisionSettings:
     refit_read_sizes: bool
     read_starts: tuple[float, ...]
     read_height_sigma: float
+    height_pool_min: int
+    height_pool_gain: float
+    height_pool_starts: tuple[float, ...]
     misread_start_steps: tuple[float, ...]
     misread_start_directions: int
     misread_share: float
@@ -441,6 +450,8 @@ class VisionSettings:
             raise SettingsError("known_starts must list at least one start (0: where the base was detected)")
         if not self.read_starts:
             raise SettingsError("read_starts must list at least one start (0: where the base was detected)")
+        if not self.height_pool_starts:
+            raise SettingsError("height_pool_starts must list at least one start (0: where the fit put the base)")
         if any(step <= 0 for step in self.misread_start_steps) or self.misread_start_directions < 1:
             raise SettingsError(
                 "misread_start_steps must be positive and misread_start_directions at least 1, got "
@@ -519,6 +530,8 @@ class VisionSettings:
             "size_vote_window_mm",
             "size_vote_colour",
             "size_vote_min",
+            "height_pool_min",
+            "height_pool_gain",
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",

@@ -1208,17 +1208,8 @@ def _vote_sizes(
         return found
     fitted_mm = 2.0 * found.radius_px / px_per_mm
     size_mm = found.diameter_mm
-    gap_mm = _centre_distances(found.center_px) / px_per_mm - (size_mm[:, None] + size_mm[None, :]) / 2
-    linked = (gap_mm < settings.size_vote_reach_mm) & (
-        np.abs(fitted_mm[:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
-    )
-    if settings.size_vote_colour > 0:
-        colour_gap = np.linalg.norm(top_lab[:, None, :] - top_lab[None, :, :], axis=2)
-        linked &= colour_gap < settings.size_vote_colour
-    # a step further each hop: a unit's far end votes with its near one, where its own neighbours are few
-    reached = linked
-    for _hop in range(settings.size_vote_hops - 1):
-        reached = (reached.astype(np.intp) @ linked.astype(np.intp)) > 0
+    alike = np.abs(fitted_mm[:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
+    reached = _unit_reach(found.center_px, size_mm, top_lab, alike, px_per_mm, settings)
     voting = reached.sum(axis=1) >= settings.size_vote_min
     if not voting.any():
         return found
@@ -1226,6 +1217,58 @@ def _vote_sizes(
     voted = size_mm.copy()
     voted[voting], _near = snap_diameters(median_mm, settings.base_sizes_mm, np.inf)
     return replace(found, diameter_mm=voted)
+
+
+def _unit_reach(
+    center_px: FloatArray,
+    diameter_mm: FloatArray,
+    top_lab: FloatArray,
+    alike: BoolArray,
+    px_per_mm: float,
+    settings: VisionSettings,
+) -> BoolArray:
+    """(N, N) which bases each base takes for its unit's: linked where they stand within ``size_vote_reach_mm``
+    edge to edge (``center_px`` (N, 2), ``diameter_mm`` (N,)), are ``alike`` (N, N) by size and their tops' colours
+    ``top_lab`` (N, 3) lie within ``size_vote_colour`` (0: not compared), and reached within ``size_vote_hops`` such
+    links (itself included)."""
+    gap_mm = _centre_distances(center_px) / px_per_mm - (diameter_mm[:, None] + diameter_mm[None, :]) / 2
+    linked = (gap_mm < settings.size_vote_reach_mm) & alike
+    if settings.size_vote_colour > 0:
+        colour_gap = np.linalg.norm(top_lab[:, None, :] - top_lab[None, :, :], axis=2)
+        linked &= colour_gap < settings.size_vote_colour
+    # a step further each hop: a unit's far end goes with its near one, where its own neighbours are few
+    reached = linked
+    for _hop in range(settings.size_vote_hops - 1):
+        reached = (reached.astype(np.intp) @ linked.astype(np.intp)) > 0
+    return np.asarray(reached, dtype=np.bool_)
+
+
+def _pooled_heights(
+    center_px: FloatArray,
+    diameter_mm: FloatArray,
+    top_lab: FloatArray,
+    height_ratio: FloatArray,
+    px_per_mm: float,
+    settings: VisionSettings,
+) -> FloatArray:
+    """(N,) each base's rim height ratio pooled over its unit (:func:`_unit_reach`, bases of one size
+    ``diameter_mm`` (N,) only): 1 plus ``height_pool_gain`` times the median's departure from 1 of the fitted ratios
+    ``height_ratio`` (N,) (NaN: no fit) of the bases it reaches, within ``outline_height_ratio``; NaN where fewer than
+    ``height_pool_min`` of them fitted. A unit's bases share their rims' height, which one fit tells poorly and
+    leans on 1 (the one assumed)."""
+    n = len(diameter_mm)
+    if n == 0 or settings.height_pool_min <= 0 or settings.size_vote_reach_mm <= 0:
+        return np.full(n, np.nan)
+    alike = diameter_mm[:, None] == diameter_mm[None, :]
+    fitted = np.isfinite(height_ratio)
+    pooled_from = _unit_reach(center_px, diameter_mm, top_lab, alike, px_per_mm, settings) & fitted[None, :]
+    enough = pooled_from.sum(axis=1) >= settings.height_pool_min
+    pooled = np.full(n, np.nan)
+    if enough.any():
+        median = np.nanmedian(np.where(pooled_from[enough], height_ratio[None, :], np.nan), axis=1)
+        low, high = settings.outline_height_ratio
+        pooled[enough] = np.clip(1.0 + settings.height_pool_gain * (median - 1.0), low, high)
+    return pooled
 
 
 def _outline_sigmas(
@@ -1352,7 +1395,8 @@ def fit_known_bases(
     size (``diameter_sigma_mm`` 0 where a roster declared it) and the fit's centre and model sigma (its misfit times
     ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``; and any blur the fit
     needed beyond the frame's, see :func:`_excess_blur_mm`), with a doubt along the nadir line where its wall came out
-    where no wall is (:func:`_wall_misplaced_mm`)."""
+    where no wall is (:func:`_wall_misplaced_mm`). A row fitted at the size it was read at, its rim's height not
+    known, is fitted once more at its unit's pooled rim height (``height_pool_min``; :func:`_pooled_heights`)."""
     grey = _grey_image(topdown_bgr)
     scale = _check_scale(px_per_mm, settings)
     n = len(detections)
@@ -1373,14 +1417,21 @@ def fit_known_bases(
     if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
         return detections
     # declared sizes and sizes read are fitted apart: each has its own starts and its own lean on the rim's height
+    # declared sizes keep each rim's own height; sizes read are pooled with their unit's for it
+    pool = settings.height_pool_min > 0
     parts = (
-        (rows[declared[rows]], settings.known_starts, settings.outline_height_sigma),
-        (rows[~declared[rows]], settings.read_starts, settings.read_height_sigma),
+        (rows[declared[rows]], settings.known_starts, settings.outline_height_sigma, False),
+        (rows[~declared[rows]], settings.read_starts, settings.read_height_sigma, pool),
     )
-    for part, steps, height_sigma in parts:
+    for part, steps, height_sigma, pooled in parts:
         if part.size:
             part_settings = replace(settings, outline_starts=steps, outline_height_sigma=height_sigma)
-            detections = _fit_at_sizes(grey, scale, part_settings, detections, part, known, heights, declared, parallax)
+            top_lab = (
+                _top_colours(topdown_bgr, detections.center_px, detections.radius_px, settings) if pooled else None
+            )
+            detections = _fit_at_sizes(
+                grey, scale, part_settings, detections, part, known, heights, declared, parallax, top_lab
+            )
     return detections
 
 
@@ -1394,10 +1445,12 @@ def _fit_at_sizes(
     heights: FloatArray,
     declared: BoolArray,
     parallax: RimParallax,
+    top_lab: FloatArray | None = None,
 ) -> BaseDetections:
     """``detections`` with the ``rows`` fitted again at the sizes ``known`` (N,) and, where finite, the rim height
     ratios ``heights`` (N,), the fit starting from ``outline_starts``; ``declared`` (N,): which
-    sizes a roster declared (they lose their size doubt). See :func:`fit_known_bases`."""
+    sizes a roster declared (they lose their size doubt). With the tops' colours ``top_lab`` (N, 3), each base is
+    then fitted again at its unit's pooled rim height (:func:`_pooled_heights`). See :func:`fit_known_bases`."""
     directions = ray_directions(settings.rays)
     radius_px = known[rows] / 2.0 * scale
     read_mm, _fits = snap_diameters(2.0 * detections.radius_px[rows] / scale, settings.base_sizes_mm, np.inf)
@@ -1447,6 +1500,12 @@ def _fit_at_sizes(
     look = _fits_at(fitted, first)
     if not look.ok.any():
         return detections
+    if top_lab is not None:
+        # a height known stays as it is
+        held = np.isfinite(heights[rows])
+        look = _fit_at_pooled_heights(
+            grey, scale, known_settings, look, radius_px, known[rows], top_lab[rows], held, parallax, cast
+        )
     spread_px = _start_spread_px(middle_of(fitted.center_px, parallax), pull, group, first, settings.misread_margin)
     done = rows[look.ok]
     center = detections.center_px.copy()
@@ -1482,6 +1541,48 @@ def _fit_at_sizes(
         rim_height_share=height_share,
         model_doubt_mm=doubt,
     )
+
+
+def _fit_at_pooled_heights(
+    grey: NDArray[np.uint8],
+    scale: float,
+    settings: VisionSettings,
+    look: OutlineFit,
+    radius_px: FloatArray,
+    size_mm: FloatArray,
+    top_lab: FloatArray,
+    held: BoolArray,
+    parallax: RimParallax,
+    cast_px: FloatArray,
+) -> OutlineFit:
+    """``look`` (K fits at the known radii ``radius_px`` (K,), of sizes ``size_mm`` (K,)) with each base whose rim
+    height was fitted (not ``held`` (K,)) fitted again, from ``height_pool_starts``, at its unit's pooled rim height
+    (see :func:`_pooled_heights`; the tops' colours ``top_lab`` (K, 3)) where it has one and that fit succeeds. The
+    cast shadow ``cast_px`` (2,) is as for :func:`vision.outline.fit_outlines`."""
+    fitted = np.where(look.ok & ~held, look.height_ratio, np.nan)
+    pooled = _pooled_heights(look.center_px, size_mm, top_lab, fitted, scale, settings)
+    again_rows = np.flatnonzero(np.isfinite(pooled) & look.ok & ~held)
+    if again_rows.size == 0:
+        return look
+    directions = ray_directions(settings.rays)
+    again = fit_outlines(
+        grey,
+        middle_of(look.center_px[again_rows], parallax),
+        radius_px[again_rows],
+        np.ones((again_rows.size, len(directions)), np.bool_),
+        directions,
+        scale,
+        parallax,
+        replace(settings, outline_starts=settings.height_pool_starts),
+        radius_known=True,
+        height_ratio=pooled[again_rows],
+        cast_px=cast_px,
+    )
+    index = np.zeros(len(pooled), np.intp)
+    index[again_rows] = np.arange(again_rows.size)
+    take = np.zeros(len(pooled), np.bool_)
+    take[again_rows] = again.ok
+    return look.where(take, _fits_at(again, index))
 
 
 def _covered(

@@ -27,6 +27,7 @@ from vision.detect import (
     _firsts_first,
     _least_figure,
     _other_readings,
+    _pooled_heights,
     _resolve_overlaps,
     _top_colours,
     _unique,
@@ -400,6 +401,9 @@ def test_bad_input_raises_named_errors(
         ({"size_vote_ring": (0.7, 1.2)}, "size_vote_ring must be"),
         ({"size_vote_hops": 0}, "size_vote_hops must be at least 1"),
         ({"size_vote_colour": -1.0}, "size_vote_colour must not be negative"),
+        ({"height_pool_min": -1}, "height_pool_min must not be negative"),
+        ({"height_pool_gain": -0.5}, "height_pool_gain must not be negative"),
+        ({"height_pool_starts": ()}, "height_pool_starts must list at least one start"),
         ({"other_start_share": -0.1}, "other_start_share must not be negative"),
         ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
         ({"inner_ring_fraction": -0.1}, "inner_ring_fraction must not be negative"),
@@ -808,6 +812,40 @@ def test_a_base_takes_the_size_its_unit_votes_for(
     settings = dataclasses.replace(load_config().vision, **changed)
     voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
+
+
+_NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("heights", "sizes_mm", "tops", "changed", "pooled"),
+    [
+        # a unit of four: the median 0.9, stretched by the gain (1.4) for the fit's lean on 1
+        ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {}, [0.86] * 4),
+        ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {"height_pool_gain": 1.0}, [0.9] * 4),
+        # held within outline_height_ratio
+        ([1.2, 1.25, 1.2], [27] * 3, [_SAND] * 3, {}, [1.25] * 3),
+        # a base with no fit of its own takes its unit's, and does not count towards it
+        ([1.1, _NAN, 1.1, 1.05], [27] * 4, [_SAND] * 4, {}, [1.14] * 4),
+        # too few fitted (two of three), or pooling off
+        ([1.1, _NAN, 1.1], [27] * 3, [_SAND] * 3, {}, [_NAN] * 3),
+        ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {"height_pool_min": 0}, [_NAN] * 4),
+        # another size or another top is another unit: the last base alone, the first three together
+        ([0.9, 0.9, 0.9, 1.2], [27, 27, 27, 28.5], [_SAND] * 4, {}, [0.86, 0.86, 0.86, _NAN]),
+        ([0.9, 0.9, 0.9, 1.2], [27] * 4, [_SAND, _SAND, _SAND, _GREEN], {}, [0.86, 0.86, 0.86, _NAN]),
+    ],
+)
+def test_a_units_rims_share_their_pooled_height(
+    heights: list[float],
+    sizes_mm: list[float],
+    tops: list[tuple[float, float, float]],
+    changed: dict[str, float],
+    pooled: list[float],
+) -> None:
+    settings = dataclasses.replace(load_config().vision, **changed)
+    bases = _row_of_bases(sizes_mm, sizes_mm, 5.0)
+    got = _pooled_heights(bases.center_px, bases.diameter_mm, np.array(tops), np.array(heights), 1.0, settings)
+    np.testing.assert_allclose(got, pooled, atol=1e-9)
 
 
 @pytest.mark.parametrize(

@@ -466,3 +466,17 @@ def test_a_rim_inside_a_shadows_ring_is_read_though_both_snap_to_one_size(shadow
     without_second_readings = _found_ids(shadow_ring_frame, second_ring_mm=0.0)
     assert {"u1m2", "u1m3", "u1m8", "u1m10"} <= found - without_second_readings
     assert without_second_readings <= found
+
+
+def test_a_units_rims_fitted_at_their_pooled_height_lie_nearer_where_they_stand(held_size_frame: EvalSample) -> None:
+    # One fit tells its rim's height poorly and leans on the one assumed; a unit's bases share it, and the median
+    # over the unit, stretched for that lean, places the footprints better. The same bases, at the same sizes.
+    config, alone = load_config(), _vision_changed(height_pool_min=0)
+    pooled = score_frame(held_size_frame, config, config.evaluate)
+    own = score_frame(held_size_frame, alone, config.evaluate)
+    assert (pooled.matched, pooled.detected) == (own.matched, own.detected)
+    assert pooled.size_right.sum() == own.size_right.sum()
+    median_pooled, median_own = np.median(pooled.error_mm), np.median(own.error_mm)
+    assert median_pooled < 0.9 * median_own, (median_pooled, median_own)
+    assert np.percentile(pooled.error_mm, 95) < np.percentile(own.error_mm, 95)
+    assert np.mean(np.abs(pooled.z) <= 2.0) >= np.mean(np.abs(own.z) <= 2.0) - 0.02

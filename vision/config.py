@@ -95,7 +95,8 @@ class VisionSettings:
             within size_vote_reach_mm, tops within size_vote_colour, size_vote_hops steps; of one size read): the
             median of their fitted ratios, its departure from 1 times height_pool_gain (the fit leans on 1),
             within outline_height_ratio, where at least height_pool_min of them fitted. The base is then fitted
-            again at that height, from height_pool_starts (as ``outline_starts``). height_pool_min 0: not pooled.
+            again at that height, from height_pool_starts (as ``outline_starts``). height_pool_min 0 (or
+            size_vote_reach_mm 0): not pooled.
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
             well: this many directions round the reading, at these multiples of the difference of the radii.
         misread_share, misread_margin: such a base's doubt, added (in quadrature) to its sigma: ``other_start_share``

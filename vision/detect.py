@@ -1416,8 +1416,8 @@ def fit_known_bases(
         rows = rows[np.isfinite(heights[rows])]
     if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
         return detections
-    # declared sizes and sizes read are fitted apart: each has its own starts and its own lean on the rim's height
-    # declared sizes keep each rim's own height; sizes read are pooled with their unit's for it
+    # declared sizes and sizes read are fitted apart: each has its own starts and its own lean on the rim's height,
+    # and only sizes read are then fitted at their unit's pooled height (a roster's declared bases keep their own)
     pool = settings.height_pool_min > 0
     parts = (
         (rows[declared[rows]], settings.known_starts, settings.outline_height_sigma, False),

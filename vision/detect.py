@@ -1734,8 +1734,7 @@ def _detect_in(
     contrast, fill = _disc_contrast(image, center, radius, fit.inlier, scale, directions, settings, parallax)
     rms = fit.rms_px
     # the colour contrast's edges scatter more than grey levels' round a rim (most where figures blur, about 1 px/mm,
-    # but at 4K too: a brown top with a light wall, on a mat of about its grey level, reads 1.0-1.2 px in colour)
-    low_colour = image is not grey and scale < settings.outline_min_px_per_mm
+    # but at 4K too: a brown top with a light wall, on a mat of about its grey level, reads 1.01-1.21 px in colour)
     max_rms = settings.colour_max_fit_rms_px if image is not grey else settings.max_fit_rms_px
     rim_ok = _rim_pass(fit, max_rms, settings)
     figure = _figure_contrast(image, center, radius, directions, settings)
@@ -1743,7 +1742,7 @@ def _detect_in(
     if image is not grey:
         grey_figure = _figure_contrast(grey, center, radius, directions, settings)
         # where figures blur (about 1 px/mm), one painted in its base's grey level fades in grey but not in colour
-        if low_colour:
+        if scale < settings.outline_min_px_per_mm:
             clear_in_colour = (figure >= settings.colour_clear_figure_contrast) & (
                 grey_figure >= settings.colour_clear_figure_grey
             )

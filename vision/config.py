@@ -98,7 +98,8 @@ class VisionSettings:
             again at that height, from height_pool_starts (as ``outline_starts``). height_pool_min 0 (or
             size_vote_reach_mm 0): not pooled.
         misread_start_steps, misread_start_directions: where a base whose size was read wrong is fitted from as
-            well: this many directions round the reading, at these multiples of the difference of the radii.
+            well: this many directions round the reading, at these multiples of the difference of the radii (each
+            from the first of the fit's starts along the nadir line only, but for a roster's declared bases).
         misread_share, misread_margin: such a base's doubt, added (in quadrature) to its sigma: ``other_start_share``
             of the distance from its kept fit to the farthest fit from its other starts whose misfit is at most
             misread_margin (a share) larger, and at least misread_share of that difference.

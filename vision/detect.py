@@ -1463,6 +1463,10 @@ def _fit_at_sizes(
     counts = 1 + misread * len(ring)
     group = np.repeat(np.arange(rows.size), counts)
     starts = detections.center_px[rows][group].copy()
+    # the ring spreads a base's starts round where it was read: those need no further starts along the nadir line. A
+    # roster's declared bases keep them (fitted from one start, medians 0.0004-0.002 mm higher on five of seven 4K sets)
+    ringed = ~declared[rows][group]
+    ringed[np.cumsum(counts) - counts] = False
     for k, first_start in zip(np.flatnonzero(misread), (np.cumsum(counts) - counts)[misread], strict=True):
         starts[first_start + 1 : first_start + counts[k]] += offset_px[k] * ring
     every_ray = np.ones((group.size, len(directions)), np.bool_)
@@ -1492,6 +1496,7 @@ def _fit_at_sizes(
         radius_known=True,
         height_ratio=heights[rows][group],
         cast_px=cast,
+        first_start_only=ringed,
     )
     # of a base's starts, the fit whose residuals pull least (the model explains the rim there) is kept
     pull = np.where(fitted.ok, fitted.misfit_px, np.inf)

@@ -45,6 +45,12 @@ from vision.vecmath import hypot
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
+WorkArray = NDArray[np.float32]
+
+# The model's elementwise passes over every sample are most of a frame's time: single precision halves the memory they
+# stream and doubles the SIMD width. Sample coordinates are kept relative to each base's middle, where single
+# precision resolves about 1e-5 px, and the small systems (levels, steps, the misfit) are solved in double.
+_WORK = np.float32
 
 # The four grey levels of a sector (mat, wall, top, contact shade).
 _LEVELS = 4
@@ -105,6 +111,15 @@ class OutlineFit:
         z, nan = np.zeros(k), np.full(k, np.nan)
         return cls(np.zeros((k, 2)), z, z, z, z, z, z, z, np.zeros((k, 2)), nan, nan, np.zeros(k, np.bool_))
 
+    def at(self, rows: NDArray[np.intp], part: OutlineFit) -> OutlineFit:
+        """These fits with ``part``'s (one per row of ``rows``) in place of theirs at ``rows``."""
+        merged = []
+        for f in fields(self):
+            values = getattr(self, f.name).copy()
+            values[rows] = getattr(part, f.name)
+            merged.append(values)
+        return OutlineFit(*merged)
+
     def where(self, take: BoolArray, other: OutlineFit) -> OutlineFit:
         """These fits, with ``other``'s for the bases where ``take`` (K,) is true."""
         return OutlineFit(
@@ -122,8 +137,9 @@ class OutlineFit:
 class _Samples:
     """The pixels a fit looks at, grouped by sector: each base's rays are taken in turn from the first ray of its
     sector 0 (centred on the direction away from the nadir), so that a sector is ``rays / sectors`` consecutive
-    rays and every group operation is a reshape. ``points`` (K, N, 2) on the rays through the outline, their grey
-    levels (K, N); points run ray by ray, ``per_ray`` to a ray; ``order`` (K, n) the ray of each place."""
+    rays and every group operation is a reshape. The points on the rays through the outline, ``x`` and ``y`` (K, N)
+    from each base's ``origin`` (K, 2) (the middle sampled round), and their grey levels (K, N), all in single
+    precision; points run ray by ray, ``per_ray`` to a ray; ``order`` (K, n) the ray of each place."""
 
     def __init__(
         self,
@@ -148,8 +164,11 @@ class _Samples:
         ray_radius = radius_px[:, None] + ray_stretch(parallax, middle_px, ray_dir)
         m = len(offsets)
         reach = ray_radius[..., None] + offsets[None, None, :]
-        self.points = (middle_px[:, None, None, :] + reach[..., None] * ray_dir[:, :, None, :]).reshape(k, -1, 2)
-        self.grey = sample_points(grey, self.points).astype(np.float64)
+        local = (reach[..., None] * ray_dir[:, :, None, :]).reshape(k, -1, 2)
+        self.origin = np.asarray(middle_px, dtype=np.float64)
+        self.x = np.ascontiguousarray(local[..., 0], dtype=_WORK)
+        self.y = np.ascontiguousarray(local[..., 1], dtype=_WORK)
+        self.grey = sample_points(grey, local + self.origin[:, None, :]).astype(_WORK)
         self.per_ray = m
         self.rays = n
         self.sectors = sectors
@@ -157,7 +176,8 @@ class _Samples:
     def take(self, rows: NDArray[np.intp]) -> _Samples:
         """The samples of the bases ``rows`` only."""
         part = object.__new__(_Samples)
-        part.order, part.points, part.grey = self.order[rows], self.points[rows], self.grey[rows]
+        part.order, part.origin, part.grey = self.order[rows], self.origin[rows], self.grey[rows]
+        part.x, part.y = self.x[rows], self.y[rows]
         part.per_ray, part.rays, part.sectors = self.per_ray, self.rays, self.sectors
         return part
 
@@ -174,7 +194,7 @@ def _away(parallax: RimParallax | None, center_px: FloatArray) -> FloatArray:
     return np.where(np.hypot(unit[:, 0], unit[:, 1])[:, None] > 0, unit, np.array([1.0, 0.0]))
 
 
-def _pdf(x: FloatArray) -> FloatArray:
+def _pdf(x: WorkArray) -> WorkArray:
     # in place, in the order of exp(-0.5 * x * x) * _INV_SQRT_2PI: the same values, without temporaries
     out = np.multiply(x, -0.5)
     out *= x
@@ -191,19 +211,19 @@ class _Terms:
     blur, height) for the outline and the top, (x, y) for the footprint, whose radius and blur derivatives are 1
     and 0). Kept apart so that the Jacobian is assembled once, with the levels, without (K, N, 5) temporaries."""
 
-    mat: FloatArray
-    top: FloatArray
-    shade: FloatArray
-    pdf_cover: FloatArray
-    pdf_top: FloatArray
-    pdf_shade: FloatArray
-    cover_by: tuple[FloatArray, FloatArray, FloatArray | float, FloatArray, FloatArray]
-    top_by: tuple[FloatArray, FloatArray, float, FloatArray, FloatArray]
-    shade_by: tuple[FloatArray, FloatArray]
+    mat: WorkArray
+    top: WorkArray
+    shade: WorkArray
+    pdf_cover: WorkArray
+    pdf_top: WorkArray
+    pdf_shade: WorkArray
+    cover_by: tuple[WorkArray, WorkArray, WorkArray, WorkArray, WorkArray]
+    top_by: tuple[WorkArray, WorkArray, float, WorkArray, WorkArray]
+    shade_by: tuple[WorkArray, WorkArray]
 
-    def basis(self, weight: FloatArray) -> FloatArray:
+    def basis(self, weight: WorkArray) -> WorkArray:
         """(K, N, 4) the basis of the levels (mat, wall, top, contact shade), times ``weight`` (K, N)."""
-        out = np.empty((*self.mat.shape, _LEVELS))
+        out = np.empty((*self.mat.shape, _LEVELS), dtype=_WORK)
         cover = 1.0 - self.mat
         cover -= self.top
         for i, term in enumerate((self.mat, cover, self.top)):
@@ -212,17 +232,18 @@ class _Terms:
         np.multiply(shade, weight, out=out[..., 3])
         return out
 
-    def jacobian(self, levels: FloatArray, weight: FloatArray) -> FloatArray:
+    def jacobian(self, levels: FloatArray, weight: WorkArray) -> WorkArray:
         """(K, N, 5) derivative of the model by the parameters, each sector's levels (K, sectors, 4) held, times
         ``weight`` (K, N)."""
         k, sectors = levels.shape[:2]
         shape = (k, sectors, -1)
-        mat_l, wall_l, top_l, shade_l = (levels[:, :, i : i + 1] for i in range(_LEVELS))
+        held = levels.astype(_WORK)
+        mat_l, wall_l, top_l, shade_l = (held[:, :, i : i + 1] for i in range(_LEVELS))
         on_cover = self.pdf_cover.reshape(shape) * (wall_l - mat_l - shade_l * self.shade.reshape(shape))
         on_top = self.pdf_top.reshape(shape) * (top_l - wall_l)
         on_shade = self.pdf_shade.reshape(shape) * (shade_l * self.mat.reshape(shape))
         a, t, f = (v.reshape(k, -1) for v in (on_cover, on_top, on_shade))
-        out = np.empty((*self.mat.shape, _PARAMS))
+        out = np.empty((*self.mat.shape, _PARAMS), dtype=_WORK)
         cx, cy, cr, cs, ch = self.cover_by
         tx, ty, tr, ts, th = self.top_by
         fx, fy = self.shade_by
@@ -250,9 +271,13 @@ def _terms(
     """The model's terms for ``params`` (K, 5) = footprint (cx, cy, radius), blur and the rim's height ratio (the
     top shifted by that times ``top_shift`` (K, 2)), the top being ``bevel`` px smaller than the footprint (before
     its parallax scale)."""
-    cx, cy, radius, sigma, height = (params[:, i : i + 1] for i in range(_PARAMS))
-    fx, fy = s.points[..., 0] - cx, s.points[..., 1] - cy
-    shift_x, shift_y = top_shift[:, 0:1], top_shift[:, 1:2]
+    local = params.copy()
+    local[:, :2] -= s.origin
+    cx, cy, radius, sigma, height = (local[:, i : i + 1].astype(_WORK) for i in range(_PARAMS))
+    fx, fy = s.x - cx, s.y - cy
+    shift = top_shift.astype(_WORK)
+    shift_x, shift_y = shift[:, 0:1], shift[:, 1:2]
+    top_scale, shadow_px, bevel = float(top_scale), float(shadow_px), float(bevel)
     tx, ty = fx - height * shift_x, fy - height * shift_y
     rho_f = np.maximum(hypot(fx, fy), 1e-9)
     rho_t = np.maximum(hypot(tx, ty), 1e-9)
@@ -264,7 +289,7 @@ def _terms(
     if cast_px[0] or cast_px[1]:
         # the shadow is the footprint swept along the cast, as long as the rim is high: its distance is to the
         # segment of the centre's sweep
-        cast_x, cast_y = cast_px[0] * height, cast_px[1] * height
+        cast_x, cast_y = float(cast_px[0]) * height, float(cast_px[1]) * height
         along = np.clip((fx * cast_x + fy * cast_y) / np.maximum(cast_x**2 + cast_y**2, 1e-12), 0.0, 1.0)
         sx, sy = fx - along * cast_x, fy - along * cast_y
         rho_s = np.maximum(hypot(sx, sy), 1e-9)
@@ -282,9 +307,9 @@ def _terms(
     cover_by = (
         np.where(foot_outer, ux_f, ux_t),
         np.where(foot_outer, uy_f, uy_t),
-        np.where(foot_outer, 1.0, top_scale),
+        np.where(foot_outer, _WORK(1.0), _WORK(top_scale)),
         -a,
-        np.where(foot_outer, 0.0, along_shift),
+        np.where(foot_outer, _WORK(0.0), along_shift),
     )
     top_by = (ux_t, uy_t, top_scale, -t, along_shift)
     cdf_a, cdf_t, cdf_f = (normal_cdf_from_density(v, d) for v, d in zip((a, t, f), density, strict=True))
@@ -305,44 +330,45 @@ class _Projector:
     """Least squares of each sector's levels on the weighted basis (K, N, 4): the normal matrices, inverted once
     for a basis, serve the levels and the projection of the Jacobian's columns."""
 
-    def __init__(self, basis: FloatArray, s: _Samples) -> None:
+    def __init__(self, basis: WorkArray, s: _Samples) -> None:
         k = basis.shape[0]
         self.shape = (k, s.sectors, -1)
         self.b = basis.reshape(k, s.sectors, -1, _LEVELS)
         self.bt = self.b.swapaxes(-1, -2)
-        self.inverse = np.linalg.inv(self.bt @ self.b + _RIDGE * np.eye(_LEVELS))
+        # a sector whose wall does not show is nearly singular: its inverse is taken in double
+        self.inverse = np.linalg.inv((self.bt @ self.b).astype(np.float64) + _RIDGE * np.eye(_LEVELS))
 
-    def solve(self, target: FloatArray) -> FloatArray:
+    def solve(self, target: WorkArray) -> FloatArray:
         """(K, sectors, 4) the levels that best give ``target`` (K, N)."""
-        rhs = self.bt @ target.reshape(*self.shape, 1)
+        rhs = (self.bt @ target.reshape(*self.shape, 1)).astype(np.float64)
         return np.asarray((self.inverse @ rhs)[..., 0], dtype=np.float64)
 
-    def fitted(self, levels: FloatArray) -> FloatArray:
+    def fitted(self, levels: FloatArray) -> WorkArray:
         """(K, N) the model's grey levels for ``levels`` (K, sectors, 4)."""
-        return np.asarray((self.b @ levels[..., None]).reshape(levels.shape[0], -1), dtype=np.float64)
+        return np.asarray((self.b @ levels[..., None].astype(_WORK)).reshape(levels.shape[0], -1), dtype=_WORK)
 
-    def removed_negated(self, values: FloatArray) -> FloatArray:
+    def removed_negated(self, values: WorkArray) -> WorkArray:
         """Minus ``values`` (K, N, P) less their least-squares part in the span of each sector's basis."""
         k, _, p = values.shape
         v = values.reshape(k, self.b.shape[1], -1, p)
-        coeff = self.inverse @ (self.bt @ v)
+        coeff = (self.inverse @ (self.bt @ v).astype(np.float64)).astype(_WORK)
         # b c - v is exactly -(v - b c): the negation costs no pass of its own
         out = self.b @ coeff
         out -= v
-        return np.asarray(out.reshape(k, -1, p), dtype=np.float64)
+        return np.asarray(out.reshape(k, -1, p), dtype=_WORK)
 
 
 def _residuals(
     params: FloatArray,
     s: _Samples,
-    weight: FloatArray,
+    weight: WorkArray,
     top_shift: FloatArray,
     top_scale: float,
     shadow_px: float,
     bevel: float,
     cast_px: FloatArray,
     jacobian: bool = False,
-) -> tuple[FloatArray, FloatArray | None]:
+) -> tuple[WorkArray, WorkArray | None]:
     """(K, N) weighted residuals with each sector's levels solved by least squares, and (when asked) their
     Jacobian (K, N, 4) by the parameters (Kaufman's approximation of variable projection)."""
     terms = _terms(params, s, top_shift, top_scale, shadow_px, bevel, cast_px)
@@ -352,9 +378,15 @@ def _residuals(
     levels = projector.solve(target)
     res = target - projector.fitted(levels)
     if not jacobian:
-        return np.asarray(res, dtype=np.float64), None
+        return res, None
     # Kaufman's variable projection: each column's part that the sector's levels could absorb is taken out
-    return np.asarray(res, dtype=np.float64), projector.removed_negated(terms.jacobian(levels, weight))
+    return res, projector.removed_negated(terms.jacobian(levels, weight))
+
+
+def _sum_squares(res: WorkArray) -> FloatArray:
+    """(K,) each row's sum of squares of ``res`` (K, N), added up in double: near convergence a step changes the
+    cost by less than single precision resolves."""
+    return np.asarray(np.square(res).sum(axis=1, dtype=np.float64), dtype=np.float64)
 
 
 def _kept_median(values: FloatArray, kept: BoolArray) -> FloatArray:
@@ -380,6 +412,7 @@ def fit_outlines(
     radius_known: bool = False,
     height_ratio: FloatArray | None = None,
     cast_px: FloatArray | None = None,
+    first_start_only: BoolArray | None = None,
 ) -> OutlineFit:
     """Fit the appearance model (module docstring) to each base found by the edge fit: ``middle_px`` (K, 2) its
     outline's centre (the stadium's middle, as :func:`vision.detect.detect_bases` reports it), ``radius_px`` (K,)
@@ -397,8 +430,11 @@ def fit_outlines(
     towards the nadir; the starts are fitted side by side and compared in order) and keeps, per base, the first
     usable fit unless a later one's RMS residual is below ``outline_start_margin`` times it: a wall of the top's
     colour over a dark shadow lets the top disc pass for the footprint, a local fit that a start nearer the truth
-    escapes; among fits about as good, the first stays (choosing among them by a hair only adds noise)."""
-    best = OutlineFit.none(len(radius_px))
+    escapes; among fits about as good, the first stays (choosing among them by a hair only adds noise). The bases
+    where ``first_start_only`` (K,) is true are fitted from the first start only (a caller that spreads each base's
+    starts round it already)."""
+    k = len(radius_px)
+    best = OutlineFit.none(k)
     if parallax is None:
         starts: tuple[float, ...] = (0.0,)
         half, unit = np.zeros(len(radius_px)), np.zeros((len(radius_px), 2))
@@ -409,10 +445,18 @@ def fit_outlines(
     cast = np.zeros(2) if cast_px is None else np.asarray(cast_px, dtype=np.float64).reshape(2)
     inputs = _Inputs(grey, radius_px, inlier, directions, px_per_mm, parallax, settings, heights, held, cast)
     fits = []
+    later = np.arange(k) if first_start_only is None else np.flatnonzero(~np.asarray(first_start_only, np.bool_))
+    jobs = [(starts[0], np.arange(k))] + [(st, later) for st in starts[1:] if later.size]
+
+    def fit_from(start: float, rows: NDArray[np.intp]) -> OutlineFit:
+        shifted = middle_px[rows] - start * half[rows, None] * unit[rows]
+        part = _fit_from(shifted, inputs if rows.size == k else inputs.take(rows))
+        return part if rows.size == k else OutlineFit.none(k).at(rows, part)
+
     # the starts are independent fits: run side by side, they share the cores (numpy's array loops release the GIL)
-    workers = max(1, min(len(starts), os.cpu_count() or 1))
+    workers = max(1, min(len(jobs), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        all_fits = list(pool.map(lambda st: _fit_from(middle_px - st * half[:, None] * unit, inputs), starts))
+        all_fits = list(pool.map(lambda job: fit_from(*job), jobs))
     for fit in all_fits:
         better = fit.rms_grey < settings.outline_start_margin * best.rms_grey
         best = best.where(fit.ok & (~best.ok | better), fit)
@@ -445,6 +489,16 @@ class _Inputs:
     # (2,) where the footprint's cast shadow reaches on the table, from the footprint (px), for a rim of the height
     # assumed: a rim's own height scales it
     cast_px: FloatArray
+
+    def take(self, rows: NDArray[np.intp]) -> _Inputs:
+        """The inputs of the bases ``rows`` only."""
+        return replace(
+            self,
+            radius_px=self.radius_px[rows],
+            inlier=self.inlier[rows],
+            height_ratio=self.height_ratio[rows],
+            held=self.held[rows],
+        )
 
 
 def _held(k: int, radius_known: bool, height_ratio: FloatArray | None) -> tuple[FloatArray, BoolArray]:
@@ -479,7 +533,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     foot, top_shift, top_scale = _footing(middle_px, parallax)
     shadow_px = settings.contact_shadow_mm * px_per_mm
     ray_ok = samples.by_ray(inlier)
-    weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
+    weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(_WORK)
     low_h, high_h = settings.outline_height_ratio
     heights, held = inputs.height_ratio, inputs.held
     params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX), heights])
@@ -493,13 +547,13 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     lower, upper = np.where(held, params, lower), np.where(held, params, upper)
     # a held parameter's column is zero: the steps and the misfit then see only the free ones (with none held,
     # multiplying by ones would change nothing)
-    free = (~held).astype(np.float64)[:, None, :] if held.any() else None
+    free = (~held).astype(_WORK)[:, None, :] if held.any() else None
     extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm, inputs.cast_px)
     res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
     assert jac is not None
     if free is not None:
         jac *= free
-    cost = (res * res).sum(axis=1)
+    cost = _sum_squares(res)
     # the height's prior, as a residual in the data's own units: its noise over the prior's spread, squared
     height_sigma = settings.outline_height_sigma
 
@@ -518,12 +572,12 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             per_ray = np.sqrt((res.reshape(k, samples.rays, -1) ** 2).mean(axis=-1))
             median = _kept_median(per_ray, ray_ok)
             ray_ok &= per_ray <= settings.outline_ray_reject * median[:, None]
-            weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(np.float64)
+            weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(_WORK)
             res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
             assert jac is not None
             if free is not None:
                 jac *= free
-            cost = (res * res).sum(axis=1)
+            cost = _sum_squares(res)
             prior = prior_weight(cost)
             active[:] = True
         rows = np.flatnonzero(active)
@@ -533,8 +587,8 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         every = rows.size == k
         jac_a, res_a = (jac, res) if every else (jac[rows], res[rows])
         jac_t = jac_a.transpose(0, 2, 1)
-        jtj = jac_t @ jac_a
-        jtr = (jac_t @ res_a[..., None])[..., 0]
+        jtj = (jac_t @ jac_a).astype(np.float64)
+        jtr = (jac_t @ res_a[..., None])[..., 0].astype(np.float64)
         off = params[rows, _HEIGHT] - heights[rows]
         jtj[:, _HEIGHT, _HEIGHT] += prior[rows]
         jtr[:, _HEIGHT] += prior[rows] * off
@@ -549,7 +603,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         assert trial_jac is not None
         if free is not None:
             trial_jac *= free[rows]
-        trial_cost = (trial_res * trial_res).sum(axis=1)
+        trial_cost = _sum_squares(trial_res)
         trial_prior = prior[rows] * (trial[:, _HEIGHT] - heights[rows]) ** 2
         better = trial_cost + trial_prior < cost[rows] + prior[rows] * off**2
         moved = np.abs(trial - params[rows]).max(axis=1)
@@ -618,17 +672,17 @@ def _near_wall(levels: FloatArray, seen: BoolArray) -> tuple[FloatArray, FloatAr
 
 
 def _misfit_sigma(
-    res: FloatArray, jac: FloatArray, clusters: int, height_prior: FloatArray
+    res: WorkArray, jac: WorkArray, clusters: int, height_prior: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """1-sigma of the fitted centre (K,) (per axis) and radius (K,) from the residuals' own scatter (K, N), with
     the Jacobian (K, N, 4): the cluster-robust ("sandwich") covariance, clusters of consecutive rays. Where the
     model does not explain a stretch of the outline (a cloak over the rim, a shading the model lacks), that
     stretch's residuals pull together and these grow; a fit whose residuals are only noise keeps them small."""
     k = res.shape[0]
-    information = jac.transpose(0, 2, 1) @ jac
+    information = (jac.transpose(0, 2, 1) @ jac).astype(np.float64)
     information[:, _HEIGHT, _HEIGHT] += height_prior
     bread = np.linalg.pinv(information)
-    pull = (jac * res[..., None]).reshape(k, clusters, -1, _PARAMS).sum(axis=2)
+    pull = (jac * res[..., None]).reshape(k, clusters, -1, _PARAMS).sum(axis=2, dtype=np.float64)
     meat = pull.transpose(0, 2, 1) @ pull
     var = np.maximum(np.diagonal(bread @ meat @ bread, axis1=1, axis2=2), 0.0)
     return np.sqrt(0.5 * (var[:, 0] + var[:, 1])), np.sqrt(var[:, 2])
@@ -692,7 +746,7 @@ def cast_shadow_px(
     res = samples.grey - first.fitted(first.solve(samples.grey))
     per_ray = np.sqrt((res.reshape(len(rows), samples.rays, -1) ** 2).mean(axis=-1))
     kept = per_ray <= settings.outline_ray_reject * np.median(per_ray, axis=1, keepdims=True)
-    weight = np.repeat(kept[..., None], samples.per_ray, axis=-1).reshape(len(rows), -1).astype(np.float64)
+    weight = np.repeat(kept[..., None], samples.per_ray, axis=-1).reshape(len(rows), -1).astype(_WORK)
     levels = _Projector(terms.basis(weight), samples).solve(samples.grey * weight)
     per_sector = samples.rays // samples.sectors
     sector_dir = directions[samples.order[:, np.arange(samples.sectors) * per_sector + per_sector // 2]]

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+# single or double precision: the appearance fit works in single (see vision.outline)
+_Real = TypeVar("_Real", NDArray[np.float64], NDArray[np.float32])
 BoolArray = NDArray[np.bool_]
 
 # Iterations of Levenberg-Marquardt: the start is within a pixel, a few steps settle it.
@@ -43,9 +46,9 @@ def normal_cdf(x: FloatArray) -> FloatArray:
     return normal_cdf_from_density(x, np.exp(-0.5 * x * x) * _INV_SQRT_2PI)
 
 
-def normal_cdf_from_density(x: FloatArray, density: FloatArray) -> FloatArray:
-    """Standard normal CDF at ``x`` given the standard normal density there (any shape): a caller that needs
-    both computes the exponential once."""
+def normal_cdf_from_density(x: _Real, density: _Real) -> _Real:
+    """Standard normal CDF at ``x`` given the standard normal density there (any shape, in ``x``'s precision): a
+    caller that needs both computes the exponential once."""
     # Abramowitz & Stegun 7.1.26 erf approximation, |error| < 1.5e-7; its exp(-z^2) is the density times sqrt(2 pi).
     # Evaluated in place, operation by operation as t * (a1 + t * (a2 + ...)) and 0.5 * poly * density * sqrt(2 pi)
     # would be: the same values, without a temporary per operation.
@@ -64,7 +67,7 @@ def normal_cdf_from_density(x: FloatArray, density: FloatArray) -> FloatArray:
     # 1 - tail where x >= 0, the tail elsewhere (a masked copy costs about half of np.where)
     out = np.subtract(1.0, tail)
     np.copyto(out, tail, where=x < 0)
-    return np.asarray(out, dtype=np.float64)
+    return out
 
 
 def _levels(

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+import vision.detect
 from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from vision import BaseDetections, VisionError, VisionSettings
@@ -132,15 +133,20 @@ def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
         assert covered_error_mm < 0.05, look
 
 
+def _top_the_mats_grey(radius_mm: float) -> tuple[NDArray[np.uint8], NDArray[np.float64]]:
+    """A base whose top is the mat's grey over a dark wall, and where the edges would put its top disc (1, 2) px."""
+    _, mat, wall, top, shadow = LOOKS[2]
+    grey = vs.draw_raised_base(VIEW, CENTER, radius_mm, mat, wall, top, shadow, seed=7)
+    half, unit = PARALLAX.half_shift(TRUTH)
+    return grey, middle_of(TRUTH, PARALLAX) + 2.0 * half[:, None] * unit
+
+
 @pytest.mark.parametrize("radius_mm", [16.0, 20.0])
 def test_a_start_nearer_the_truth_escapes_the_top_read_as_the_footprint(radius_mm: float) -> None:
     # the top the mat's grey over a dark wall: started where the edges would put the top disc, one fit settles with
     # the top disc for the footprint; the start one half shift towards the nadir finds the footprint (the rim's
     # height held, the mechanism on its own)
-    _, mat, wall, top, shadow = LOOKS[2]
-    grey = vs.draw_raised_base(VIEW, CENTER, radius_mm, mat, wall, top, shadow, seed=7)
-    half, unit = PARALLAX.half_shift(TRUTH)
-    start = middle_of(TRUTH, PARALLAX) + 2.0 * half[:, None] * unit
+    grey, start = _top_the_mats_grey(radius_mm)
     errors_mm = {}
     for name, starts in (("one start", (0.0,)), ("the default starts", SETTINGS.outline_starts)):
         settings = dataclasses.replace(SETTINGS, outline_starts=starts, outline_height_ratio=(1.0, 1.0))
@@ -151,6 +157,32 @@ def test_a_start_nearer_the_truth_escapes_the_top_read_as_the_footprint(radius_m
         errors_mm[name] = float(np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM)
     assert errors_mm["one start"] > 0.4, errors_mm
     assert errors_mm["the default starts"] < 0.1, errors_mm
+
+
+@pytest.mark.parametrize("radius_mm", [16.0, 20.0])
+def test_bases_fitted_from_the_first_start_only_keep_its_fit(radius_mm: float) -> None:
+    # the base above twice in one fit, the second from the first start only: it keeps the top read as the footprint,
+    # as one start alone does, while the first escapes it
+    grey, start = _top_the_mats_grey(radius_mm)
+    settings = dataclasses.replace(SETTINGS, outline_height_ratio=(1.0, 1.0))
+    radius = np.array([radius_mm * PX_PER_MM])
+    both = fit_outlines(
+        grey,
+        np.repeat(start, 2, axis=0),
+        np.repeat(radius, 2),
+        np.repeat(ALL_RAYS, 2, axis=0),
+        DIRECTIONS,
+        PX_PER_MM,
+        PARALLAX,
+        settings,
+        first_start_only=np.array([False, True]),
+    )
+    one_start = dataclasses.replace(settings, outline_starts=settings.outline_starts[:1])
+    alone = fit_outlines(grey, start, radius, ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, one_start)
+    assert both.ok.all() and alone.ok[0]
+    errors_mm = np.hypot(*(both.center_px - TRUTH).T) / PX_PER_MM
+    assert errors_mm[0] < 0.1 and errors_mm[1] > 0.4, errors_mm
+    assert np.hypot(*(both.center_px[1] - alone.center_px[0])) < 1e-3
 
 
 @pytest.mark.parametrize("rim_mm", [3.0, 5.0])
@@ -168,13 +200,38 @@ def test_the_fit_finds_the_rims_own_height(
     assert np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM < 0.06, look
 
 
+# where a 4K frame's far corner lies (px), whole pixels so that the samples fall alike
+FAR_OFFSET_PX = (3520.0, 2310.0)
+
+
+@pytest.mark.parametrize(("look", "mat", "wall", "top", "shadow"), LOOKS)
+def test_a_base_far_from_the_image_origin_fits_as_near_it(
+    look: str, mat: float, wall: float, top: float, shadow: float
+) -> None:
+    # the fit works in single precision, where coordinates of thousands of pixels resolve only a few ten-thousandths
+    # of one: the same base and camera moved far out must fit the same, moved. The samples there already differ
+    # (remap's maps are single precision too) by up to about 5e-4 px.
+    near = vs.draw_raised_base(VIEW, CENTER, 16.0, mat, wall, top, shadow, seed=13)
+    dx, dy = (int(v) for v in FAR_OFFSET_PX)
+    far = np.zeros((dy + near.shape[0], dx + near.shape[1]), np.uint8)
+    far[dy:, dx:] = near
+    offset = np.array([FAR_OFFSET_PX])
+    radius = np.array([16.6 * PX_PER_MM])
+    start = middle_of(TRUTH, PARALLAX) + np.array([[0.4, -0.3]])
+    fit_near = fit_outlines(near, start, radius, ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, SETTINGS)
+    far_parallax = RimParallax((NADIR_PX[0] + dx, NADIR_PX[1] + dy), SHIFT_RATIO)
+    fit_far = fit_outlines(far, start + offset, radius, ALL_RAYS, DIRECTIONS, PX_PER_MM, far_parallax, SETTINGS)
+    assert fit_near.ok[0] and fit_far.ok[0], look
+    moved_px = np.hypot(*(fit_far.center_px[0] - offset[0] - fit_near.center_px[0]))
+    assert moved_px < 2e-3, f"{look}: {moved_px:.2e} px apart"
+    assert abs(fit_far.radius_px[0] - fit_near.radius_px[0]) < 2e-3, look
+    assert abs(fit_far.height_ratio[0] - fit_near.height_ratio[0]) < 1e-3, look
+
+
 def _started_at_the_top(settings: VisionSettings) -> OutlineFit:
     """The top the mat's grey over a dark wall, fitted from the top disc: the first start settles 0.6 mm off, another
     finds the footprint with a smaller residual."""
-    _, mat, wall, top, shadow = LOOKS[2]
-    grey = vs.draw_raised_base(VIEW, CENTER, 16.0, mat, wall, top, shadow, seed=7)
-    half, unit = PARALLAX.half_shift(TRUTH)
-    start = middle_of(TRUTH, PARALLAX) + 2.0 * half[:, None] * unit
+    grey, start = _top_the_mats_grey(16.0)
     held = dataclasses.replace(settings, outline_height_ratio=(1.0, 1.0))
     return fit_outlines(grey, start, np.array([16.0 * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, held)
 
@@ -290,6 +347,33 @@ def test_a_size_detected_wrong_is_fitted_from_round_it(detected_mm: float, angle
     assert np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM < 0.1
     least_mm = share * (32.0 - detected_mm) / 2
     assert least_mm <= known.model_sigma_mm[0] < least_mm + 0.2
+
+
+@pytest.mark.parametrize(("declared_mm", "ring_from_one_start"), [(np.nan, True), (32.0, False)])
+def test_a_ring_round_a_size_read_wrong_is_fitted_from_one_start(
+    declared_mm: float, ring_from_one_start: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # read at 28.5 mm on part of its rim, put to 32 mm (by its unit's vote, or a roster): the ring of starts round the
+    # reading spreads them already, so each is fitted from the first start along the nadir line only, but for a
+    # roster's declared base
+    grey, dets = _detected_with_figure(4.0)
+    off_px = (32.0 - 28.5) / 2 * PX_PER_MM
+    misread = dataclasses.replace(
+        dets, center_px=dets.center_px + np.array([[off_px, 0.0]]), radius_px=np.array([28.5 / 2 * PX_PER_MM])
+    )
+    flags = []
+
+    def fit_outlines_seen(*args: object, **kwargs: object) -> OutlineFit:
+        flags.append(kwargs.get("first_start_only"))
+        return fit_outlines(*args, **kwargs)
+
+    monkeypatch.setattr(vision.detect, "fit_outlines", fit_outlines_seen)
+    known = fit_known_bases(grey, PX_PER_MM, SETTINGS, misread, np.array([declared_mm]), None, PARALLAX)
+    ring = len(SETTINGS.misread_start_steps) * SETTINGS.misread_start_directions
+    assert flags[0] is not None
+    assert flags[0].tolist() == [False] + [ring_from_one_start] * ring
+    assert known.diameter_mm[0] == 32.0
+    assert np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM < 0.1
 
 
 INF = np.inf

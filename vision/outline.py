@@ -437,7 +437,7 @@ def fit_outlines(
     best = OutlineFit.none(k)
     if parallax is None:
         starts: tuple[float, ...] = (0.0,)
-        half, unit = np.zeros(len(radius_px)), np.zeros((len(radius_px), 2))
+        half, unit = np.zeros(k), np.zeros((k, 2))
     else:
         starts = settings.outline_starts
         half, unit = parallax.half_shift(middle_px)

@@ -163,6 +163,10 @@ class VisionSettings:
             size_vote_colour (0: colour not compared); each base's size is the standard size nearest the median
             fitted diameter of the bases reached within size_vote_hops such steps, itself included, where there are
             at least size_vote_min of them (reach 0: no vote).
+        figureless_kin_min: where figures blur (under outline_min_px_per_mm), a clear disc (disc contrast at
+            least faint_disc_contrast) that passes every test of a base but the figure's is a base where at least
+            this many bases would be one unit's with it as the size vote links them (size_vote_reach_mm,
+            size_vote_window_mm, size_vote_colour) and it overlaps no base (0: never).
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than
@@ -320,6 +324,7 @@ class VisionSettings:
     size_vote_ring: tuple[float, ...]
     size_vote_hops: int
     size_vote_min: int
+    figureless_kin_min: int
     token_ring_mm: float
     off_centre_reach_mm: float
     off_centre_figure_contrast: float
@@ -532,6 +537,7 @@ class VisionSettings:
             "size_vote_window_mm",
             "size_vote_colour",
             "size_vote_min",
+            "figureless_kin_min",
             "height_pool_min",
             "height_pool_gain",
             "colour_gain",

@@ -1099,7 +1099,7 @@ def detect_bases(
 
     def grey_look(
         chroma_pending: Future[NDArray[np.uint8] | None] | None,
-    ) -> tuple[BaseDetections, BaseDetections, FloatArray]:
+    ) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
         return _detect_in(
             grey,
             grey,
@@ -1115,21 +1115,21 @@ def detect_bases(
         )
 
     if settings.colour_gain <= 0:
-        found, spare, _blur = grey_look(None)
-        return _by_score(found, spare, bgr, scale, settings)
+        found, spare, plain, _blur = grey_look(None)
+        return _by_score(found, spare, plain, bgr, scale, settings)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(chroma_contrast, bgr, ignore, settings.colour_gain, settings.colour_blur_px)
-        found, spare, blur_px = grey_look(pending)
+        found, spare, plain, blur_px = grey_look(pending)
         colour = pending.result()
     if colour is None:
-        return _by_score(found, spare, bgr, scale, settings)
+        return _by_score(found, spare, plain, bgr, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
     # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
-    more, _spare, _blur = _detect_in(
+    more, _spare, plain_colour, _blur = _detect_in(
         colour,
         grey,
         settings.colour_min_figure_contrast,
@@ -1153,19 +1153,61 @@ def detect_bases(
     same = _centre_distances(spare.center_px, more.center_px) <= _SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
     rival = BaseDetections.concatenate([more, spare[~np.any(same, axis=1)]])
     rival = rival[_resolve_overlaps(rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings)]
-    return _by_score(found, rival, bgr, scale, settings)
+    return _by_score(found, rival, BaseDetections.concatenate([plain, plain_colour]), bgr, scale, settings)
 
 
 def _by_score(
-    found: BaseDetections, more: BaseDetections, image: NDArray[np.uint8], px_per_mm: float, settings: VisionSettings
+    found: BaseDetections,
+    more: BaseDetections,
+    plain: BaseDetections,
+    image: NDArray[np.uint8],
+    px_per_mm: float,
+    settings: VisionSettings,
 ) -> BaseDetections:
-    """``found`` and ``more`` (bases where none of ``found`` lies) together, best score first, sizes put to the
-    vote (their tops' colours read from ``image``, (H, W, 3) BGR or (H, W) grey)."""
+    """``found`` and ``more`` (bases where none of ``found`` lies) together, with the figureless readings ``plain``
+    that stand beside their unit's bases (:func:`_beside_kin`), best score first, sizes put to the vote (their tops'
+    colours read from ``image``, (H, W, 3) BGR or (H, W) grey)."""
     both = BaseDetections.concatenate([found, more])
+    if len(plain) and len(both):
+        lab = _top_colours(image, np.concatenate([both.center_px, plain.center_px]),
+                           np.concatenate([both.radius_px, plain.radius_px]), settings)  # fmt: skip
+        both = BaseDetections.concatenate([both, plain[_beside_kin(both, plain, lab, px_per_mm, settings)]])
     both = both[np.argsort(-both.score, kind="stable")]
     if len(both) == 0 or settings.size_vote_reach_mm <= 0:
         return both
     return _vote_sizes(both, _top_colours(image, both.center_px, both.radius_px, settings), px_per_mm, settings)
+
+
+def _beside_kin(
+    found: BaseDetections, plain: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings
+) -> NDArray[np.intp]:
+    """Rows of the figureless readings ``plain`` that stand as bases: each overlaps none of the bases ``found`` (nor
+    a better scored reading kept before it) by more than the overlap allowed (see :func:`_resolve_overlaps`), and
+    at least ``figureless_kin_min`` of ``found`` would be one unit's with it as the size vote links bases (see
+    :func:`_vote_sizes`): within ``size_vote_reach_mm`` of it edge to edge, fitted diameters within
+    ``size_vote_window_mm``, tops' colours within ``size_vote_colour``. ``top_lab`` (len(found) + len(plain), 3): the
+    tops' colours of ``found``, then of ``plain`` (see :func:`_top_colours`). A unit's models stand together and
+    are based alike; a token or a printed disc seldom wears a unit's colours beside it."""
+    n = len(found)
+    if settings.figureless_kin_min <= 0:
+        return np.zeros(0, np.intp)
+    coarse = px_per_mm < settings.outline_min_px_per_mm
+    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    apart_mm = _centre_distances(plain.center_px, found.center_px) / px_per_mm
+    gap_mm = apart_mm - (plain.diameter_mm[:, None] + found.diameter_mm[None, :]) / 2
+    # of its size as the vote has it: fitted diameters within size_vote_window_mm (a size may be read a step off)
+    fitted_mm = 2.0 * plain.radius_px[:, None] / px_per_mm - 2.0 * found.radius_px[None, :] / px_per_mm
+    kin = (gap_mm < settings.size_vote_reach_mm) & (np.abs(fitted_mm) < settings.size_vote_window_mm)
+    if settings.size_vote_colour > 0:
+        colour_gap = np.linalg.norm(top_lab[n:, None, :] - top_lab[None, :n, :], axis=2)
+        kin &= colour_gap < settings.size_vote_colour
+    free = ~np.any(gap_mm < -max_mm, axis=1)
+    rows = np.flatnonzero(free & (kin.sum(axis=1) >= settings.figureless_kin_min))
+    # of two readings that overlap each other, the better scored stands
+    own_gap = _centre_distances(plain.center_px[rows]) / px_per_mm
+    own_gap -= (plain.diameter_mm[rows, None] + plain.diameter_mm[None, rows]) / 2
+    np.fill_diagonal(own_gap, np.inf)
+    return rows[_keep_best(plain.score[rows], own_gap < -max_mm)]
 
 
 def _top_colours(
@@ -1651,7 +1693,7 @@ def _detect_in(
     second_readings: bool = False,
     bgr: NDArray[np.uint8] | None = None,
     wanted_px: FloatArray | None = None,
-) -> tuple[BaseDetections, BaseDetections, FloatArray]:
+) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
     contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
     contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when
@@ -1661,13 +1703,14 @@ def _detect_in(
     ``second_readings``: also read each seed's best supported ring where it lies apart from the outermost (see
     ``second_ring_mm``). ``bgr`` (H, W, 3) or (H, W) uint8, the frame as it was taken, tells a fingertip's round
     end (see :mod:`vision.ends`; None: ``grey``). ``wanted_px``: see :func:`detect_bases`. Returns the bases, the
-    second readings that passed as bases where none of the first readings lies, and the blur (px) of this look's
-    usable appearance fits."""
+    second readings that passed as bases where none of the first readings lies, the figureless readings (see
+    ``figureless_kin_min``; where none of the first readings lies) and the blur (px) of this look's usable appearance
+    fits."""
     seeds = find_seeds(image, scale, settings, ignore)
     if wanted_px is not None:
         seeds = seeds[_may_reach(seeds, wanted_px, settings.snap_tolerance_mm * scale)]
     if len(seeds) == 0:
-        return BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
+        return BaseDetections.empty(), BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
     directions = ray_directions(settings.rays)
     sizes = settings.base_sizes_mm
 
@@ -1710,7 +1753,7 @@ def _detect_in(
     keep = _unique(center, radius, nominal, _firsts_first(radius, second), second)
     center, polarity, nominal, second = center[keep], polarity[keep], nominal[keep], second[keep]
     if len(nominal) == 0:
-        return BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
+        return BaseDetections.empty(), BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
 
     # 3. refinement around the nominal radius, re-snapped after every pass
     radius = nominal / 2 * scale
@@ -1755,6 +1798,12 @@ def _detect_in(
     # the mat's own blotches can pass the disc and the figure tests each, but only just: not both just
     rim_ok &= (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
     accept = rim_ok & _disc_pass(contrast, fill, settings)
+    # where figures blur, a small figure (or one painted like its base) may spread less than the bar: a clear disc
+    # that fails only the figure test goes on as a figureless reading, a base only beside its unit's (detect_bases)
+    figureless = np.zeros(len(radius), np.bool_)
+    if settings.figureless_kin_min > 0 and scale < settings.outline_min_px_per_mm:
+        figureless = plain_disc & ~second & (contrast >= settings.faint_disc_contrast)
+        accept |= figureless
     by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
     # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,
     # a candidate that failed only the disc test is tested again at the footprint the fit finds
@@ -1873,7 +1922,11 @@ def _detect_in(
     # a token with a printed ring: its plain middle fails the figure test, but a circle at the ring's outer edge has
     # the ring in its figure band (off centre) and passes; it goes with the middle
     token_px = (0.0, settings.token_ring_mm * scale)
-    accept[_concentric(edge_center, edge_radius, accept, np.flatnonzero(plain_disc), token_px, slack_px)] = False
+    plain_rows = np.flatnonzero(plain_disc)
+    accept[_concentric(edge_center, edge_radius, accept & ~figureless, plain_rows, token_px, slack_px)] = False
+    # ... and so does a figureless reading at a ring's edge (not the plain disc itself: at least a slack larger)
+    outer_px = (2 * slack_px, settings.token_ring_mm * scale)
+    accept[_concentric(edge_center, edge_radius, accept & figureless, plain_rows, outer_px, slack_px)] = False
     # a fingertip, or a forearm's end: the round end of a band of its own colour
     ends = np.flatnonzero(accept)
     accept[
@@ -1927,10 +1980,12 @@ def _detect_in(
         at = (center[rows], radius[rows], final_size[rows], score[rows])
         return rows[_resolve_overlaps(*at, scale, settings, second[rows])]
 
-    firsts = resolved(idx[~second[idx]])
+    firsts = resolved(idx[~second[idx] & ~figureless[idx]])
     kept = resolved(np.concatenate([firsts, idx[second[idx]]]))
     firsts, seconds = kept[~second[kept]], kept[second[kept]]
-    kept = np.concatenate([firsts[np.argsort(-score[firsts], kind="stable")], seconds])
+    # figureless readings among themselves only: whether they stand beside the bases is decided with both looks'
+    plains = resolved(idx[figureless[idx]])
+    kept = np.concatenate([firsts[np.argsort(-score[firsts], kind="stable")], seconds, plains])
     # another reading the edges allow (the appearance fit weighs such readings itself, from its starts): two
     # equally likely readings a distance d apart have a spread of d / 2
     by_edges = np.ones(len(radius), np.bool_)
@@ -1971,4 +2026,5 @@ def _detect_in(
         rim_height_share=height_share,
         model_doubt_mm=doubt[kept],
     )
-    return found[~second[kept]], found[second[kept]], look.sigma_px[look.ok]
+    plain = figureless[kept]
+    return found[~second[kept] & ~plain], found[second[kept]], found[plain], look.sigma_px[look.ok]

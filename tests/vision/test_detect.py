@@ -23,6 +23,7 @@ from vision import (
     detect_bases,
 )
 from vision.detect import (
+    _beside_kin,
     _figure_contrast,
     _firsts_first,
     _least_figure,
@@ -812,6 +813,88 @@ def test_a_base_takes_the_size_its_unit_votes_for(
     settings = dataclasses.replace(load_config().vision, **changed)
     voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
+
+
+def _bases_at(x_mm: list[float], fitted_mm: list[float], snapped_mm: list[float], score: float = 1.0) -> BaseDetections:
+    """Bases along the line y = 100 at 1 px/mm, centred at ``x_mm``."""
+    n = len(x_mm)
+    ones = np.ones(n)
+    center = np.stack([np.asarray(x_mm, dtype=np.float64), np.full(n, 100.0)], axis=1)
+    return BaseDetections(center, np.asarray(fitted_mm) / 2, np.asarray(snapped_mm), ones * score, *([ones] * 6))
+
+
+# Three 27 mm sand bases in a row in contact (x 100, 127, 154 mm); a figureless reading (a disc that failed only the
+# figure test) put beside them. Gaps edge to edge from the last base; overlaps where negative.
+_UNIT = _bases_at([100.0, 127.0, 154.0], [27.1, 26.9, 27.2], [27.0, 27.0, 27.0])
+
+
+@pytest.mark.parametrize(
+    ("plain_x_mm", "fitted_mm", "tops", "changed", "kept"),
+    [
+        # in contact with its unit's last base, and 40 mm from it edge to edge: within the vote's reach (51 mm)
+        ([181.0], [27.0], [_SAND], {}, [0]),
+        ([221.0], [27.0], [_SAND], {}, [0]),
+        # beyond the reach, another size (fitted 4 mm larger: outside size_vote_window_mm), another top
+        ([233.0], [27.0], [_SAND], {}, []),
+        ([183.0], [31.0], [_SAND], {}, []),
+        ([181.0], [27.0], [_GREEN], {}, []),
+        # colours not compared: the green one stands too
+        ([181.0], [27.0], [_GREEN], {"size_vote_colour": 0.0}, [0]),
+        # the rule off, or asking for more bases of the unit near it than stand within reach
+        ([181.0], [27.0], [_SAND], {"figureless_kin_min": 0}, []),
+        ([221.0], [27.0], [_SAND], {"figureless_kin_min": 2}, []),
+        ([181.0], [27.0], [_SAND], {"figureless_kin_min": 2}, [0]),
+        # overlapping its unit's last base by 4 mm, more than bases in contact may (coarse_max_overlap_mm, 3 mm)
+        ([177.0], [27.0], [_SAND], {}, []),
+        # two readings 10 mm apart, one disc read twice: the better scored (the first) stands
+        ([181.0, 191.0], [27.0, 27.0], [_SAND, _SAND], {}, [0]),
+    ],
+)
+def test_a_figureless_disc_stands_beside_its_units_bases(
+    plain_x_mm: list[float],
+    fitted_mm: list[float],
+    tops: list[tuple[float, float, float]],
+    changed: dict[str, float],
+    kept: list[int],
+) -> None:
+    settings = dataclasses.replace(load_config().vision, **changed)
+    plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
+    plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
+    lab = np.array([_SAND] * len(_UNIT) + tops)
+    np.testing.assert_array_equal(_beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
+
+
+@pytest.mark.parametrize(
+    ("px_per_mm", "token_x_mm", "token_mm", "changed", "found"),
+    [
+        # where figures blur (1 px/mm): a disc of the unit's colour and size in contact with it, its figure too
+        # faint to show, is taken for one of its bases ...
+        (1.0, 129.0, 32.0, {}, 4),
+        # ... not with the rule off, nor 97 mm away, nor at another size
+        (1.0, 129.0, 32.0, {"figureless_kin_min": 0}, 3),
+        (1.0, 225.0, 32.0, {}, 3),
+        (1.0, 125.5, 25.0, {}, 3),
+        # where figures resolve (1.3 px/mm) the figure test stands alone
+        (1.3, 129.0, 32.0, {}, 3),
+    ],
+)
+def test_where_figures_blur_a_disc_without_one_is_a_base_beside_its_unit(
+    px_per_mm: float, token_x_mm: float, token_mm: float, changed: dict[str, float], found: int
+) -> None:
+    rng = np.random.default_rng(23)
+    shape = (int(100 * px_per_mm), int(260 * px_per_mm))
+    unit = [vs.Placed(((30 + 33 * i) * px_per_mm, 50 * px_per_mm), 32.0) for i in range(3)]
+    token = ((token_x_mm * px_per_mm, 50 * px_per_mm), token_mm)
+    light_grey, mud = (150.0, 150.0, 150.0), (60.0, 120.0, 150.0)
+    scene = vs.draw_colour_scene(shape, px_per_mm, unit, rng, mud, light_grey, FIGURE_PAINT, [token])
+    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    assert len(dets) == found
+    m = match(scene, dets)
+    assert len(m.truth_index) == len(unit), "the unit's own bases found either way"
+    if found > len(unit):
+        extra = np.setdiff1d(np.arange(len(dets)), m.det_index)
+        np.testing.assert_allclose(dets.center_px[extra[0]] / px_per_mm, token[0], atol=0.5)
+        assert dets.diameter_mm[extra[0]] == token_mm
 
 
 _NAN = float("nan")

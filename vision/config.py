@@ -163,10 +163,13 @@ class VisionSettings:
             size_vote_colour (0: colour not compared); each base's size is the standard size nearest the median
             fitted diameter of the bases reached within size_vote_hops such steps, itself included, where there are
             at least size_vote_min of them (reach 0: no vote).
-        figureless_kin_min: where figures blur (under outline_min_px_per_mm), a clear disc (disc contrast at
-            least faint_disc_contrast) that passes every test of a base but the figure's is a base where at least
-            this many bases would be one unit's with it as the size vote links them (size_vote_reach_mm,
-            size_vote_window_mm, size_vote_colour) and it overlaps no base (0: never).
+        kin_min_bases, kin_max_fit_rms_px, kin_min_edge_coverage, kin_reach_mm: where figures blur (under
+            outline_min_px_per_mm), a reading that fails one test of a base is a base where it overlaps no base and
+            at least kin_min_bases bases within kin_reach_mm of it edge to edge would be one unit's with it as the
+            size vote links them (size_vote_window_mm, size_vote_colour; 0: never): a clear disc (disc contrast at
+            least faint_disc_contrast) that fails only the figure test, or a rim rougher than the roundness bar up
+            to kin_max_fit_rms_px, or seen over less of its length than min_edge_coverage down to
+            kin_min_edge_coverage, that passes every other test.
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than
@@ -324,7 +327,10 @@ class VisionSettings:
     size_vote_ring: tuple[float, ...]
     size_vote_hops: int
     size_vote_min: int
-    figureless_kin_min: int
+    kin_min_bases: int
+    kin_max_fit_rms_px: float
+    kin_reach_mm: float
+    kin_min_edge_coverage: float
     token_ring_mm: float
     off_centre_reach_mm: float
     off_centre_figure_contrast: float
@@ -406,6 +412,7 @@ class VisionSettings:
             "ring_support_fraction",
             "outline_start_margin",
             "min_edge_coverage",
+            "kin_min_edge_coverage",
             "unseen_rim_coverage",
             "min_disc_fill",
         ):
@@ -537,7 +544,9 @@ class VisionSettings:
             "size_vote_window_mm",
             "size_vote_colour",
             "size_vote_min",
-            "figureless_kin_min",
+            "kin_min_bases",
+            "kin_max_fit_rms_px",
+            "kin_reach_mm",
             "height_pool_min",
             "height_pool_gain",
             "colour_gain",

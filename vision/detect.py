@@ -107,7 +107,13 @@ Steps:
    found a base; one that reads a base of the colour look again yields to it, and where the two read different
    things that cannot both stand the better scored stands.
 
-8. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base takes the size nearest the
+8. Bases beside their unit (:func:`_beside_kin`), where figures blur: a reading that fails only one test - the
+   figure's on a clear disc (disc contrast at least ``faint_disc_contrast``), roundness up to
+   ``kin_max_fit_rms_px`` or coverage down to ``kin_min_edge_coverage`` - and passes all the others is kept aside
+   in both looks, and stands where it overlaps no base and at least ``kin_min_bases`` bases within
+   ``kin_reach_mm`` would be one unit's with it as the size vote links them (below).
+
+9. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base takes the size nearest the
    median fitted diameter of the bases of its unit near it: of about its fitted diameter and the colour of its top
    (``size_vote_*``); the centre does not move.
 
@@ -1115,21 +1121,21 @@ def detect_bases(
         )
 
     if settings.colour_gain <= 0:
-        found, spare, plain, _blur = grey_look(None)
-        return _by_score(found, spare, plain, bgr, scale, settings)
+        found, spare, kin_only, _blur = grey_look(None)
+        return _by_score(found, spare, kin_only, bgr, scale, settings)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(chroma_contrast, bgr, ignore, settings.colour_gain, settings.colour_blur_px)
-        found, spare, plain, blur_px = grey_look(pending)
+        found, spare, kin_only, blur_px = grey_look(pending)
         colour = pending.result()
     if colour is None:
-        return _by_score(found, spare, plain, bgr, scale, settings)
+        return _by_score(found, spare, kin_only, bgr, scale, settings)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
     # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
-    more, _spare, plain_colour, _blur = _detect_in(
+    more, _spare, kin_colour, _blur = _detect_in(
         colour,
         grey,
         settings.colour_min_figure_contrast,
@@ -1153,25 +1159,25 @@ def detect_bases(
     same = _centre_distances(spare.center_px, more.center_px) <= _SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
     rival = BaseDetections.concatenate([more, spare[~np.any(same, axis=1)]])
     rival = rival[_resolve_overlaps(rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings)]
-    return _by_score(found, rival, BaseDetections.concatenate([plain, plain_colour]), bgr, scale, settings)
+    return _by_score(found, rival, BaseDetections.concatenate([kin_only, kin_colour]), bgr, scale, settings)
 
 
 def _by_score(
     found: BaseDetections,
     more: BaseDetections,
-    plain: BaseDetections,
+    kin_only: BaseDetections,
     image: NDArray[np.uint8],
     px_per_mm: float,
     settings: VisionSettings,
 ) -> BaseDetections:
-    """``found`` and ``more`` (bases where none of ``found`` lies) together, with the figureless readings ``plain``
-    that stand beside their unit's bases (:func:`_beside_kin`), best score first, sizes put to the vote (their tops'
-    colours read from ``image``, (H, W, 3) BGR or (H, W) grey)."""
+    """``found`` and ``more`` (bases where none of ``found`` lies) together, with those of the kin-only readings
+    ``kin_only`` that stand beside their unit's bases (:func:`_beside_kin`), best score first, sizes put to the vote
+    (their tops' colours read from ``image``, (H, W, 3) BGR or (H, W) grey)."""
     both = BaseDetections.concatenate([found, more])
-    if len(plain) and len(both):
-        lab = _top_colours(image, np.concatenate([both.center_px, plain.center_px]),
-                           np.concatenate([both.radius_px, plain.radius_px]), settings)  # fmt: skip
-        both = BaseDetections.concatenate([both, plain[_beside_kin(both, plain, lab, px_per_mm, settings)]])
+    if len(kin_only) and len(both):
+        lab = _top_colours(image, np.concatenate([both.center_px, kin_only.center_px]),
+                           np.concatenate([both.radius_px, kin_only.radius_px]), settings)  # fmt: skip
+        both = BaseDetections.concatenate([both, kin_only[_beside_kin(both, kin_only, lab, px_per_mm, settings)]])
     both = both[np.argsort(-both.score, kind="stable")]
     if len(both) == 0 or settings.size_vote_reach_mm <= 0:
         return both
@@ -1181,15 +1187,15 @@ def _by_score(
 def _beside_kin(
     found: BaseDetections, plain: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings
 ) -> NDArray[np.intp]:
-    """Rows of the figureless readings ``plain`` that stand as bases: each overlaps none of the bases ``found`` (nor
-    a better scored reading kept before it) by more than the overlap allowed (see :func:`_resolve_overlaps`), and
-    at least ``figureless_kin_min`` of ``found`` would be one unit's with it as the size vote links bases (see
-    :func:`_vote_sizes`): within ``size_vote_reach_mm`` of it edge to edge, fitted diameters within
-    ``size_vote_window_mm``, tops' colours within ``size_vote_colour``. ``top_lab`` (len(found) + len(plain), 3): the
-    tops' colours of ``found``, then of ``plain`` (see :func:`_top_colours`). A unit's models stand together and
-    are based alike; a token or a printed disc seldom wears a unit's colours beside it."""
+    """Rows of the kin-only readings ``plain`` (see ``kin_min_bases``) that stand as bases: each overlaps none of the
+    bases ``found`` (nor a better scored reading kept before it) by more than the overlap allowed (see
+    :func:`_resolve_overlaps`), and at least ``kin_min_bases`` of ``found`` would be one unit's with it as the size
+    vote links bases (see :func:`_vote_sizes`) but nearer: within ``kin_reach_mm`` of it edge to edge, fitted diameters
+    within ``size_vote_window_mm``, tops' colours within ``size_vote_colour``. ``top_lab`` (len(found) + len(plain),
+    3): the tops' colours of ``found``, then of ``plain`` (see :func:`_top_colours`). A unit's models stand together
+    and are based alike; a token or a printed disc seldom wears a unit's colours beside it."""
     n = len(found)
-    if settings.figureless_kin_min <= 0:
+    if settings.kin_min_bases <= 0:
         return np.zeros(0, np.intp)
     coarse = px_per_mm < settings.outline_min_px_per_mm
     max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
@@ -1197,12 +1203,12 @@ def _beside_kin(
     gap_mm = apart_mm - (plain.diameter_mm[:, None] + found.diameter_mm[None, :]) / 2
     # of its size as the vote has it: fitted diameters within size_vote_window_mm (a size may be read a step off)
     fitted_mm = 2.0 * plain.radius_px[:, None] / px_per_mm - 2.0 * found.radius_px[None, :] / px_per_mm
-    kin = (gap_mm < settings.size_vote_reach_mm) & (np.abs(fitted_mm) < settings.size_vote_window_mm)
+    kin = (gap_mm < settings.kin_reach_mm) & (np.abs(fitted_mm) < settings.size_vote_window_mm)
     if settings.size_vote_colour > 0:
         colour_gap = np.linalg.norm(top_lab[n:, None, :] - top_lab[None, :n, :], axis=2)
         kin &= colour_gap < settings.size_vote_colour
     free = ~np.any(gap_mm < -max_mm, axis=1)
-    rows = np.flatnonzero(free & (kin.sum(axis=1) >= settings.figureless_kin_min))
+    rows = np.flatnonzero(free & (kin.sum(axis=1) >= settings.kin_min_bases))
     # of two readings that overlap each other, the better scored stands
     own_gap = _centre_distances(plain.center_px[rows]) / px_per_mm
     own_gap -= (plain.diameter_mm[rows, None] + plain.diameter_mm[None, rows]) / 2
@@ -1694,17 +1700,17 @@ def _detect_in(
     bgr: NDArray[np.uint8] | None = None,
     wanted_px: FloatArray | None = None,
 ) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
-    """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour
-    contrast of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the
-    contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when
-    done) the colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey
-    (None, or a result of None: no such reading); it is waited for only after the appearance fit.
-    ``frame_blur_px`` (M,): the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`).
-    ``second_readings``: also read each seed's best supported ring where it lies apart from the outermost (see
-    ``second_ring_mm``). ``bgr`` (H, W, 3) or (H, W) uint8, the frame as it was taken, tells a fingertip's round
-    end (see :mod:`vision.ends`; None: ``grey``). ``wanted_px``: see :func:`detect_bases`. Returns the bases, the
-    second readings that passed as bases where none of the first readings lies, the figureless readings (see
-    ``figureless_kin_min``; where none of the first readings lies) and the blur (px) of this look's usable appearance
+    """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour contrast
+    of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the contact
+    shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when done) the
+    colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey (None,
+    or a result of None: no such reading); it is waited for only after the appearance fit. ``frame_blur_px`` (M,):
+    the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`). ``second_readings``: also read
+    each seed's best supported ring where it lies apart from the outermost (see ``second_ring_mm``). ``bgr`` (H, W,
+    3) or (H, W) uint8, the frame as it was taken, tells a fingertip's round end (see :mod:`vision.ends`; None:
+    ``grey``). ``wanted_px``: see :func:`detect_bases`. Returns the bases, the second readings that passed as bases
+    where none of the first readings lies, the kin-only readings (bases only beside their unit's, see
+    ``kin_min_bases``; where none of the first readings lies) and the blur (px) of this look's usable appearance
     fits."""
     seeds = find_seeds(image, scale, settings, ignore)
     if wanted_px is not None:
@@ -1782,6 +1788,7 @@ def _detect_in(
     # but at 4K too: a brown top with a light wall, on a mat of about its grey level, reads 1.01-1.21 px in colour)
     max_rms = settings.colour_max_fit_rms_px if image is not grey else settings.max_fit_rms_px
     rim_ok = _rim_pass(fit, max_rms, settings)
+    rim_ok_alone = rim_ok.copy()
     figure = _figure_contrast(image, center, radius, directions, settings)
     clear_in_colour = np.zeros(len(radius), np.bool_)
     if image is not grey:
@@ -1798,12 +1805,18 @@ def _detect_in(
     # the mat's own blotches can pass the disc and the figure tests each, but only just: not both just
     rim_ok &= (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
     accept = rim_ok & _disc_pass(contrast, fill, settings)
-    # where figures blur, a small figure (or one painted like its base) may spread less than the bar: a clear disc
-    # that fails only the figure test goes on as a figureless reading, a base only beside its unit's (detect_bases)
-    figureless = np.zeros(len(radius), np.bool_)
-    if settings.figureless_kin_min > 0 and scale < settings.outline_min_px_per_mm:
-        figureless = plain_disc & ~second & (contrast >= settings.faint_disc_contrast)
-        accept |= figureless
+    # where figures blur, a base may fail one test and still be a base: a small figure (or one painted like its
+    # base) spreads less than the bar on a clear disc, a rim reads rough or is seen over little of its length. Such a
+    # reading, up to the kin bars, goes on apart: a base only beside its unit's bases (detect_bases, _beside_kin)
+    kin_only = np.zeros(len(radius), np.bool_)
+    if settings.kin_min_bases > 0 and scale < settings.outline_min_px_per_mm:
+        loose_rim = fit.ok & (coverage >= settings.kin_min_edge_coverage) & (rms <= settings.kin_max_fit_rms_px)
+        faded = plain_disc & (contrast >= settings.faint_disc_contrast)
+        has_figure = (figure >= min_figure) | clear_in_colour
+        not_faint = (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
+        rough = loose_rim & ~rim_ok_alone & has_figure & not_faint & _disc_pass(contrast, fill, settings)
+        kin_only = ~second & ~accept & (faded | rough)
+        accept |= kin_only
     by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
     # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,
     # a candidate that failed only the disc test is tested again at the footprint the fit finds
@@ -1923,10 +1936,10 @@ def _detect_in(
     # the ring in its figure band (off centre) and passes; it goes with the middle
     token_px = (0.0, settings.token_ring_mm * scale)
     plain_rows = np.flatnonzero(plain_disc)
-    accept[_concentric(edge_center, edge_radius, accept & ~figureless, plain_rows, token_px, slack_px)] = False
-    # ... and so does a figureless reading at a ring's edge (not the plain disc itself: at least a slack larger)
+    accept[_concentric(edge_center, edge_radius, accept & ~kin_only, plain_rows, token_px, slack_px)] = False
+    # ... and so does a kin-only reading at a ring's edge (not the plain disc itself: at least a slack larger)
     outer_px = (2 * slack_px, settings.token_ring_mm * scale)
-    accept[_concentric(edge_center, edge_radius, accept & figureless, plain_rows, outer_px, slack_px)] = False
+    accept[_concentric(edge_center, edge_radius, accept & kin_only, plain_rows, outer_px, slack_px)] = False
     # a fingertip, or a forearm's end: the round end of a band of its own colour
     ends = np.flatnonzero(accept)
     accept[
@@ -1980,29 +1993,27 @@ def _detect_in(
         at = (center[rows], radius[rows], final_size[rows], score[rows])
         return rows[_resolve_overlaps(*at, scale, settings, second[rows])]
 
-    firsts = resolved(idx[~second[idx] & ~figureless[idx]])
+    firsts = resolved(idx[~second[idx] & ~kin_only[idx]])
     kept = resolved(np.concatenate([firsts, idx[second[idx]]]))
     firsts, seconds = kept[~second[kept]], kept[second[kept]]
-    # figureless readings among themselves only: whether they stand beside the bases is decided with both looks'
-    plains = resolved(idx[figureless[idx]])
-    kept = np.concatenate([firsts[np.argsort(-score[firsts], kind="stable")], seconds, plains])
+    # kin-only readings among themselves only: whether they stand beside the bases is decided with both looks'
+    kin_rows = resolved(idx[kin_only[idx]])
+    kept = np.concatenate([firsts[np.argsort(-score[firsts], kind="stable")], seconds, kin_rows])
     # another reading the edges allow (the appearance fit weighs such readings itself, from its starts): two
     # equally likely readings a distance d apart have a spread of d / 2
     by_edges = np.ones(len(radius), np.bool_)
     by_edges[live[look.ok]] = False
-    other_mm = _other_readings(
-        image,
-        ignore,
-        center[kept],
-        radius[kept],
-        polarity[kept],
-        final_size[kept],
-        by_edges[kept],
-        scale,
-        directions,
-        settings,
-        parallax,
-    )
+    # kin-only readings that will not stand must not pass for the neighbours of the others: looked at apart, last
+    settled = ~kin_only[kept]
+
+    def other_readings(rows: NDArray[np.intp], examine: BoolArray) -> FloatArray:
+        at = (center[rows], radius[rows], polarity[rows], final_size[rows], by_edges[rows] & examine)
+        return _other_readings(image, ignore, *at, scale, directions, settings, parallax)
+
+    other_mm = np.zeros(len(kept))
+    other_mm[settled] = other_readings(kept[settled], np.ones(int(settled.sum()), np.bool_))
+    if not settled.all():
+        other_mm[~settled] = other_readings(kept, ~settled)[~settled]
     unseen_mm = unseen_rim_sigma_mm(radius[kept] / scale, coverage[kept], by_edges[kept], settings)
     model_sigma[kept] = np.sqrt(model_sigma[kept] ** 2 + (other_mm / 2) ** 2 + unseen_mm**2)
     # a top disc read: its middle goes back half a parallax shift, to where the outline's middle would stand, and a rim
@@ -2026,5 +2037,5 @@ def _detect_in(
         rim_height_share=height_share,
         model_doubt_mm=doubt[kept],
     )
-    plain = figureless[kept]
-    return found[~second[kept] & ~plain], found[second[kept]], found[plain], look.sigma_px[look.ok]
+    by_kin = kin_only[kept]
+    return found[~second[kept] & ~by_kin], found[second[kept]], found[by_kin], look.sigma_px[look.ok]

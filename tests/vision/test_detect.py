@@ -823,34 +823,36 @@ def _bases_at(x_mm: list[float], fitted_mm: list[float], snapped_mm: list[float]
     return BaseDetections(center, np.asarray(fitted_mm) / 2, np.asarray(snapped_mm), ones * score, *([ones] * 6))
 
 
-# Three 27 mm sand bases in a row in contact (x 100, 127, 154 mm); a figureless reading (a disc that failed only the
-# figure test) put beside them. Gaps edge to edge from the last base; overlaps where negative.
+# Three 27 mm sand bases in a row in contact (x 100, 127, 154 mm); a kin-only reading (one that failed one test of a
+# base: the figure's, roundness or coverage) put beside them. Gaps edge to edge from the last base.
 _UNIT = _bases_at([100.0, 127.0, 154.0], [27.1, 26.9, 27.2], [27.0, 27.0, 27.0])
 
 
 @pytest.mark.parametrize(
     ("plain_x_mm", "fitted_mm", "tops", "changed", "kept"),
     [
-        # in contact with its unit's last base, and 40 mm from it edge to edge: within the vote's reach (51 mm)
+        # in contact with its unit's last base, and 20 mm from it edge to edge: within kin_reach_mm (25 mm)
         ([181.0], [27.0], [_SAND], {}, [0]),
-        ([221.0], [27.0], [_SAND], {}, [0]),
-        # beyond the reach, another size (fitted 4 mm larger: outside size_vote_window_mm), another top
-        ([233.0], [27.0], [_SAND], {}, []),
+        ([201.0], [27.0], [_SAND], {}, [0]),
+        # beyond the reach (30 mm: within the vote's 2", a token put down beside a unit), another size (fitted 4 mm
+        # larger: outside size_vote_window_mm), another top
+        ([211.0], [27.0], [_SAND], {}, []),
         ([183.0], [31.0], [_SAND], {}, []),
         ([181.0], [27.0], [_GREEN], {}, []),
         # colours not compared: the green one stands too
         ([181.0], [27.0], [_GREEN], {"size_vote_colour": 0.0}, [0]),
-        # the rule off, or asking for more bases of the unit near it than stand within reach
-        ([181.0], [27.0], [_SAND], {"figureless_kin_min": 0}, []),
-        ([221.0], [27.0], [_SAND], {"figureless_kin_min": 2}, []),
-        ([181.0], [27.0], [_SAND], {"figureless_kin_min": 2}, [0]),
+        # the rule off, or asking for two bases of the unit within reach: one is (the next lies 27 mm away) ...
+        ([181.0], [27.0], [_SAND], {"kin_min_bases": 0}, []),
+        ([181.0], [27.0], [_SAND], {"kin_min_bases": 2}, []),
+        # ... two are within 30 mm
+        ([181.0], [27.0], [_SAND], {"kin_min_bases": 2, "kin_reach_mm": 30.0}, [0]),
         # overlapping its unit's last base by 4 mm, more than bases in contact may (coarse_max_overlap_mm, 3 mm)
         ([177.0], [27.0], [_SAND], {}, []),
         # two readings 10 mm apart, one disc read twice: the better scored (the first) stands
         ([181.0, 191.0], [27.0, 27.0], [_SAND, _SAND], {}, [0]),
     ],
 )
-def test_a_figureless_disc_stands_beside_its_units_bases(
+def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
     plain_x_mm: list[float],
     fitted_mm: list[float],
     tops: list[tuple[float, float, float]],
@@ -871,7 +873,7 @@ def test_a_figureless_disc_stands_beside_its_units_bases(
         # faint to show, is taken for one of its bases ...
         (1.0, 129.0, 32.0, {}, 4),
         # ... not with the rule off, nor 97 mm away, nor at another size
-        (1.0, 129.0, 32.0, {"figureless_kin_min": 0}, 3),
+        (1.0, 129.0, 32.0, {"kin_min_bases": 0}, 3),
         (1.0, 225.0, 32.0, {}, 3),
         (1.0, 125.5, 25.0, {}, 3),
         # where figures resolve (1.3 px/mm) the figure test stands alone

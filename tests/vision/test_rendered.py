@@ -288,9 +288,10 @@ def test_fingertips_and_forearms_are_not_bases(hand_frame: EvalSample) -> None:
     assert bases == bases_without
 
 
-# Frames 1000 (30 models asked) and 4007 (70) of the 1080p evaluation set, and the hand's frame 1004 above: bases each
-# found in the right place and lost, without one of the rules below, because their size was read one step off.
-_SIZE_OFF_FRAMES = {1000: 30, 4007: 70}
+# Frames 1000 (30 models asked), 4003 and 4007 (70 each) of the 1080p evaluation set, and the hand's frame 1004 above:
+# bases each found in the right place and lost, without one of the rules below, because their size was read one step
+# off, or their rim read rough or was seen over little of its length.
+_SIZE_OFF_FRAMES = {1000: 30, 4003: 70, 4007: 70}
 # A detection this close to a base, of its size, has found it.
 _FOUND_MM = 3.0
 
@@ -334,6 +335,14 @@ def _ids_of(sample: EvalSample, found: Sequence[rules.Model]) -> set[str]:
         (1004, {"inner_ring_fraction": 0.0}, {"u2m8", "u4m6"}),
         # the rim model's blur correction moves the circle off every size; the edges' own circle fits one
         (4007, {"rim_model_fallback_mm": 0.0}, {"u1m1", "u8m4"}),
+        # a rim rougher than max_fit_rms_px (1.0 px), or seen over less than min_edge_coverage, beside its unit's
+        # bases (kin_min_bases): with the kin bars at the plain ones, the base is lost ...
+        (1004, {"kin_max_fit_rms_px": 1.0}, {"u1m7"}),
+        (4007, {"kin_max_fit_rms_px": 1.0}, {"u8m3"}),
+        # ... and a unit's base seen over a third of its rim is lost, and with it the vote of its unit of seven,
+        # whose other bases were read a size off
+        (4003, {"kin_min_edge_coverage": 0.45}, {f"u6m{k}" for k in range(1, 8)}),
+        (4003, {"kin_min_bases": 0}, {f"u6m{k}" for k in range(1, 8)}),
     ],
 )
 def test_where_figures_blur_bases_read_a_size_off_are_still_found(
@@ -389,7 +398,8 @@ def test_a_ring_with_the_mats_colour_inside_is_not_a_base_whatever_its_grey_leve
     assert _found_ids(sample) == _found_ids(sample, ring_inside_max_colour=0.0)
 
 
-@pytest.mark.parametrize("seed", [*sorted(_SIZE_OFF_FRAMES), _HAND_SEED])
+# (not frame 4003, whose bases lighter than the mat are few)
+@pytest.mark.parametrize("seed", [1000, 4007, _HAND_SEED])
 def test_where_figures_blur_a_base_lighter_than_the_mat_is_read_by_its_top(
     size_off_frames: dict[int, EvalSample], seed: int
 ) -> None:

@@ -163,13 +163,13 @@ class VisionSettings:
             size_vote_colour (0: colour not compared); each base's size is the standard size nearest the median
             fitted diameter of the bases reached within size_vote_hops such steps, itself included, where there are
             at least size_vote_min of them (reach 0: no vote).
-        kin_min_bases, kin_max_fit_rms_px, kin_min_edge_coverage, kin_reach_mm: where figures blur (under
-            outline_min_px_per_mm), a reading that fails one test of a base is a base where it overlaps no base and
-            at least kin_min_bases bases within kin_reach_mm of it edge to edge would be one unit's with it as the
-            size vote links them (size_vote_window_mm, size_vote_colour; 0: never): a clear disc (disc contrast at
-            least faint_disc_contrast) that fails only the figure test, or a rim rougher than the roundness bar up
-            to kin_max_fit_rms_px, or seen over less of its length than min_edge_coverage down to
-            kin_min_edge_coverage, that passes every other test.
+        kin_min_bases, kin_max_fit_rms_px, kin_min_edge_coverage, kin_reach_mm: a reading that fails one test of a
+            base is a base where it overlaps no base and at least kin_min_bases bases (or readings that stand so)
+            within kin_reach_mm of it edge to edge would be one unit's with it as the size vote links them
+            (size_vote_window_mm, size_vote_colour; 0: never): a clear disc (disc contrast at least
+            faint_disc_contrast) that fails only the figure test or, where figures blur (under
+            outline_min_px_per_mm), a rim rougher than the roundness bar up to kin_max_fit_rms_px, or seen over
+            less of its length than min_edge_coverage down to kin_min_edge_coverage, that passes every other test.
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than

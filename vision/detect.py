@@ -107,11 +107,11 @@ Steps:
    found a base; one that reads a base of the colour look again yields to it, and where the two read different
    things that cannot both stand the better scored stands.
 
-8. Bases beside their unit (:func:`_beside_kin`), where figures blur: a reading that fails only one test - the
-   figure's on a clear disc (disc contrast at least ``faint_disc_contrast``), roundness up to
+8. Bases beside their unit (:func:`_beside_kin`): a reading that fails only one test - the figure's on a clear
+   disc (disc contrast at least ``faint_disc_contrast``), or where figures blur roundness up to
    ``kin_max_fit_rms_px`` or coverage down to ``kin_min_edge_coverage`` - and passes all the others is kept aside
    in both looks, and stands where it overlaps no base and at least ``kin_min_bases`` bases within
-   ``kin_reach_mm`` would be one unit's with it as the size vote links them (below).
+   ``kin_reach_mm`` would be one unit's with it as the size vote links them (below), or readings that stand so.
 
 9. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base takes the size nearest the
    median fitted diameter of the bases of its unit near it: of about its fitted diameter and the colour of its top
@@ -1189,9 +1189,10 @@ def _beside_kin(
 ) -> NDArray[np.intp]:
     """Rows of the kin-only readings ``plain`` (see ``kin_min_bases``) that stand as bases: each overlaps none of the
     bases ``found`` (nor a better scored reading kept before it) by more than the overlap allowed (see
-    :func:`_resolve_overlaps`), and at least ``kin_min_bases`` of ``found`` would be one unit's with it as the size
-    vote links bases (see :func:`_vote_sizes`) but nearer: within ``kin_reach_mm`` of it edge to edge, fitted diameters
-    within ``size_vote_window_mm``, tops' colours within ``size_vote_colour``. ``top_lab`` (len(found) + len(plain),
+    :func:`_resolve_overlaps`), and at least ``kin_min_bases`` of ``found``, and of the readings that stand, would be
+    one unit's with it as the size vote links bases (see :func:`_vote_sizes`) but nearer: within ``kin_reach_mm`` of
+    it edge to edge, fitted diameters within ``size_vote_window_mm``, tops' colours within ``size_vote_colour``. The
+    readings are taken in turn, best scored first, while one more stands. ``top_lab`` (len(found) + len(plain),
     3): the tops' colours of ``found``, then of ``plain`` (see :func:`_top_colours`). A unit's models stand together
     and are based alike; a token or a printed disc seldom wears a unit's colours beside it."""
     n = len(found)
@@ -1199,21 +1200,31 @@ def _beside_kin(
         return np.zeros(0, np.intp)
     coarse = px_per_mm < settings.outline_min_px_per_mm
     max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
-    apart_mm = _centre_distances(plain.center_px, found.center_px) / px_per_mm
-    gap_mm = apart_mm - (plain.diameter_mm[:, None] + found.diameter_mm[None, :]) / 2
+    m = len(plain)
+    # the bases, then the readings: each reading's kin among both (a reading that stands is a base of its unit too)
+    center_px = np.concatenate([found.center_px, plain.center_px])
+    fitted_mm = 2.0 * np.concatenate([found.radius_px, plain.radius_px]) / px_per_mm
+    size_mm = np.concatenate([found.diameter_mm, plain.diameter_mm])
+    gap_mm = _centre_distances(plain.center_px, center_px) / px_per_mm - (plain.diameter_mm[:, None] + size_mm) / 2
+    gap_mm[:, n:][np.eye(m, dtype=np.bool_)] = np.inf
     # of its size as the vote has it: fitted diameters within size_vote_window_mm (a size may be read a step off)
-    fitted_mm = 2.0 * plain.radius_px[:, None] / px_per_mm - 2.0 * found.radius_px[None, :] / px_per_mm
-    kin = (gap_mm < settings.kin_reach_mm) & (np.abs(fitted_mm) < settings.size_vote_window_mm)
+    kin = (gap_mm < settings.kin_reach_mm) & (
+        np.abs(fitted_mm[n:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
+    )
     if settings.size_vote_colour > 0:
-        colour_gap = np.linalg.norm(top_lab[n:, None, :] - top_lab[None, :n, :], axis=2)
-        kin &= colour_gap < settings.size_vote_colour
-    free = ~np.any(gap_mm < -max_mm, axis=1)
-    rows = np.flatnonzero(free & (kin.sum(axis=1) >= settings.kin_min_bases))
-    # of two readings that overlap each other, the better scored stands
-    own_gap = _centre_distances(plain.center_px[rows]) / px_per_mm
-    own_gap -= (plain.diameter_mm[rows, None] + plain.diameter_mm[None, rows]) / 2
-    np.fill_diagonal(own_gap, np.inf)
-    return rows[_keep_best(plain.score[rows], own_gap < -max_mm)]
+        kin &= np.linalg.norm(top_lab[n:, None, :] - top_lab[None, :, :], axis=2) < settings.size_vote_colour
+    clash = gap_mm < -max_mm
+    free = ~np.any(clash[:, :n], axis=1)
+    # in turn, best scored first, as long as one more stands: a reading stands beside bases and readings that do
+    stands = np.zeros(m, np.bool_)
+    grew = True
+    while grew:
+        grew = False
+        support = kin[:, :n].sum(axis=1) + (kin[:, n:] & stands[None, :]).sum(axis=1)
+        for i in np.argsort(-plain.score, kind="stable"):
+            if not stands[i] and free[i] and support[i] >= settings.kin_min_bases and not (clash[i, n:] & stands).any():
+                stands[i] = grew = True
+    return np.flatnonzero(stands).astype(np.intp)
 
 
 def _top_colours(
@@ -1325,18 +1336,19 @@ def _outline_sigmas(
     settings: VisionSettings,
     misfit_scale: float | FloatArray,
     frame_blur_px: FloatArray | None = None,
+    counted: BoolArray | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The diameter and model sigmas (mm) of the appearance fits ``look`` where they are ok (two (K_ok,)), their misfit
     times ``misfit_scale`` (one for all, or (K_ok,)) and, in the model sigma, any blur beyond the frame's
-    (:func:`_excess_blur_mm`, with ``frame_blur_px``); and the doubt (K_ok, 2) mm along the line to another start's fit
-    about as good: ``other_start_share`` of their distance d, along that line. Two equally likely readings d apart
-    spread by d / 2 about their mean, but the fit reports one of them, so at d / 2 the other would stand right on a
-    call's 2-sigma line."""
+    (:func:`_excess_blur_mm`, with ``frame_blur_px`` and ``counted``); and the doubt (K_ok, 2) mm along the line to
+    another start's fit about as good: ``other_start_share`` of their distance d, along that line. Two equally
+    likely readings d apart spread by d / 2 about their mean, but the fit reports one of them, so at d / 2 the other
+    would stand right on a call's 2-sigma line."""
     ok = look.ok
     scaled = misfit_scale / px_per_mm
     diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
     model = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[ok])
-    model = np.hypot(model, _excess_blur_mm(look, px_per_mm, settings, frame_blur_px))
+    model = np.hypot(model, _excess_blur_mm(look, px_per_mm, settings, frame_blur_px, counted))
     doubt = settings.other_start_share * look.other_start_px[ok] / px_per_mm
     return (
         np.asarray(diameter, dtype=np.float64),
@@ -1346,16 +1358,21 @@ def _outline_sigmas(
 
 
 def _excess_blur_mm(
-    look: OutlineFit, px_per_mm: float, settings: VisionSettings, frame_blur_px: FloatArray | None = None
+    look: OutlineFit,
+    px_per_mm: float,
+    settings: VisionSettings,
+    frame_blur_px: FloatArray | None = None,
+    counted: BoolArray | None = None,
 ) -> FloatArray:
-    """(K_ok,) mm: how much more blur each usable fit of ``look`` (bases of one frame) needed than
-    ``excess_blur_free`` times the frame's own (the median of the fits and of ``frame_blur_px`` (M,), the blur of
-    the frame's other fits, px), in quadrature, times ``excess_blur_scale``; zeros with too few fits to tell the
-    frame's blur. The camera blurs every base of a frame alike: a fit that
-    needed more smeared its edge over something the model lacks (a figure's arm over the rim, its shadow beside it),
-    which its residuals alone hide."""
+    """(K_ok,) mm: how much more blur each usable fit of ``look`` (bases of one frame) needed than ``excess_blur_free``
+    times the frame's own (the median of the fits and of ``frame_blur_px`` (M,), the blur of the frame's other fits,
+    px; of the fits, those ``counted`` (K,), None: all), in quadrature, times ``excess_blur_scale``; zeros with too
+    few fits to tell the frame's blur. The camera blurs every base of a frame alike: a fit that needed more smeared
+    its edge over something the model lacks (a figure's arm over the rim, its shadow beside it), which its residuals
+    alone hide."""
     blur = look.sigma_px[look.ok]
-    frame = blur if frame_blur_px is None else np.concatenate([blur, frame_blur_px])
+    own = blur if counted is None else look.sigma_px[look.ok & counted]
+    frame = own if frame_blur_px is None else np.concatenate([own, frame_blur_px])
     if frame.size < settings.excess_blur_min_bases:
         return np.zeros(blur.size)
     allowed = settings.excess_blur_free * float(np.median(frame))
@@ -1805,17 +1822,19 @@ def _detect_in(
     # the mat's own blotches can pass the disc and the figure tests each, but only just: not both just
     rim_ok &= (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
     accept = rim_ok & _disc_pass(contrast, fill, settings)
-    # where figures blur, a base may fail one test and still be a base: a small figure (or one painted like its
-    # base) spreads less than the bar on a clear disc, a rim reads rough or is seen over little of its length. Such a
-    # reading, up to the kin bars, goes on apart: a base only beside its unit's bases (detect_bases, _beside_kin)
+    # a base may fail one test and still be a base: a small figure (or one painted like its base) spreads less than
+    # the bar on a clear disc; where figures blur, a rim also reads rough or is seen over little of its length (where
+    # they resolve, the appearance fit would read such rims astray). Such a reading, up to the kin bars, goes on
+    # apart: a base only beside its unit's bases (detect_bases, _beside_kin)
     kin_only = np.zeros(len(radius), np.bool_)
-    if settings.kin_min_bases > 0 and scale < settings.outline_min_px_per_mm:
-        loose_rim = fit.ok & (coverage >= settings.kin_min_edge_coverage) & (rms <= settings.kin_max_fit_rms_px)
-        faded = plain_disc & (contrast >= settings.faint_disc_contrast)
-        has_figure = (figure >= min_figure) | clear_in_colour
-        not_faint = (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
-        rough = loose_rim & ~rim_ok_alone & has_figure & not_faint & _disc_pass(contrast, fill, settings)
-        kin_only = ~second & ~accept & (faded | rough)
+    if settings.kin_min_bases > 0:
+        kin_only = plain_disc & (contrast >= settings.faint_disc_contrast)
+        if scale < settings.outline_min_px_per_mm:
+            loose_rim = fit.ok & (coverage >= settings.kin_min_edge_coverage) & (rms <= settings.kin_max_fit_rms_px)
+            has_figure = (figure >= min_figure) | clear_in_colour
+            not_faint = (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
+            kin_only |= loose_rim & ~rim_ok_alone & has_figure & not_faint & _disc_pass(contrast, fill, settings)
+        kin_only &= ~second & ~accept
         accept |= kin_only
     by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
     # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,
@@ -1873,8 +1892,10 @@ def _detect_in(
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
     doubt = np.zeros((len(radius), 2))
+    # the frame's blur is told by the fits of the readings that are bases, not by the kin-only ones
+    settled_live = ~kin_only[live]
     diameter_sigma[live[look.ok]], model_sigma[live[look.ok]], doubt[live[look.ok]] = _outline_sigmas(
-        look, scale, settings, settings.outline_misfit_scale, frame_blur_px
+        look, scale, settings, settings.outline_misfit_scale, frame_blur_px, settled_live
     )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     if parallax is not None and look.ok.any():
@@ -1928,10 +1949,12 @@ def _detect_in(
     printed = line | ring
     accept[live[printed]] = False
     # a printed ring shows a circle at each edge of its stroke: the inner one has the mat inside and the stroke
-    # outside, and passes for a disc; it goes with the ring
-    stroke_px = rim.width_px[printed]
+    # outside, and passes for a disc; it goes with the ring (one a kin-only reading took for a ring ends none: a
+    # base's top read as such a reading would end the base)
+    ringed = printed & ~kin_only[live]
+    stroke_px = rim.width_px[ringed]
     slack_px = settings.ring_edge_mm * scale
-    accept[_concentric(edge_center, edge_radius, accept, live[printed], (-stroke_px, stroke_px), slack_px)] = False
+    accept[_concentric(edge_center, edge_radius, accept, live[ringed], (-stroke_px, stroke_px), slack_px)] = False
     # a token with a printed ring: its plain middle fails the figure test, but a circle at the ring's outer edge has
     # the ring in its figure band (off centre) and passes; it goes with the middle
     token_px = (0.0, settings.token_ring_mm * scale)
@@ -2038,4 +2061,4 @@ def _detect_in(
         model_doubt_mm=doubt[kept],
     )
     by_kin = kin_only[kept]
-    return found[~second[kept] & ~by_kin], found[second[kept]], found[by_kin], look.sigma_px[look.ok]
+    return found[~second[kept] & ~by_kin], found[second[kept]], found[by_kin], look.sigma_px[look.ok & settled_live]

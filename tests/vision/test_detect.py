@@ -848,6 +848,9 @@ _UNIT = _bases_at([100.0, 127.0, 154.0], [27.1, 26.9, 27.2], [27.0, 27.0, 27.0])
         ([181.0], [27.0], [_SAND], {"kin_min_bases": 2, "kin_reach_mm": 30.0}, [0]),
         # overlapping its unit's last base by 4 mm, more than bases in contact may (coarse_max_overlap_mm, 3 mm)
         ([177.0], [27.0], [_SAND], {}, []),
+        # a reading beyond the reach of the bases stands beside one that stands beside them (27 mm from the last base)
+        ([181.0, 208.0], [27.0, 27.0], [_SAND, _SAND], {}, [0, 1]),
+        ([208.0], [27.0], [_SAND], {}, []),
         # two readings 10 mm apart, one disc read twice: the better scored (the first) stands
         ([181.0, 191.0], [27.0, 27.0], [_SAND, _SAND], {}, [0]),
     ],
@@ -869,18 +872,20 @@ def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
 @pytest.mark.parametrize(
     ("px_per_mm", "token_x_mm", "token_mm", "changed", "found"),
     [
-        # where figures blur (1 px/mm): a disc of the unit's colour and size in contact with it, its figure too
-        # faint to show, is taken for one of its bases ...
+        # a disc of the unit's colour and size in contact with it, its figure too faint to show, is taken for one of
+        # its bases, where figures blur (1 px/mm) and where they resolve (1.3, 2 px/mm) ...
         (1.0, 129.0, 32.0, {}, 4),
+        (1.3, 129.0, 32.0, {}, 4),
+        (2.0, 129.0, 32.0, {}, 4),
         # ... not with the rule off, nor 97 mm away, nor at another size
         (1.0, 129.0, 32.0, {"kin_min_bases": 0}, 3),
+        (1.3, 129.0, 32.0, {"kin_min_bases": 0}, 3),
         (1.0, 225.0, 32.0, {}, 3),
+        (2.0, 225.0, 32.0, {}, 3),
         (1.0, 125.5, 25.0, {}, 3),
-        # where figures resolve (1.3 px/mm) the figure test stands alone
-        (1.3, 129.0, 32.0, {}, 3),
     ],
 )
-def test_where_figures_blur_a_disc_without_one_is_a_base_beside_its_unit(
+def test_a_disc_without_a_figure_is_a_base_beside_its_unit(
     px_per_mm: float, token_x_mm: float, token_mm: float, changed: dict[str, float], found: int
 ) -> None:
     rng = np.random.default_rng(23)
@@ -895,7 +900,7 @@ def test_where_figures_blur_a_disc_without_one_is_a_base_beside_its_unit(
     assert len(m.truth_index) == len(unit), "the unit's own bases found either way"
     if found > len(unit):
         extra = np.setdiff1d(np.arange(len(dets)), m.det_index)
-        np.testing.assert_allclose(dets.center_px[extra[0]] / px_per_mm, token[0], atol=0.5)
+        np.testing.assert_allclose(dets.center_px[extra[0]], token[0], atol=0.5 * px_per_mm)
         assert dets.diameter_mm[extra[0]] == token_mm
 
 

@@ -1147,6 +1147,7 @@ def detect_bases(
         blur_px,
         bgr=bgr,
         wanted_px=wanted_px,
+        anchors=found,
     )
     # where the colour look read a base round bases the grey look found (a figure's outline read in grey, say), it may
     # take their place; elsewhere the grey look's bases stand
@@ -1182,6 +1183,42 @@ def _by_score(
     if len(both) == 0 or settings.size_vote_reach_mm <= 0:
         return both
     return _vote_sizes(both, _top_colours(image, both.center_px, both.radius_px, settings), px_per_mm, settings)
+
+
+def _anchored(
+    center_px: FloatArray,
+    radius_px: FloatArray,
+    accept: BoolArray,
+    kin_only: BoolArray,
+    anchors: BaseDetections | None,
+    px_per_mm: float,
+    settings: VisionSettings,
+) -> BoolArray:
+    """(K_kin,) which of the kin-only readings (rows of ``kin_only`` (K,) among the circles ``center_px`` (K, 2),
+    ``radius_px`` (K,)) have a base of about their size within reach: an accepted circle (``accept`` (K,), not
+    kin-only), one of ``anchors`` or, in turn, a reading so found, not overlapping it by more than bases may. A
+    cheap first cut of :func:`_beside_kin` (sizes and places still rough here, so the reach is widened by
+    ``snap_tolerance_mm``; colours not compared)."""
+    rows = np.flatnonzero(kin_only)
+    base_c, base_r = center_px[accept & ~kin_only], radius_px[accept & ~kin_only]
+    if anchors is not None:
+        base_c, base_r = np.concatenate([base_c, anchors.center_px]), np.concatenate([base_r, anchors.radius_px])
+    coarse = px_per_mm < settings.outline_min_px_per_mm
+    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    reach_mm = settings.kin_reach_mm + settings.snap_tolerance_mm
+
+    def near(c: FloatArray, r: FloatArray) -> BoolArray:
+        gap = (_centre_distances(center_px[rows], c) - radius_px[rows, None] - r[None, :]) / px_per_mm
+        alike = np.abs(2.0 * (radius_px[rows, None] - r[None, :]) / px_per_mm) < settings.size_vote_window_mm
+        return np.asarray((gap < reach_mm) & (gap >= -max_mm) & alike, np.bool_)
+
+    found: BoolArray = np.asarray(near(base_c, base_r).any(axis=1), np.bool_)
+    among = near(center_px[rows], radius_px[rows])
+    while True:
+        more = ~found & (among & found[None, :]).any(axis=1)
+        if not more.any():
+            return np.asarray(found, np.bool_)
+        found |= more
 
 
 def _beside_kin(
@@ -1716,6 +1753,7 @@ def _detect_in(
     second_readings: bool = False,
     bgr: NDArray[np.uint8] | None = None,
     wanted_px: FloatArray | None = None,
+    anchors: BaseDetections | None = None,
 ) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour contrast
     of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the contact
@@ -1725,10 +1763,10 @@ def _detect_in(
     the blur of the frame's fits in an earlier look (see :func:`_excess_blur_mm`). ``second_readings``: also read
     each seed's best supported ring where it lies apart from the outermost (see ``second_ring_mm``). ``bgr`` (H, W,
     3) or (H, W) uint8, the frame as it was taken, tells a fingertip's round end (see :mod:`vision.ends`; None:
-    ``grey``). ``wanted_px``: see :func:`detect_bases`. Returns the bases, the second readings that passed as bases
-    where none of the first readings lies, the kin-only readings (bases only beside their unit's, see
-    ``kin_min_bases``; where none of the first readings lies) and the blur (px) of this look's usable appearance
-    fits."""
+    ``grey``). ``wanted_px``: see :func:`detect_bases`. ``anchors``: bases an earlier look found, beside which a
+    kin-only reading may stand. Returns the bases, the second readings that passed as bases where none of the first
+    readings lies, the kin-only readings (bases only beside their unit's, see ``kin_min_bases``; where none of the
+    first readings lies) and the blur (px) of this look's usable appearance fits."""
     seeds = find_seeds(image, scale, settings, ignore)
     if wanted_px is not None:
         seeds = seeds[_may_reach(seeds, wanted_px, settings.snap_tolerance_mm * scale)]
@@ -1835,6 +1873,9 @@ def _detect_in(
             not_faint = (contrast >= settings.faint_disc_contrast) | (figure >= settings.faint_figure_contrast)
             kin_only |= loose_rim & ~rim_ok_alone & has_figure & not_faint & _disc_pass(contrast, fill, settings)
         kin_only &= ~second & ~accept
+        # most such readings stand by no unit and would cost the tests below for nothing: only those with a base of
+        # about their size in reach go on (this look's, an earlier look's ``anchors``, or a reading so kept)
+        kin_only[kin_only] = _anchored(center, radius, accept, kin_only, anchors, scale, settings)
         accept |= kin_only
     by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
     # edges that ran out into a contact shadow put the disc's band partly on the mat: where the appearance fit runs,

@@ -170,6 +170,10 @@ class VisionSettings:
             faint_disc_contrast) that fails only the figure test or, where figures blur (under
             outline_min_px_per_mm), a rim rougher than the roundness bar up to kin_max_fit_rms_px, or seen over
             less of its length than min_edge_coverage down to kin_min_edge_coverage, that passes every other test.
+        kin_lost_overlap_mm: a base's reading that lost to a better scored base only by overlapping it by up to this
+            much more than the overlap allowed (max_overlap_mm, coarse_max_overlap_mm) stands by its unit as well,
+            where it overlaps none of the bases at the sizes their units vote (one read a size too large keeps its
+            neighbour out); 0: never.
         token_ring_mm: a circle around a plain disc (one that passes every test of a base but the figure's),
             centred within ring_edge_mm of it and up to this much larger in radius, is a token's printed ring.
         off_centre_reach_mm, off_centre_figure_contrast: a circle whose inside spreads by less than
@@ -331,6 +335,7 @@ class VisionSettings:
     kin_max_fit_rms_px: float
     kin_reach_mm: float
     kin_min_edge_coverage: float
+    kin_lost_overlap_mm: float
     token_ring_mm: float
     off_centre_reach_mm: float
     off_centre_figure_contrast: float
@@ -547,6 +552,7 @@ class VisionSettings:
             "kin_min_bases",
             "kin_max_fit_rms_px",
             "kin_reach_mm",
+            "kin_lost_overlap_mm",
             "height_pool_min",
             "height_pool_gain",
             "colour_gain",

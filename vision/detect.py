@@ -112,6 +112,9 @@ Steps:
    ``kin_max_fit_rms_px`` or coverage down to ``kin_min_edge_coverage`` - and passes all the others is kept aside
    in both looks, and stands where it overlaps no base and at least ``kin_min_bases`` bases within
    ``kin_reach_mm`` would be one unit's with it as the size vote links them (below), or readings that stand so.
+   A reading that lost in step 5 only by overlapping a base by up to ``kin_lost_overlap_mm`` more than allowed
+   (and not nested in it) is kept aside too: the base it lost to may be read a size too large, so whether it
+   overlaps is asked of the bases at the sizes their units vote.
 
 9. Sizes by vote (:func:`_vote_sizes`): a unit's models stand on one size, so each base takes the size nearest the
    median fitted diameter of the bases of its unit near it: of about its fitted diameter and the colour of its top
@@ -1178,7 +1181,9 @@ def _by_score(
     if len(kin_only) and len(both):
         lab = _top_colours(image, np.concatenate([both.center_px, kin_only.center_px]),
                            np.concatenate([both.radius_px, kin_only.radius_px]), settings)  # fmt: skip
-        both = BaseDetections.concatenate([both, kin_only[_beside_kin(both, kin_only, lab, px_per_mm, settings)]])
+        # the bases at the sizes their units vote: one read a size too large must not keep its neighbour out
+        voted = _vote_sizes(both, lab[: len(both)], px_per_mm, settings)
+        both = BaseDetections.concatenate([both, kin_only[_beside_kin(voted, kin_only, lab, px_per_mm, settings)]])
     both = both[np.argsort(-both.score, kind="stable")]
     if len(both) == 0 or settings.size_vote_reach_mm <= 0:
         return both
@@ -1219,6 +1224,31 @@ def _anchored(
         if not more.any():
             return np.asarray(found, np.bool_)
         found |= more
+
+
+def _narrowly_lost(
+    center_px: FloatArray,
+    size_mm: FloatArray,
+    rows: NDArray[np.intp],
+    kept: NDArray[np.intp],
+    px_per_mm: float,
+    settings: VisionSettings,
+) -> NDArray[np.intp]:
+    """Of the readings ``rows`` (circles ``center_px`` (K, 2) at the sizes ``size_mm`` (K,)), those not among ``kept``
+    that overlap a kept one by more than bases may (see :func:`_resolve_overlaps`), but each by at most
+    ``kin_lost_overlap_mm`` more, and lie inside none of them nor hold one inside."""
+    lost = rows[~np.isin(rows, kept)]
+    if settings.kin_lost_overlap_mm <= 0 or lost.size == 0 or kept.size == 0:
+        return np.zeros(0, np.intp)
+    coarse = px_per_mm < settings.outline_min_px_per_mm
+    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    dist_mm = _centre_distances(center_px[lost], center_px[kept]) / px_per_mm
+    radii = size_mm[lost][:, None] / 2, size_mm[kept][None, :] / 2
+    overlap_mm = radii[0] + radii[1] - dist_mm
+    nested = dist_mm + np.minimum(*radii) <= np.maximum(*radii) + max_mm
+    clash = overlap_mm > max_mm
+    narrow = clash.any(axis=1) & ~(clash & (nested | (overlap_mm > max_mm + settings.kin_lost_overlap_mm))).any(axis=1)
+    return lost[narrow]
 
 
 def _beside_kin(
@@ -2058,6 +2088,9 @@ def _detect_in(
         return rows[_resolve_overlaps(*at, scale, settings, second[rows])]
 
     firsts = resolved(idx[~second[idx] & ~kin_only[idx]])
+    # a reading that lost only by overlapping a base a little too much may have lost to a neighbour read a size too
+    # large: it waits for its unit's vote, as a kin-only reading
+    kin_only[_narrowly_lost(center, final_size, idx[~second[idx] & ~kin_only[idx]], firsts, scale, settings)] = True
     kept = resolved(np.concatenate([firsts, idx[second[idx]]]))
     firsts, seconds = kept[~second[kept]], kept[second[kept]]
     # kin-only readings among themselves only: whether they stand beside the bases is decided with both looks'

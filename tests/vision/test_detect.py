@@ -24,9 +24,11 @@ from vision import (
 )
 from vision.detect import (
     _beside_kin,
+    _by_score,
     _figure_contrast,
     _firsts_first,
     _least_figure,
+    _narrowly_lost,
     _other_readings,
     _pooled_heights,
     _resolve_overlaps,
@@ -867,6 +869,62 @@ def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
     np.testing.assert_array_equal(_beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
+
+
+@pytest.mark.parametrize(
+    ("px_per_mm", "lost_x_mm", "lost_mm", "changed", "narrow"),
+    [
+        # a 27 mm reading (row 1) beside a kept 27 mm one (x 100 mm) overlapping it by 1 mm more than the 2 mm bases may
+        # (where figures resolve, 1.5 px/mm), and by 1.5 mm more than the 3 mm where they blur (1 px/mm) ...
+        (1.5, 124.0, 27.0, {}, [1]),
+        (1.0, 122.5, 27.0, {}, [1]),
+        # ... or 2 mm more (kin_lost_overlap_mm, the edge of it)
+        (1.5, 123.0, 27.0, {}, [1]),
+        # not by 3 mm more, nor with the rule off
+        (1.5, 122.0, 27.0, {}, []),
+        (1.5, 124.0, 27.0, {"kin_lost_overlap_mm": 0.0}, []),
+        # not clashing at all: lost for some other reason, not this one
+        (1.5, 126.0, 27.0, {}, []),
+        # inside the kept one (its top, its figure) or holding it inside: not a neighbour
+        (1.5, 101.0, 25.0, {}, []),
+        (1.5, 112.0, 60.0, {}, []),
+    ],
+)
+def test_a_reading_lost_by_a_little_overlap_waits_for_its_units_vote(
+    px_per_mm: float, lost_x_mm: float, lost_mm: float, changed: dict[str, float], narrow: list[int]
+) -> None:
+    settings = dataclasses.replace(load_config().vision, **changed)
+    center_px = np.array([[100.0, 100.0], [lost_x_mm, 100.0]]) * px_per_mm
+    size_mm = np.array([27.0, lost_mm])
+    rows, kept = np.array([0, 1]), np.array([0])
+    np.testing.assert_array_equal(_narrowly_lost(center_px, size_mm, rows, kept, px_per_mm, settings), narrow)
+
+
+@pytest.mark.parametrize(
+    ("lost_x_mm", "changed", "found"),
+    [
+        # four 32 mm bases in contact, the last read 40 mm across (fitted 32.6): a reading of 32 mm in contact with it
+        # overlaps it by 4 mm at 40 mm, more than bases may (3 mm at 1 px/mm), and none at the 32 mm its unit votes
+        (228.0, {}, 6),
+        # without the vote it stays out; 4 mm into the base, it overlaps that by more than bases may either way
+        (228.0, {"size_vote_reach_mm": 0.0}, 5),
+        (224.0, {}, 5),
+    ],
+)
+def test_a_reading_stands_beside_a_base_read_a_size_too_large(
+    lost_x_mm: float, changed: dict[str, float], found: int
+) -> None:
+    settings = dataclasses.replace(load_config().vision, **changed)
+    unit = _bases_at([100.0, 132.0, 164.0, 196.0], [32.1, 31.8, 32.2, 32.6], [32.0, 32.0, 32.0, 40.0])
+    # a base of the unit's far off, and a reading beside the one read too large
+    other = _bases_at([300.0], [32.0], [32.0])
+    lost = _bases_at([lost_x_mm], [32.0], [32.0], score=0.5)
+    image = np.full((200, 400, 3), 150, np.uint8)
+    dets = _by_score(unit, other, lost, image, 1.0, settings)
+    assert len(dets) == found
+    if found == 6:
+        assert np.any(np.isclose(dets.center_px[:, 0], lost_x_mm)), "the reading stands where it was read"
+        np.testing.assert_array_equal(np.sort(dets.diameter_mm), [32.0] * 6)
 
 
 @pytest.mark.parametrize(

@@ -44,9 +44,10 @@ _CLEAR_MAX_INSIDE = 1
 # of the flanks' distance from the inside.
 _CORE_R = 0.5
 _CORE_LIKE = 0.35
-# The band's mean width, in radii: a snapped circle may be a size off the band it ends (a finger between sizes),
-# so a band 0.6 to 1.4 diameters wide counts; its widest section no more than 1.7.
-_WIDTH_R = (1.2, 2.8)
+# The band's mean width, in radii: a snapped circle may be a size off the band it ends (a finger between sizes), and
+# a fingertip read together with its shadow is a circle up to twice the finger's width, so a band 0.5 to 1.4 diameters
+# wide counts; its widest section no more than 1.7.
+_WIDTH_R = (1.0, 2.8)
 _MAX_WIDTH_R = 3.4
 
 

@@ -110,6 +110,8 @@ def _is_round_end(image: NDArray[np.uint8], radius_mm: float = RADIUS_MM, wobble
         ("a fingertip pointing down the image", (_finger(RADIUS_MM, angle_deg=-95.0),), True),
         ("a finger a size wider than the circle (a 25 mm circle on a 28 mm finger)", (_finger(14.0),), True),
         ("a finger a size narrower (a 25 mm circle on a 22 mm finger)", (_finger(11.0),), True),
+        ("a finger half as wide as the circle (a fingertip read with its shadow)", (_finger(6.5),), True),
+        ("a rod two fifths as wide as the circle", (_finger(5.0),), False),
         ("a forearm running through the circle", (_forearm,), True),
         ("a base alone", (_base_at(0.0, 0.0),), False),
         ("a base with a spear reaching out over the mat", (_base_at(0.0, 0.0), _spear), False),

@@ -891,6 +891,13 @@ def _center_sigma(fit: CircleFit, directions: FloatArray, px_per_mm: float, sett
     return np.asarray(np.sqrt(var + bias**2), dtype=np.float64)
 
 
+def _max_overlap_mm(px_per_mm: float, settings: VisionSettings) -> float:
+    """How far (mm) two bases may seem to overlap in an image of ``px_per_mm``: where figures blur a size is read one
+    step too large now and then, and bases in contact overlap by more."""
+    coarse = px_per_mm < settings.outline_min_px_per_mm
+    return settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+
+
 def _resolve_overlaps(
     center: FloatArray,
     radius: FloatArray,
@@ -911,9 +918,7 @@ def _resolve_overlaps(
     take the place of those they hold."""
     if len(radius) == 0:
         return np.zeros(0, np.intp)
-    # where figures blur a size is read one step too large now and then, and bases in contact overlap by more
-    coarse = px_per_mm < settings.outline_min_px_per_mm
-    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    max_mm = _max_overlap_mm(px_per_mm, settings)
     nominal_px = nominal_mm / 2 * px_per_mm
     dist = _centre_distances(center)
     # inside[i, j]: circle j is smaller than circle i and lies within it (up to the overlap allowed between bases)
@@ -1178,16 +1183,23 @@ def _by_score(
     ``kin_only`` that stand beside their unit's bases (:func:`_beside_kin`), best score first, sizes put to the vote
     (their tops' colours read from ``image``, (H, W, 3) BGR or (H, W) grey)."""
     both = BaseDetections.concatenate([found, more])
+    lab: FloatArray | None = None
     if len(kin_only) and len(both):
+        n = len(both)
         lab = _top_colours(image, np.concatenate([both.center_px, kin_only.center_px]),
                            np.concatenate([both.radius_px, kin_only.radius_px]), settings)  # fmt: skip
         # the bases at the sizes their units vote: one read a size too large must not keep its neighbour out
-        voted = _vote_sizes(both, lab[: len(both)], px_per_mm, settings)
-        both = BaseDetections.concatenate([both, kin_only[_beside_kin(voted, kin_only, lab, px_per_mm, settings)]])
-    both = both[np.argsort(-both.score, kind="stable")]
+        voted = _vote_sizes(both, lab[:n], px_per_mm, settings)
+        stands = _beside_kin(voted, kin_only, lab, px_per_mm, settings)
+        both = BaseDetections.concatenate([both, kin_only[stands]])
+        lab = np.concatenate([lab[:n], lab[n:][stands]])
+    order = np.argsort(-both.score, kind="stable")
+    both = both[order]
     if len(both) == 0 or settings.size_vote_reach_mm <= 0:
         return both
-    return _vote_sizes(both, _top_colours(image, both.center_px, both.radius_px, settings), px_per_mm, settings)
+    # each top's colour is its own circle's: those already read are not read again
+    lab = _top_colours(image, both.center_px, both.radius_px, settings) if lab is None else lab[order]
+    return _vote_sizes(both, lab, px_per_mm, settings)
 
 
 def _anchored(
@@ -1208,8 +1220,7 @@ def _anchored(
     base_c, base_r = center_px[accept & ~kin_only], radius_px[accept & ~kin_only]
     if anchors is not None:
         base_c, base_r = np.concatenate([base_c, anchors.center_px]), np.concatenate([base_r, anchors.radius_px])
-    coarse = px_per_mm < settings.outline_min_px_per_mm
-    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    max_mm = _max_overlap_mm(px_per_mm, settings)
     reach_mm = settings.kin_reach_mm + settings.snap_tolerance_mm
 
     def near(c: FloatArray, r: FloatArray) -> BoolArray:
@@ -1240,8 +1251,7 @@ def _narrowly_lost(
     lost = rows[~np.isin(rows, kept)]
     if settings.kin_lost_overlap_mm <= 0 or lost.size == 0 or kept.size == 0:
         return np.zeros(0, np.intp)
-    coarse = px_per_mm < settings.outline_min_px_per_mm
-    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    max_mm = _max_overlap_mm(px_per_mm, settings)
     dist_mm = _centre_distances(center_px[lost], center_px[kept]) / px_per_mm
     radii = size_mm[lost][:, None] / 2, size_mm[kept][None, :] / 2
     overlap_mm = radii[0] + radii[1] - dist_mm
@@ -1265,8 +1275,7 @@ def _beside_kin(
     n = len(found)
     if settings.kin_min_bases <= 0:
         return np.zeros(0, np.intp)
-    coarse = px_per_mm < settings.outline_min_px_per_mm
-    max_mm = settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    max_mm = _max_overlap_mm(px_per_mm, settings)
     m = len(plain)
     # the bases, then the readings: each reading's kin among both (a reading that stands is a base of its unit too)
     center_px = np.concatenate([found.center_px, plain.center_px])
@@ -2087,10 +2096,11 @@ def _detect_in(
         at = (center[rows], radius[rows], final_size[rows], score[rows])
         return rows[_resolve_overlaps(*at, scale, settings, second[rows])]
 
-    firsts = resolved(idx[~second[idx] & ~kin_only[idx]])
+    first_rows = idx[~second[idx] & ~kin_only[idx]]
+    firsts = resolved(first_rows)
     # a reading that lost only by overlapping a base a little too much may have lost to a neighbour read a size too
     # large: it waits for its unit's vote, as a kin-only reading
-    kin_only[_narrowly_lost(center, final_size, idx[~second[idx] & ~kin_only[idx]], firsts, scale, settings)] = True
+    kin_only[_narrowly_lost(center, final_size, first_rows, firsts, scale, settings)] = True
     kept = resolved(np.concatenate([firsts, idx[second[idx]]]))
     firsts, seconds = kept[~second[kept]], kept[second[kept]]
     # kin-only readings among themselves only: whether they stand beside the bases is decided with both looks'

@@ -101,9 +101,7 @@ class TableCalibration:
     camera_position_mm: NDArray[np.float64] | None
     fit: HomographyFit
     lens_estimated: bool
-    _maps: dict[float, tuple[NDArray[np.float32], NDArray[np.float32]]] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _maps: dict[float, NDArray[np.float32]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.homography.flags.writeable = False
@@ -218,11 +216,18 @@ class TableCalibration:
         return width, height
 
     def rectify_maps(self, px_per_mm: float) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-        """``cv2.remap`` maps (H, W) float32 from rectified pixels to real frame pixels, cached per px_per_mm."""
+        """``cv2.remap`` maps (H, W) float32 from rectified pixels to real frame pixels (x, then y), cached per
+        px_per_mm."""
+        both = self._rectify_map(px_per_mm)
+        return both[..., 0], both[..., 1]
+
+    def _rectify_map(self, px_per_mm: float) -> NDArray[np.float32]:
+        """The rectify map as one (H, W, 2) float32 array of frame (x, y): cv2.remap takes it as it is, and
+        splitting it in two would cost more than the remap gains (8 ms at 4K)."""
         key = float(px_per_mm)
-        maps = self._maps.get(key)
-        if maps is not None:
-            return maps
+        cached = self._maps.get(key)
+        if cached is not None:
+            return cached
         width, height = self.rectified_size(key)
         # The mapping (perspective and lens) is smooth: it is computed exactly on a coarse grid of knots every
         # MAP_GRID_PX pixels and interpolated bilinearly between them, a few thousand points instead of millions.
@@ -230,19 +235,26 @@ class TableCalibration:
         knots_v = np.arange(0, height + MAP_GRID_PX, MAP_GRID_PX, dtype=np.float64)
         uu, vv = np.meshgrid(knots_u, knots_v)
         table = rectified_to_table(np.column_stack([uu.ravel(), vv.ravel()]), key)
-        frame = self.table_to_image(table).reshape(len(knots_v), len(knots_u), 2).astype(np.float32)
-        grid_x, grid_y = np.meshgrid(
-            np.arange(width, dtype=np.float32) / MAP_GRID_PX, np.arange(height, dtype=np.float32) / MAP_GRID_PX
+        knots = self.table_to_image(table).reshape(len(knots_v), len(knots_u), 2).astype(np.float32)
+        # Pixel (u, v) of the map is knot (u, v) / MAP_GRID_PX: an affine warp by that scale gives the same map as
+        # cv2.remap over a grid of those coordinates, without making the two full-size grids of them (4K: about
+        # 27 ms against 45 ms, the maps equal to the last bit).
+        to_knots = np.array([[1.0 / MAP_GRID_PX, 0.0, 0.0], [0.0, 1.0 / MAP_GRID_PX, 0.0]])
+        both = np.asarray(
+            cv2.warpAffine(
+                knots,
+                to_knots,
+                (width, height),
+                flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                borderMode=cv2.BORDER_REPLICATE,
+            ),
+            dtype=np.float32,
         )
-        coarse = cv2.remap(frame, grid_x, grid_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        map_x = np.ascontiguousarray(coarse[..., 0], dtype=np.float32)
-        map_y = np.ascontiguousarray(coarse[..., 1], dtype=np.float32)
-        map_x.flags.writeable = False
-        map_y.flags.writeable = False
+        both.flags.writeable = False
         if len(self._maps) >= MAP_CACHE_SIZE:
             self._maps.pop(next(iter(self._maps)))
-        self._maps[key] = (map_x, map_y)
-        return map_x, map_y
+        self._maps[key] = both
+        return both
 
     def rectify(
         self, image_bgr: NDArray[np.uint8], px_per_mm: float, window_px: tuple[int, int, int, int] | None = None
@@ -260,17 +272,17 @@ class TableCalibration:
                 f"the frame is {width}x{height} pixels but this calibration is for "
                 f"{self.image_width}x{self.image_height} frames; calibrate on a frame of the same camera and size"
             )
-        map_x, map_y = self.rectify_maps(px_per_mm)
+        both = self._rectify_map(px_per_mm)
         if window_px is not None:
             u0, v0, u1, v1 = window_px
-            full_h, full_w = map_x.shape
+            full_h, full_w = both.shape[:2]
             if not (0 <= u0 < u1 <= full_w and 0 <= v0 < v1 <= full_h):
                 raise ValueError(
                     f"window {window_px} is not inside the {full_w}x{full_h} rectified view; expected "
                     "0 <= u0 < u1 <= width and 0 <= v0 < v1 <= height"
                 )
-            map_x, map_y = map_x[v0:v1, u0:u1], map_y[v0:v1, u0:u1]
-        out = cv2.remap(image_bgr, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            both = both[v0:v1, u0:u1]
+        out = cv2.remap(image_bgr, both, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
         return np.asarray(out, dtype=image_bgr.dtype)
 
     def report(self) -> dict[str, object]:

@@ -163,6 +163,10 @@ class VisionSettings:
             size_vote_colour (0: colour not compared); each base's size is the standard size nearest the median
             fitted diameter of the bases reached within size_vote_hops such steps, itself included, where there are
             at least size_vote_min of them (reach 0: no vote).
+        size_vote_lone_doubt_mm: a base the vote leaves alone (fewer than size_vote_min bases fitted about its size
+            in reach) whose diameter doubt is at least this much takes the size that at least size_vote_min - 1
+            bases of its top's colour in direct reach, each voting, all voted (0: never). A reading of part of a
+            rim, or of more than it, stands out so; a hero on a larger base among its unit is fitted sure.
         kin_min_bases, kin_max_fit_rms_px, kin_min_edge_coverage, kin_reach_mm: a reading that fails one test of a
             base is a base where it overlaps no base and at least kin_min_bases bases (or readings that stand so)
             within kin_reach_mm of it edge to edge would be one unit's with it as the size vote links them
@@ -331,6 +335,7 @@ class VisionSettings:
     size_vote_ring: tuple[float, ...]
     size_vote_hops: int
     size_vote_min: int
+    size_vote_lone_doubt_mm: float
     kin_min_bases: int
     kin_max_fit_rms_px: float
     kin_reach_mm: float
@@ -549,6 +554,7 @@ class VisionSettings:
             "size_vote_window_mm",
             "size_vote_colour",
             "size_vote_min",
+            "size_vote_lone_doubt_mm",
             "kin_min_bases",
             "kin_max_fit_rms_px",
             "kin_reach_mm",

@@ -1351,7 +1351,36 @@ def _vote_sizes(
     median_mm = np.nanmedian(np.where(reached[voting], fitted_mm[None, :], np.nan), axis=1)
     voted = size_mm.copy()
     voted[voting], _near = snap_diameters(median_mm, settings.base_sizes_mm, np.inf)
+    if settings.size_vote_lone_doubt_mm > 0:
+        voted = _lone_sizes(found, top_lab, voted, voting, px_per_mm, settings)
     return replace(found, diameter_mm=voted)
+
+
+def _lone_sizes(
+    found: BaseDetections,
+    top_lab: FloatArray,
+    voted_mm: FloatArray,
+    voting: BoolArray,
+    px_per_mm: float,
+    settings: VisionSettings,
+) -> FloatArray:
+    """``voted_mm`` (N,) with each base the vote left alone (not ``voting`` (N,)) and doubtful of its size (diameter
+    doubt at least ``size_vote_lone_doubt_mm``) put at the one size all its voting neighbours of its top's colour
+    ``top_lab`` (N, 3) voted, where at least ``size_vote_min - 1`` of them stand in direct reach (see
+    :func:`_unit_reach`, sizes not compared)."""
+    lone = np.flatnonzero(~voting & (found.diameter_sigma_mm >= settings.size_vote_lone_doubt_mm))
+    if lone.size == 0:
+        return voted_mm
+    any_size = np.ones((len(found), len(found)), np.bool_)
+    near = _unit_reach(found.center_px, voted_mm, top_lab, any_size, px_per_mm, replace(settings, size_vote_hops=1))
+    out = voted_mm.copy()
+    for i in lone:
+        kin = np.flatnonzero(near[i] & voting)
+        kin = kin[kin != i]
+        sizes = np.unique(voted_mm[kin])
+        if kin.size >= settings.size_vote_min - 1 and sizes.size == 1:
+            out[i] = sizes[0]
+    return out
 
 
 def _unit_reach(

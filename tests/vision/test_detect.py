@@ -734,8 +734,11 @@ def test_other_readings_are_looked_for_only_where_asked_and_not_at_all_when_swit
     assert _other_readings(grey, None, *args, np.array([True]), 1.0, directions, off)[0] == 0.0
 
 
-def _row_of_bases(fitted_mm: list[float], snapped_mm: list[float], gap_mm: float) -> BaseDetections:
-    """Bases in a row along x at 1 px/mm, ``gap_mm`` apart edge to edge (at their snapped sizes)."""
+def _row_of_bases(
+    fitted_mm: list[float], snapped_mm: list[float], gap_mm: float, doubt_mm: list[float] | None = None
+) -> BaseDetections:
+    """Bases in a row along x at 1 px/mm, ``gap_mm`` apart edge to edge (at their snapped sizes), each with the
+    diameter doubt ``doubt_mm`` (None: a sure fit's, 0.3 mm)."""
     n = len(fitted_mm)
     x = np.cumsum([0.0] + [(a + b) / 2 + gap_mm for a, b in itertools.pairwise(snapped_mm)])
     ones = np.ones(n)
@@ -747,7 +750,7 @@ def _row_of_bases(fitted_mm: list[float], snapped_mm: list[float], gap_mm: float
         ones,
         ones,
         ones,
-        ones,
+        np.full(n, 0.3) if doubt_mm is None else np.asarray(doubt_mm, dtype=np.float64),
         ones,
         ones,
     )
@@ -814,6 +817,57 @@ def test_a_base_takes_the_size_its_unit_votes_for(
 ) -> None:
     settings = dataclasses.replace(load_config().vision, **changed)
     voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
+    np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
+
+
+@pytest.mark.parametrize(
+    ("fitted_mm", "snapped_mm", "doubt_mm", "tops", "changed", "voted_mm"),
+    [
+        # a reading of part of a 40 mm rim among its unit: alone by its size, doubtful of it, it takes theirs
+        ([40.2, 39.8, 31.9, 40.1], [40, 40, 32, 40], [0.3, 0.3, 2.2, 0.3], [_SAND] * 4, {}, [40, 40, 40, 40]),
+        # a hero on a larger base, fitted sure of its size, keeps it
+        ([32.1, 32.3, 59.9, 31.8], [32, 32, 60, 32], [0.3, 0.3, 0.25, 0.3], [_SAND] * 4, {}, [32, 32, 60, 32]),
+        # as does one of another top's colour, or one where the rule is off
+        (
+            [40.2, 39.8, 31.9, 40.1],
+            [40, 40, 32, 40],
+            [0.3, 0.3, 2.2, 0.3],
+            [_SAND, _SAND, _GREEN, _SAND],
+            {},
+            [40, 40, 32, 40],
+        ),
+        (
+            [40.2, 39.8, 31.9, 40.1],
+            [40, 40, 32, 40],
+            [0.3, 0.3, 2.2, 0.3],
+            [_SAND] * 4,
+            {"size_vote_lone_doubt_mm": 0.0},
+            [40, 40, 32, 40],
+        ),
+        # its neighbours must agree: between a unit of 25 mm bases and one of 40 mm ones it keeps its size ...
+        (
+            [25.1, 25.0, 24.9, 32.0, 40.3, 40.1, 39.9],
+            [25, 25, 25, 32, 40, 40, 40],
+            [0.3, 0.3, 0.3, 1.5, 0.3, 0.3, 0.3],
+            [_SAND] * 7,
+            {},
+            [25, 25, 25, 32, 40, 40, 40],
+        ),
+        # ... and take its size by a vote: two bases are none (size_vote_min 3), three are
+        ([40.2, 31.9, 40.1], [40, 32, 40], [0.3, 2.2, 0.3], [_SAND] * 3, {}, [40, 32, 40]),
+        ([40.2, 31.9, 40.1], [40, 32, 40], [0.3, 2.2, 0.3], [_SAND] * 3, {"size_vote_min": 2}, [40, 40, 40]),
+    ],
+)
+def test_a_lone_doubtful_base_takes_the_size_its_neighbours_all_voted(
+    fitted_mm: list[float],
+    snapped_mm: list[float],
+    doubt_mm: list[float],
+    tops: list[tuple[float, float, float]],
+    changed: dict[str, float],
+    voted_mm: list[float],
+) -> None:
+    settings = dataclasses.replace(load_config().vision, **changed)
+    voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, 5.0, doubt_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
 

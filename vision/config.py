@@ -161,8 +161,9 @@ class VisionSettings:
             size_vote_window_mm and their tops' colours (CIE Lab, 8-bit OpenCV scale, of the medians of the colour
             channels over the ring between the fractions size_vote_ring of the fitted radius) within
             size_vote_colour (0: colour not compared); each base's size is the standard size nearest the median
-            fitted diameter of the bases reached within size_vote_hops such steps, itself included, where there are
-            at least size_vote_min of them (reach 0: no vote).
+            fitted diameter of the bases reached within size_vote_hops such steps whose fitted diameters lie within
+            size_vote_window_mm of its own, itself included, where there are at least size_vote_min of them (reach
+            0: no vote).
         size_vote_lone_doubt_mm: a base the vote leaves alone (fewer than size_vote_min bases fitted about its size
             in reach) whose diameter doubt is at least this much takes the size that at least size_vote_min - 1
             bases of its top's colour in direct reach, each voting, all voted (0: never). A reading of part of a

@@ -1335,7 +1335,8 @@ def _vote_sizes(
     stand within ``size_vote_reach_mm`` edge to edge, their fitted diameters lie within ``size_vote_window_mm`` and
     their tops' colours ``top_lab`` (N, 3) (see :func:`_top_colours`) within ``size_vote_colour`` (0: not
     compared). Each base takes the standard size nearest the median fitted diameter of the bases it reaches in
-    ``size_vote_hops`` such steps, itself included, where there are at least ``size_vote_min`` of them. A unit's
+    ``size_vote_hops`` such steps whose fitted diameters lie within ``size_vote_window_mm`` of its own, itself
+    included, where there are at least ``size_vote_min`` of them. A unit's
     models stand on one size and share rim and paint, so the fit's bias too: its scatter, which the median
     shrinks, decides between neighbouring sizes. The centres do not move."""
     n = len(found)
@@ -1344,7 +1345,9 @@ def _vote_sizes(
     fitted_mm = 2.0 * found.radius_px / px_per_mm
     size_mm = found.diameter_mm
     alike = np.abs(fitted_mm[:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
-    reached = _unit_reach(found.center_px, size_mm, top_lab, alike, px_per_mm, settings)
+    # a base votes only with bases fitted about its own size, even those reached through another: a base read
+    # between two sizes would otherwise join a unit of 27 mm bases to one of 32 mm beside it
+    reached = _unit_reach(found.center_px, size_mm, top_lab, alike, px_per_mm, settings) & alike
     voting = reached.sum(axis=1) >= settings.size_vote_min
     if not voting.any():
         return found

@@ -820,6 +820,20 @@ def test_a_base_takes_the_size_its_unit_votes_for(
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
 
+def test_a_base_votes_only_with_bases_fitted_about_its_own_size_even_those_reached_through_another() -> None:
+    # a unit of three 27 mm bases (one read at 29.4 mm) beside a unit of four 32 mm bases of the same top, in two rows
+    # 34 mm apart: the 29.4 mm reading lies within the window of both units' fits, and two steps reach from two of
+    # the 27 mm bases through it to three 32 mm ones, whose fits would pull those two bases' median to 29.4 mm
+    fitted_mm = np.array([26.6, 26.9, 27.1, 29.4, 32.0, 32.1, 31.9, 32.2])
+    snapped_mm = np.array([27.0, 27.0, 27.0, 28.5, 32.0, 32.0, 32.0, 32.0])
+    center = np.array([[100.0 + 34.0 * (k % 4), 100.0 + 34.0 * (k // 4)] for k in range(8)])
+    ones = np.ones(8)
+    found = BaseDetections(center, fitted_mm / 2, snapped_mm, *([ones] * 4), ones * 0.3, ones, ones)
+    settings = load_config().vision
+    voted = _vote_sizes(found, np.array([_SAND] * 8), 1.0, settings)
+    np.testing.assert_array_equal(voted.diameter_mm, [27, 27, 27, 32, 32, 32, 32, 32])
+
+
 @pytest.mark.parametrize(
     ("fitted_mm", "snapped_mm", "doubt_mm", "tops", "changed", "voted_mm"),
     [

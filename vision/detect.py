@@ -1336,9 +1336,9 @@ def _vote_sizes(
     their tops' colours ``top_lab`` (N, 3) (see :func:`_top_colours`) within ``size_vote_colour`` (0: not
     compared). Each base takes the standard size nearest the median fitted diameter of the bases it reaches in
     ``size_vote_hops`` such steps whose fitted diameters lie within ``size_vote_window_mm`` of its own, itself
-    included, where there are at least ``size_vote_min`` of them. A unit's
-    models stand on one size and share rim and paint, so the fit's bias too: its scatter, which the median
-    shrinks, decides between neighbouring sizes. The centres do not move."""
+    included, where there are at least ``size_vote_min`` of them; a base left alone so may take its neighbours' size
+    (:func:`_lone_sizes`). A unit's models stand on one size and share rim and paint, so the fit's bias too: its
+    scatter, which the median shrinks, decides between neighbouring sizes. The centres do not move."""
     n = len(found)
     if n == 0 or settings.size_vote_reach_mm <= 0:
         return found

@@ -62,6 +62,9 @@ class VisionSettings:
         outline_min_px_per_mm: the fit runs only on images at least this fine: at about 1 px/mm the wall, the
             contact shadow and the blur each span about a pixel and trade off, and the edges do better (the fit at a
             known size has a floor of its own, ``known_min_px_per_mm``).
+        outline_size_min_px_per_mm: from this fineness up to outline_min_px_per_mm (a 4K frame from a low camera)
+            the fit reads only the footprint's size, where it lies within snap_tolerance_mm of the edges' reading;
+            the centre stays the edges' (outline_min_px_per_mm or more: never).
         outline_window_mm: (inward, outward) extent (mm) of the pixels looked at about each outline.
         outline_step_px: their spacing along each ray (px).
         outline_sectors: sectors of directions around a base with grey levels of their own; it divides ``rays``.
@@ -267,6 +270,7 @@ class VisionSettings:
     wall_width_mm: tuple[float, ...]
     wall_prior_grey: float
     outline_min_px_per_mm: float
+    outline_size_min_px_per_mm: float
     outline_window_mm: tuple[float, ...]
     outline_step_px: float
     outline_sectors: int
@@ -556,6 +560,7 @@ class VisionSettings:
             "size_vote_colour",
             "size_vote_min",
             "size_vote_lone_doubt_mm",
+            "outline_size_min_px_per_mm",
             "kin_min_bases",
             "kin_max_fit_rms_px",
             "kin_reach_mm",

@@ -1957,7 +1957,10 @@ def _detect_in(
     rim = _rim_model(image, center[live], radius[live], fit.inlier[live], scale, directions, settings, parallax)
     # the footprint from the whole appearance (wall, top, contact shadow) where the camera's position says where the
     # wall shows; the rim model elsewhere and where that fails
-    if by_appearance:
+    # a little under outline_min_px_per_mm (a 4K frame from a low camera) the fit still reads the size better than the
+    # edges, though not yet the centre
+    sizes_only = parallax is not None and not by_appearance and scale >= settings.outline_size_min_px_per_mm
+    if by_appearance or sizes_only:
         look = fit_outlines(grey, center[live], radius[live], fit.inlier[live], directions, scale, parallax, settings)
     else:
         look = OutlineFit.none(len(live))
@@ -1972,6 +1975,9 @@ def _detect_in(
         _size, edge_fits = snap_diameters(2 * radius[live] / scale, sizes, settings.rim_model_fallback_mm)
         astray = look.ok & ~look_fits & edge_fits & (look.radius_px > radius[live])
         look = replace(look, ok=look.ok & ~astray)
+    size_look = look
+    if sizes_only:
+        look = OutlineFit.none(len(live))
     again = np.flatnonzero(retry[live] & look.ok)
     if again.size:
         rows = live[again]
@@ -2001,6 +2007,10 @@ def _detect_in(
         stretch = ray_stretch(parallax, center[circle], directions)
         seen = fit.inlier[circle]
         radius[circle] += (stretch * seen).sum(axis=1) / np.maximum(seen.sum(axis=1), 1)
+    if sizes_only:
+        # a fit far from the edges' circle read another one (a 60 mm circle round two 25 mm bases)
+        near_edges = np.abs(2.0 * (size_look.radius_px - radius[live]) / scale) <= settings.snap_tolerance_mm
+        radius[live] = np.where(size_look.ok & near_edges, size_look.radius_px, radius[live])
     diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
     model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
     doubt = np.zeros((len(radius), 2))

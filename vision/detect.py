@@ -46,7 +46,8 @@ Steps:
      the mat's colour (``shadow_min_darkness``, ``shadow_max_colour``), is a base of the mat's own colour read by
      the outer edge of the dark ring around it; it is read again at the band's inner edge, and sized from there;
      where figures blur, a circle that fits no size after the rim model's correction, round no such dark band, keeps
-     its edges' own size where that lies within ``rim_model_fallback_mm`` of a standard one;
+     its edges' own size where that lies within ``rim_model_fallback_mm`` of a standard one; so does one whose
+     appearance fit fits no size, larger than the edges' circle or smaller by under ``astray_short_mm``;
    - the mat inside: where the rim model finds a top of the mat's grey level, the line is a printed one (narrower
      than ``min_wall_mm``) or, in images that resolve a figure, there must be a figure that clearly shows
      (``ring_min_figure_contrast``); and, also where figures blur, it must show in colour
@@ -1966,13 +1967,14 @@ def _detect_in(
     chroma = None if chroma_pending is None else chroma_pending.result()
     # a fit that took a contact shadow in reads the footprint a size or more too large: where its footprint fits no
     # standard size, is larger than the edges' circle and that circle fits one, the base is read as where the fit
-    # fails. (A flat disc, a token or a printed one, has no wall and no shadow of its own, and the fit reads it
-    # smaller than its edges.)
+    # fails. So where the fit settled a little inside the edges' circle (a circle inside the footprint); a flat disc,
+    # a token or a printed one, has no wall and no shadow of its own, and the fit reads it further inside its edges
     astray = np.zeros(len(live), np.bool_)
     if look.ok.any() and settings.rim_model_fallback_mm > 0:
         _size, look_fits = snap_diameters(2 * look.radius_px / scale, sizes, settings.snap_tolerance_mm)
         _size, edge_fits = snap_diameters(2 * radius[live] / scale, sizes, settings.rim_model_fallback_mm)
-        astray = look.ok & ~look_fits & edge_fits & (look.radius_px > radius[live])
+        short_mm = 2 * (radius[live] - look.radius_px) / scale
+        astray = look.ok & ~look_fits & edge_fits & (short_mm < settings.astray_short_mm)
         look = replace(look, ok=look.ok & ~astray)
     # where the fit reads only sizes, its reading is kept apart and the rest goes on as where no fit runs
     size_look = look

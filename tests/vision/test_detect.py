@@ -412,6 +412,7 @@ def test_bad_input_raises_named_errors(
         ({"inner_ring_fraction": -0.1}, "inner_ring_fraction must not be negative"),
         ({"coarse_max_overlap_mm": -1.0}, "coarse_max_overlap_mm must not be negative"),
         ({"rim_model_fallback_mm": -1.0}, "rim_model_fallback_mm must not be negative"),
+        ({"astray_short_mm": -1.0}, "astray_short_mm must not be negative"),
         ({"round_end_max_wobble": -0.1}, "round_end_max_wobble must not be negative"),
         ({"round_end_min_contrast": -1.0}, "round_end_min_contrast must not be negative"),
         ({"nest_top_mm": -1.0}, "nest_top_mm must not be negative"),

@@ -421,6 +421,9 @@ def test_where_figures_blur_a_base_lighter_than_the_mat_is_read_by_its_top(
 # Frame 4002 of the 4K evaluation set (60 models asked): the appearance fit reads the brown 50 mm base u7m2 53.7 mm
 # across, its contact shadow taken in, where its edges read 51.3 mm; no size fits the fit's reading.
 _ASTRAY_SEED, _ASTRAY_MODELS = 4002, 60
+# Frame 13003 (70 models asked): the fit reads the black-walled 25 mm bases u5m5 and u5m6, sand tops on a sand mat,
+# 21.7 and 22.2 mm across, where their edges read 23.7 and 23.8 mm.
+_SHORT_SEED, _SHORT_MODELS = 13003, 70
 
 
 @pytest.fixture(scope="module")
@@ -428,11 +431,28 @@ def astray_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
     return _one_frame(tmp_path_factory, "astray_frame", _ASTRAY_SEED, "4k", _ASTRAY_MODELS)
 
 
-def test_a_base_the_appearance_fit_reads_too_large_is_read_by_its_edges(astray_frame: EvalSample) -> None:
-    models, stray = _found_and_stray(astray_frame)
-    models_without, stray_without = _found_and_stray(astray_frame, rim_model_fallback_mm=0.0)
-    with_rule, without = _ids_of(astray_frame, models), _ids_of(astray_frame, models_without)
-    assert with_rule - without == {"u7m2"}
+@pytest.fixture(scope="module")
+def short_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
+    return _one_frame(tmp_path_factory, "short_frame", _SHORT_SEED, "4k", _SHORT_MODELS)
+
+
+@pytest.mark.parametrize(
+    ("frame", "off", "gained"),
+    [
+        # a footprint larger than the edges' circle, fitting no size: a contact shadow taken in
+        ("astray_frame", {"rim_model_fallback_mm": 0.0}, {"u7m2"}),
+        # a footprint a little inside it
+        ("short_frame", {"astray_short_mm": 0.0}, {"u5m5", "u5m6"}),
+    ],
+)
+def test_a_base_the_appearance_fit_reads_astray_is_read_by_its_edges(
+    frame: str, off: dict[str, float], gained: set[str], request: pytest.FixtureRequest
+) -> None:
+    sample: EvalSample = request.getfixturevalue(frame)
+    models, stray = _found_and_stray(sample)
+    models_without, stray_without = _found_and_stray(sample, **off)
+    with_rule, without = _ids_of(sample, models), _ids_of(sample, models_without)
+    assert with_rule - without == gained
     assert without <= with_rule
     assert len(stray) == len(stray_without)
 

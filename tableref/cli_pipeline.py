@@ -206,7 +206,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    samples = load_samples(args.folder, use_camera=not args.no_camera)
+    samples = load_samples(args.folder, use_camera=not args.no_camera, use_empty=not args.no_empty)
     with Progress(len(samples), "frames", enabled=not args.json) as bar:
         scores = evaluate(
             samples, config, config.evaluate, on_frame=lambda s: bar.advance(note=s.name), roster=args.roster
@@ -258,6 +258,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("folder", nargs="?", default="sample_images", help="frames with NAME.truth.json beside each")
     p.add_argument("--no-camera", action="store_true", help="ignore camera.json files (lens uncorrected)")
+    p.add_argument("--no-empty", action="store_true", help="ignore NAME.empty.jpg files (the table seen empty)")
     p.add_argument(
         "--roster",
         action="store_true",

@@ -25,7 +25,7 @@ from calibration.camera import CameraModel, camera_from_dict
 from calibration.spec import TableSpec, load_table_spec, table_spec_from_dict
 from tableref.assign import centres_mm, match_models
 from tableref.config import Config
-from tableref.pipeline import detect_frame
+from tableref.pipeline import detect_frame, empty_table
 from tableref.settings import EvaluateSettings
 from tableref.sources import IMAGE_SUFFIXES, SourceError, read_image
 
@@ -73,14 +73,16 @@ class Sample:
     truth: dict[str, Any]
     spec: TableSpec
     camera: CameraModel | None
+    empty: Path | None = None
 
     @property
     def name(self) -> str:
         return self.image.stem
 
 
-def load_samples(folder: str | Path, use_camera: bool = True) -> list[Sample]:
-    """Every frame of ``folder`` that has a ``.truth.json`` beside it, in name order. Raises SourceError."""
+def load_samples(folder: str | Path, use_camera: bool = True, use_empty: bool = True) -> list[Sample]:
+    """Every frame of ``folder`` that has a ``.truth.json`` beside it, in name order, with its table seen empty
+    (``NAME.empty.jpg`` beside it, where there is one and ``use_empty``). Raises SourceError."""
     root = Path(folder)
     if not root.is_dir():
         raise SourceError(f"{root}: no such folder; expected a folder of frames with NAME.truth.json beside each")
@@ -97,7 +99,8 @@ def load_samples(folder: str | Path, use_camera: bool = True) -> list[Sample]:
         if use_camera:
             camera_data = truth.get("camera") if not camera_path.is_file() else json.loads(camera_path.read_text())
             camera = camera_from_dict(camera_data) if camera_data else None
-        out.append(Sample(image, truth, spec, camera))
+        empty = image.with_name(f"{image.stem}.empty.jpg")
+        out.append(Sample(image, truth, spec, camera, empty if use_empty and empty.is_file() else None))
     if not out:
         raise SourceError(f"{root}: no frame with a NAME.truth.json beside it")
     return out
@@ -109,8 +112,14 @@ def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, rost
     fitted at the sizes and rim heights it declares; where they stand comes from the frame alone."""
     image = read_image(sample.image)
     truth = rules.state_from_dict({k: v for k, v in sample.truth.items() if k in ("table", "units", "models")})
+    # the empty table is captured once at set-up, not per frame: not timed
+    reference = (
+        None if sample.empty is None else empty_table(read_image(sample.empty), sample.spec, config, sample.camera)
+    )
     start = time.perf_counter()
-    analysis = detect_frame(image, sample.spec, config, sample.camera, roster=truth if roster else None)
+    analysis = detect_frame(
+        image, sample.spec, config, sample.camera, roster=truth if roster else None, reference=reference
+    )
     elapsed_ms = (time.perf_counter() - start) * 1e3
     visibility = sample.truth.get("visibility", {})
     det = analysis.state.models

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import cv2
@@ -30,6 +30,30 @@ from vision.detections import BaseDetections
 from vision.parallax import RimParallax
 
 MODEL_ID_PREFIX = "m"
+
+
+@dataclass(frozen=True, eq=False)
+class EmptyTable:
+    """The table seen empty at set-up (its terrain on it, no models): a frame and that frame's own calibration, so
+    the camera may have moved since. What changed from it is a strong cue of a base (see :mod:`vision.reference`)."""
+
+    frame_bgr: NDArray[np.uint8]
+    calibration: TableCalibration
+    _views: dict[float, NDArray[np.uint8]] = field(default_factory=dict, repr=False)
+
+    def topdown(self, px_per_mm: float) -> NDArray[np.uint8]:
+        """The empty table's top-down view at ``px_per_mm`` (made once per scale)."""
+        if px_per_mm not in self._views:
+            self._views[px_per_mm] = self.calibration.rectify(self.frame_bgr, px_per_mm)
+        return self._views[px_per_mm]
+
+
+def empty_table(
+    frame_bgr: NDArray[np.uint8], spec: TableSpec, config: Config, camera: CameraModel | None = None
+) -> EmptyTable:
+    """The empty table from a frame of it, calibrated on its own markers. Raises the calibration's errors when the
+    frame does not show the table's markers."""
+    return EmptyTable(frame_bgr, calibrate_table(frame_bgr, spec, camera, settings=config.calibration))
 
 
 @dataclass(frozen=True)
@@ -376,6 +400,7 @@ def _measure_again(
     config: Config,
     parallax: RimParallax | None,
     roster: rules.TableState | None,
+    reference: EmptyTable | None = None,
 ) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
     """The previous frame's detections where nothing changed, and the windows' own where something did (fitted
     again at the roster's sizes, or at the ones read, as :func:`detect_frame` does); the roster's diameters and rim
@@ -387,7 +412,11 @@ def _measure_again(
         u0, v0 = part.offset_px
         # only bases that reach into a changed box are kept: the others the window shows are not looked at
         wanted = changed_px - np.array([u0, v0, u0, v0])
-        rows = detect_bases(part.topdown, px_per_mm, config.vision, part.mask, part.parallax(parallax), wanted)
+        empty = None
+        if reference is not None:
+            u0_px, v0_px, u1_px, v1_px = part.box_px
+            empty = reference.topdown(px_per_mm)[v0_px:v1_px, u0_px:u1_px]
+        rows = detect_bases(part.topdown, px_per_mm, config.vision, part.mask, part.parallax(parallax), wanted, empty)
         found.append(rows.translated(part.offset_px))
     # a window's rows that reach no changed box were measured in the frame before, and are kept from it
     fresh = [rows[_touches(rows, changed_px)] for rows in found]
@@ -432,6 +461,7 @@ def detect_frame(
     roster: rules.TableState | None = None,
     previous: FrameAnalysis | None = None,
     keep_overview: bool = False,
+    reference: EmptyTable | None = None,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a
@@ -448,7 +478,8 @@ def detect_frame(
     much of the view was measured; 1 when the whole frame was, as it is when the windows to measure would cover
     more than ``max_changed_share`` of it). Such frames are not independent measurements: do not fuse them. The
     analysis keeps what its next frame is compared with (``overview``) when given a ``previous`` or asked to
-    (``keep_overview``: the first frame of a watch)."""
+    (``keep_overview``: the first frame of a watch). ``reference``, the table seen empty: a base must have changed
+    since (see :func:`vision.detect_bases`)."""
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -483,7 +514,7 @@ def detect_frame(
         parts, changed_px, overview, remeasured = windows
         t = time.perf_counter()
         detections, diameter, height, kept = _measure_again(
-            frame_bgr, previous, parts, changed_px, config, parallax, roster
+            frame_bgr, previous, parts, changed_px, config, parallax, roster, reference
         )
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
@@ -491,7 +522,8 @@ def detect_frame(
         topdown = calibration.rectify(frame_bgr, px_per_mm)
         timings["rectify"] = (time.perf_counter() - t) * 1e3
         t = time.perf_counter()
-        detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax)
+        empty = None if reference is None else reference.topdown(px_per_mm)
+        detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty)
         diameter = height = np.full(len(detections), np.nan)
         if roster is not None:
             diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)

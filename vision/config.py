@@ -178,6 +178,9 @@ class VisionSettings:
             faint_disc_contrast) that fails only the figure test or, where figures blur (under
             outline_min_px_per_mm), a rim rougher than the roundness bar up to kin_max_fit_rms_px, or seen over
             less of its length than min_edge_coverage down to kin_min_edge_coverage, that passes every other test.
+        kin_group_min: such readings stand without a base beside them where at least this many, linked as kin
+            (as above), form a group: a unit on plain bases, no figure on any; 0: never. Each of them must score
+            at least kin_group_min_score.
         kin_lost_overlap_mm: a base's reading that lost to a better scored base only by overlapping it by up to this
             much more than the overlap allowed (max_overlap_mm, coarse_max_overlap_mm) stands by its unit as well,
             where it overlaps none of the bases at the sizes their units vote (one read a size too large keeps its
@@ -213,6 +216,12 @@ class VisionSettings:
         unseen_rim_coverage, unseen_rim_sigma_share: a base read by its edges with a rim edge on fewer than
             ``unseen_rim_coverage`` of its rays may be a circle on part of it and something else: its model sigma
             widens by ``unseen_rim_sigma_share`` radii per unit of coverage short of that (0: never).
+    The empty table (see :mod:`vision.reference`; only where a reference is given)
+        reference_blur_mm: both images are smoothed by this much before they are compared.
+        reference_light_cell_mm, reference_light_reach_cells: the light's slow change between the two is read per
+            cell of this side, as the median over this many cells square (odd, at least 3).
+        reference_min_change: a pixel whose colour moved by at least this many grey levels changed.
+        reference_min_changed_share: a base changed at least this share of its inside since the table was empty.
     Second look, in colour (see :mod:`vision.colour`)
         colour_gain: grey levels of the colour-contrast image per unit of chromaticity distance from the mat
             (0: no second look).
@@ -345,6 +354,8 @@ class VisionSettings:
     size_vote_min: int
     size_vote_lone_doubt_mm: float
     kin_min_bases: int
+    kin_group_min: int
+    kin_group_min_score: float
     kin_max_fit_rms_px: float
     kin_reach_mm: float
     kin_min_edge_coverage: float
@@ -366,6 +377,11 @@ class VisionSettings:
     ambiguity_max_rms_px: float
     unseen_rim_coverage: float
     unseen_rim_sigma_share: float
+    reference_blur_mm: float
+    reference_light_cell_mm: float
+    reference_light_reach_cells: int
+    reference_min_change: float
+    reference_min_changed_share: float
     colour_gain: float
     colour_blur_px: float
     colour_mask_margin_mm: float
@@ -567,6 +583,8 @@ class VisionSettings:
             "size_vote_lone_doubt_mm",
             "outline_size_min_px_per_mm",
             "kin_min_bases",
+            "kin_group_min",
+            "kin_group_min_score",
             "kin_max_fit_rms_px",
             "kin_reach_mm",
             "kin_lost_overlap_mm",
@@ -575,6 +593,11 @@ class VisionSettings:
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",
+            "reference_blur_mm",
+            "reference_light_cell_mm",
+            "reference_light_reach_cells",
+            "reference_min_change",
+            "reference_min_changed_share",
             "colour_min_figure_contrast",
             "colour_clear_figure_contrast",
             "colour_clear_figure_grey",

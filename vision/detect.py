@@ -146,6 +146,7 @@ from vision.errors import ImageError, MaskError, ScaleError, VisionError
 from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax, ray_stretch, unstretch
 from vision.profile import RimModel, fit_rim_profiles
+from vision.reference import change_map, changed_share
 from vision.rim import (
     Peaks,
     find_peaks,
@@ -1093,6 +1094,36 @@ def detect_bases(
     mask: NDArray[np.uint8] | None = None,
     parallax: RimParallax | None = None,
     wanted_px: FloatArray | None = None,
+    reference_bgr: NDArray[np.uint8] | None = None,
+) -> BaseDetections:
+    """Find the round bases in a rectified top-down image of the table (see :func:`_detect_bases`).
+
+    ``reference_bgr``, the same view of the table empty (its terrain, no models; (H, W, 3) or (H, W) uint8 like
+    ``topdown_bgr``), when given: a base must have changed since (``reference_min_changed_share`` of its inside, see
+    :mod:`vision.reference`), as no printed circle or texture of the mat has."""
+    if reference_bgr is None:
+        return _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px)
+    scale = _check_scale(px_per_mm, settings)
+    change = change_map(
+        np.asarray(topdown_bgr),
+        np.asarray(reference_bgr),
+        scale,
+        settings.reference_blur_mm,
+        settings.reference_light_cell_mm,
+        settings.reference_light_reach_cells,
+    )
+    found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px)
+    share = changed_share(change, found.center_px, found.radius_px, settings.reference_min_change)
+    return found[share >= settings.reference_min_changed_share]
+
+
+def _detect_bases(
+    topdown_bgr: NDArray[np.uint8],
+    px_per_mm: float,
+    settings: VisionSettings,
+    mask: NDArray[np.uint8] | None = None,
+    parallax: RimParallax | None = None,
+    wanted_px: FloatArray | None = None,
 ) -> BaseDetections:
     """Find the round bases in a rectified top-down image of the table.
 
@@ -1185,7 +1216,7 @@ def _by_score(
     (their tops' colours read from ``image``, (H, W, 3) BGR or (H, W) grey)."""
     both = BaseDetections.concatenate([found, more])
     lab: FloatArray | None = None
-    if len(kin_only) and len(both):
+    if len(kin_only):
         n = len(both)
         lab = _top_colours(image, np.concatenate([both.center_px, kin_only.center_px]),
                            np.concatenate([both.radius_px, kin_only.radius_px]), settings)  # fmt: skip
@@ -1229,8 +1260,10 @@ def _anchored(
         alike = np.abs(2.0 * (radius_px[rows, None] - r[None, :]) / px_per_mm) < settings.size_vote_window_mm
         return np.asarray((gap < reach_mm) & (gap >= -max_mm) & alike, np.bool_)
 
-    found: BoolArray = np.asarray(near(base_c, base_r).any(axis=1), np.bool_)
     among = near(center_px[rows], radius_px[rows])
+    found: BoolArray = np.asarray(near(base_c, base_r).any(axis=1), np.bool_) | _in_groups(
+        among, settings.kin_group_min
+    )
     while True:
         more = ~found & (among & found[None, :]).any(axis=1)
         if not more.any():
@@ -1260,6 +1293,23 @@ def _narrowly_lost(
     clash = overlap_mm > max_mm
     narrow = clash.any(axis=1) & ~(clash & (nested | (overlap_mm > max_mm + settings.kin_lost_overlap_mm))).any(axis=1)
     return lost[narrow]
+
+
+def _in_groups(linked: BoolArray, min_size: int) -> BoolArray:
+    """(M,) which of M items lie in a group of at least ``min_size`` (0: none does) joined by chains of links,
+    ``linked`` (M, M) symmetric (the diagonal is not read)."""
+    m = len(linked)
+    if min_size <= 0 or m < min_size:
+        return np.zeros(m, np.bool_)
+    label = np.arange(m)
+    while True:
+        # each item takes the least label among its own and its links'
+        spread = np.where(linked, label[None, :], m).min(axis=1)
+        joined = np.minimum(label, spread)
+        if np.array_equal(joined, label):
+            break
+        label = joined
+    return np.asarray(np.bincount(label, minlength=m)[label] >= min_size, np.bool_)
 
 
 def _beside_kin(
@@ -1292,8 +1342,15 @@ def _beside_kin(
         kin &= np.linalg.norm(top_lab[n:, None, :] - top_lab[None, :, :], axis=2) < settings.size_vote_colour
     clash = gap_mm < -max_mm
     free = ~np.any(clash[:, :n], axis=1)
-    # in turn, best scored first, as long as one more stands: a reading stands beside bases and readings that do
+    # a group of readings alike stands by itself, as a unit on plain bases does: its members first, best scored first
     stands = np.zeros(m, np.bool_)
+    # only clear discs, round and of good contrast: a printed grid's cells form groups of faint, rough circles
+    clear = plain.score >= settings.kin_group_min_score
+    grouped = clear & _in_groups(kin[:, n:] & clear[:, None] & clear[None, :], settings.kin_group_min)
+    for i in np.argsort(-plain.score, kind="stable"):
+        if grouped[i] and free[i] and not (clash[i, n:] & stands).any():
+            stands[i] = True
+    # in turn, best scored first, as long as one more stands: a reading stands beside bases and readings that do
     grew = True
     while grew:
         grew = False

@@ -30,6 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resolution", choices=sorted(RESOLUTIONS), default="1080p")
     parser.add_argument("--clutter", choices=sorted(CLUTTER), default="lots")
     parser.add_argument("--seed", type=int, default=1000, help="seed of the first frame (default: 1000)")
+    parser.add_argument(
+        "--empty", action="store_true", help="also render each table empty (NAME.empty.jpg), as a reference"
+    )
     args = parser.parse_args(argv)
     if args.count < 1:
         print("make_eval: --count must be at least 1", file=sys.stderr)
@@ -46,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return random_scene(seed, args.resolution, models, args.clutter)
 
         start = time.perf_counter()
-        write_sample(Sample(name, "evaluation frame", make, seed), args.out)
+        write_sample(Sample(name, "evaluation frame", make, seed), args.out, args.empty)
         print(f"{name}: {models} models asked, rendered in {time.perf_counter() - start:.1f} s", flush=True)
     return 0
 

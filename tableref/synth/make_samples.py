@@ -126,8 +126,14 @@ def _toml(spec: TableSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_sample(sample: Sample, out: Path) -> float:
-    """Render one sample into ``out``; returns the render time in seconds."""
+# The empty table's frame is rendered with other sensor noise than the game's: a capture of its own.
+EMPTY_SEED_OFFSET = 1_000_003
+
+
+def write_sample(sample: Sample, out: Path, empty: bool = False) -> float:
+    """Render one sample into ``out``; returns the render time in seconds. ``empty``: also the same table with its
+    terrain and printed mat but without models, tokens, dice or hands (``NAME.empty.jpg``), as a reference captured
+    at set-up."""
     scene = sample.make()
     quality = scene.imaging.jpeg_quality
     # The JPEG step is the file itself: render without it, then store at the scene's quality, so the file holds
@@ -143,6 +149,11 @@ def write_sample(sample: Sample, out: Path) -> float:
     doc["render"]["imaging"]["jpeg_quality"] = quality
     (out / f"{sample.name}.truth.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     (out / f"{sample.name}.camera.json").write_text(json.dumps(dict(truth.camera), indent=2) + "\n", encoding="utf-8")
+    if empty:
+        bare = dataclasses.replace(raw, units=(), models=(), tokens=(), dice=(), hands=())
+        image, _truth = render(bare, sample.seed + EMPTY_SEED_OFFSET)
+        if not cv2.imwrite(str(out / f"{sample.name}.empty.jpg"), image, [cv2.IMWRITE_JPEG_QUALITY, quality]):
+            raise OSError(f"could not write {out / sample.name}.empty.jpg")
     return seconds
 
 

@@ -21,8 +21,12 @@ from tableref.pipeline import (
     size_sigma_mm,
     state_from_detections,
 )
+from tableref.pipeline import empty_table as pipeline_empty_table
 from tableref.sources import read_image
-from tests.tableref.conftest import Rendered
+from tableref.synth.generate import fit_camera, make_figure, plain_scene
+from tableref.synth.render import render
+from tableref.synth.scene import SceneModel
+from tests.tableref.conftest import CAMERA_POSITION_MM, FRAME_SIZE, LENS, Rendered
 from vision.detections import BaseDetections
 
 SIZES_MM = (25.0, 27.0, 28.5, 32.0, 40.0, 50.0)
@@ -343,3 +347,33 @@ def test_a_coarse_view_with_a_roster_is_fitted_at_the_declared_bases(
         assert np.quantile(after, 0.9) < 0.7 * np.quantile(before, 0.9)
     else:
         assert declared == 0
+
+
+def test_with_the_empty_table_only_what_was_put_down_since_is_a_base(empty_table: Rendered, config: Config) -> None:
+    rng = np.random.default_rng(12)
+    placed = [(700.0, 500.0), (760.0, 500.0), (1100.0, 700.0)]
+    paint = ((0.7, 0.2, 0.2), (0.8, 0.8, 0.7))
+    models = [
+        SceneModel(
+            rules.Model(f"m{k}", "u", x, y, rules.RoundBase(32.0)),
+            4.0,
+            "black",
+            "black",
+            0.0,
+            make_figure(rng, 32.0, paint),
+        )
+        for k, (x, y) in enumerate(placed)
+    ]
+    cam = fit_camera(empty_table.spec, FRAME_SIZE, CAMERA_POSITION_MM, (914.5, 609.5, 0.0), dist=LENS)
+    scene = plain_scene(cam, empty_table.spec, models)
+    frame, _truth = render(scene, seed=2)
+    reference = pipeline_empty_table(empty_table.image, empty_table.spec, config, empty_table.camera)
+    found = detect_frame(np.asarray(frame), empty_table.spec, config, empty_table.camera, reference=reference)
+    got = np.array(sorted((m.x_mm, m.y_mm) for m in found.state.models))
+    np.testing.assert_allclose(got, np.array(sorted(placed)), atol=2.0)
+    # the frame as its own empty table: nothing was put down since
+    itself = pipeline_empty_table(np.asarray(frame), empty_table.spec, config, empty_table.camera)
+    assert (
+        detect_frame(np.asarray(frame), empty_table.spec, config, empty_table.camera, reference=itself).state.models
+        == ()
+    )

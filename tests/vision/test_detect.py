@@ -444,6 +444,44 @@ def test_a_disc_without_a_figure_is_not_a_base(px_per_mm: float, seed: int) -> N
     assert abs(dets.center_px[0, 0] - 60 * px_per_mm) < 2
 
 
+@pytest.mark.parametrize(("scores", "kept"), [([0.9, 0.8, 0.6], [0, 1, 2]), ([0.9, 0.8, 0.1], []), ([0.1] * 3, [])])
+def test_only_clear_discs_make_a_group(scores: list[float], kept: list[int]) -> None:
+    # a printed grid's cells are circles alike side by side too, but faint and rough: they score low
+    plain = dataclasses.replace(_bases_at([400.0, 432.0, 464.0], [27.0] * 3, [27.0] * 3), score=np.array(scores))
+    lab = np.array([_SAND] * (len(_UNIT) + 3))
+    np.testing.assert_array_equal(_beside_kin(_UNIT, plain, lab, 1.0, DEFAULT_SETTINGS), kept)
+
+
+@pytest.mark.parametrize(
+    ("px_per_mm", "count", "changed", "found"),
+    [
+        # a unit of three or four on plain bases (no figure on any), 5 mm apart, is found whole where figures blur
+        # (drawn flat, with no wall, they pass for printed discs where the appearance fit runs) ...
+        (1.0, 3, {}, 3),
+        (1.0, 5, {}, 5),
+        # ... but not with the group rule off, nor two alone (a pair of tokens)
+        (1.0, 3, {"kin_group_min": 0}, 0),
+        (1.0, 2, {}, 0),
+    ],
+)
+def test_a_unit_on_plain_bases_is_found_as_a_group(
+    px_per_mm: float, count: int, changed: dict[str, float], found: int
+) -> None:
+    shape = (int(100 * px_per_mm), int((80 + 37 * count) * px_per_mm))
+    centres_px = np.array([((40 + 37 * i) * px_per_mm, 50 * px_per_mm) for i in range(count)])
+    sand, green = (120.0, 160.0, 190.0), (70.0, 110.0, 80.0)
+    # drawn as flat discs of the base's colour, with no figure: what a bare base looks like from above. The light
+    # varies by up to 10 % along the row, which the tops' colours must bear (size_vote_colour)
+    plain = [((float(x), float(y)), 32.0) for x, y in centres_px]
+    scene = vs.draw_colour_scene(shape, px_per_mm, [], np.random.default_rng(count), green, sand, sand, plain)
+    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    assert len(dets) == found
+    if found:
+        order = np.argsort(dets.center_px[:, 0])
+        np.testing.assert_allclose(dets.center_px[order], centres_px, atol=0.3 * px_per_mm)
+        np.testing.assert_array_equal(dets.diameter_mm, 32.0)
+
+
 # A 30 mm disc on the mat at 1.5 px/mm (a 4K frame's top-down view), blurred and noisy, with a token's printed
 # ring (0.62-0.8 of the radius, the grey levels of a blue token with a light blue ring) or a figure on it, looked at
 # from a centre this far off its own: the figure test alone takes a token seen off centre for a base.
@@ -927,6 +965,38 @@ _UNIT = _bases_at([100.0, 127.0, 154.0], [27.1, 26.9, 27.2], [27.0, 27.0, 27.0])
     ],
 )
 def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
+    plain_x_mm: list[float],
+    fitted_mm: list[float],
+    tops: list[tuple[float, float, float]],
+    changed: dict[str, float],
+    kept: list[int],
+) -> None:
+    settings = dataclasses.replace(load_config().vision, **changed)
+    plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
+    plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
+    lab = np.array([_SAND] * len(_UNIT) + tops)
+    np.testing.assert_array_equal(_beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
+
+
+@pytest.mark.parametrize(
+    ("plain_x_mm", "fitted_mm", "tops", "changed", "kept"),
+    [
+        # three plain bases of one unit, 5 mm apart and far from any base: a group of kin_group_min (3) stands
+        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {}, [0, 1, 2]),
+        # a chain: the first and the last are 59 mm apart, each within reach of the middle one
+        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {"kin_group_min": 4}, []),
+        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {"kin_group_min": 0}, []),
+        # two are no group; nor three of which one is out of reach (40 mm edge to edge) ...
+        ([400.0, 432.0], [27.0] * 2, [_SAND] * 2, {}, []),
+        ([400.0, 432.0, 499.0], [27.0] * 3, [_SAND] * 3, {}, []),
+        # ... or of another size, or another top
+        ([400.0, 432.0, 466.0], [27.0, 27.0, 31.0], [_SAND] * 3, {}, []),
+        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND, _SAND, _GREEN], {}, []),
+        # a fourth reading of the same disc (10 mm off the first) is no member beside it: the better scored stands
+        ([400.0, 432.0, 464.0, 410.0], [27.0] * 4, [_SAND] * 4, {}, [0, 1, 2]),
+    ],
+)
+def test_a_group_of_plain_readings_stands_as_a_unit(
     plain_x_mm: list[float],
     fitted_mm: list[float],
     tops: list[tuple[float, float, float]],

@@ -1,0 +1,122 @@
+"""The empty table as a cue: what changed since it was seen empty (vision.reference), and detection with it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import cv2
+import numpy as np
+import pytest
+
+import tests.vision.vision_scenes as vs
+from tableref.config import load_config
+from vision import ImageError, detect_bases
+from vision.reference import change_map, changed_share
+
+SETTINGS = load_config().vision
+PX_PER_MM = 1.5
+SHAPE = (150, 240)
+MAT_BGR = (70.0, 110.0, 80.0)
+
+
+def _mat(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    grain = cv2.GaussianBlur(rng.normal(0, 1, SHAPE).astype(np.float32), (0, 0), 1.5)
+    return np.clip(np.array(MAT_BGR, np.float32) + 12.0 * grain[..., None], 0, 255)
+
+
+def _noisy(image: np.ndarray, seed: int) -> np.ndarray:
+    noise = np.random.default_rng(seed).normal(0.0, 2.0, image.shape)
+    return np.clip(np.round(image + noise), 0, 255).astype(np.uint8)
+
+
+def _changes(frame: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    return change_map(
+        frame,
+        empty,
+        PX_PER_MM,
+        SETTINGS.reference_blur_mm,
+        SETTINGS.reference_light_cell_mm,
+        SETTINGS.reference_light_reach_cells,
+    )
+
+
+def _light(kind: str) -> np.ndarray:
+    """(H, W, 1) gain of the light in the frame against the empty table's."""
+    h, w = SHAPE
+    if kind == "same":
+        return np.ones((h, w, 1), np.float32)
+    if kind == "brighter":
+        return np.full((h, w, 1), 1.25, np.float32)
+    # a lamp at the left: 40 % brighter there, fading to the right
+    return (1.0 + 0.4 * np.linspace(1.0, 0.0, w, dtype=np.float32))[None, :, None].repeat(h, axis=0)
+
+
+@pytest.mark.parametrize(
+    ("light", "disc_bgr", "inside_min", "outside_max"),
+    [
+        # a sand disc put down on the green mat, under the same light, a brighter one, a lamp at one side
+        ("same", (120.0, 160.0, 190.0), 40.0, 8.0),
+        ("brighter", (120.0, 160.0, 190.0), 40.0, 8.0),
+        ("lamp", (120.0, 160.0, 190.0), 40.0, 8.0),
+        # a dark grey disc on the darker mat moves far less, but above the noise
+        ("same", (60.0, 60.0, 60.0), 15.0, 8.0),
+    ],
+)
+def test_a_disc_put_down_changes_and_the_mat_around_it_does_not(
+    light: str, disc_bgr: tuple[float, float, float], inside_min: float, outside_max: float
+) -> None:
+    empty_mat = _mat(1)
+    frame = empty_mat.copy()
+    cv2.circle(frame, (120, 75), 24, disc_bgr, -1, lineType=cv2.LINE_AA)
+    change = _changes(_noisy(frame * _light(light), 2), _noisy(empty_mat, 3))
+    yy, xx = np.mgrid[: SHAPE[0], : SHAPE[1]]
+    distance = np.hypot(xx - 120, yy - 75)
+    assert np.percentile(change[distance < 18], 5) >= inside_min
+    assert np.percentile(change[distance > 32], 99) <= outside_max
+
+
+@pytest.mark.parametrize(
+    ("radius_px", "share"),
+    [(24.0, 1.0), (12.0, 1.0), (60.0, 0.75)],
+)
+def test_the_changed_share_is_the_part_of_a_circles_inside_that_changed(radius_px: float, share: float) -> None:
+    change = np.zeros(SHAPE, np.float32)
+    cv2.circle(change, (120, 75), 36, 50.0, -1)
+    got = changed_share(change, np.array([[120.0, 75.0]]), np.array([radius_px]), 10.0)
+    # a circle of 60 px round a changed disc of 36 px: its samples at 0.15-0.55 of the radius changed, at 0.75 not
+    assert got[0] == share
+
+
+def test_a_circle_off_the_image_counts_as_unchanged() -> None:
+    change = np.full(SHAPE, 50.0, np.float32)
+    assert changed_share(change, np.array([[-100.0, -100.0]]), np.array([10.0]), 10.0)[0] == 0.0
+
+
+def test_images_of_different_sizes_are_refused() -> None:
+    with pytest.raises(ImageError, match="size"):
+        _changes(np.zeros((10, 20, 3), np.uint8), np.zeros((10, 21, 3), np.uint8))
+
+
+# a scene with one base on a textured mat, its figure on it
+BASE_SCENE_SHAPE, BASE_CENTRE_PX = (180, 300), (150.0, 90.0)
+
+
+@pytest.mark.parametrize(("in_reference", "found"), [(False, 1), (True, 0)])
+def test_with_the_empty_table_a_base_must_have_changed(in_reference: bool, found: int) -> None:
+    # a base with its figure; where it is already in the empty table's view (a base printed on the mat, to the
+    # camera), it is no model put down since
+    scene = vs.draw_scene(
+        BASE_SCENE_SHAPE, PX_PER_MM, [vs.Placed(BASE_CENTRE_PX, 32.0)], np.random.default_rng(4), vs.TEXTURED
+    )
+    empty = scene.image_bgr if in_reference else _noisy(np.full((*BASE_SCENE_SHAPE, 3), 128.0), 5)
+    assert len(detect_bases(scene.image_bgr, PX_PER_MM, SETTINGS)) == 1
+    assert len(detect_bases(scene.image_bgr, PX_PER_MM, SETTINGS, reference_bgr=empty)) == found
+
+
+def test_without_a_change_bar_the_reference_keeps_every_base() -> None:
+    scene = vs.draw_scene(
+        BASE_SCENE_SHAPE, PX_PER_MM, [vs.Placed(BASE_CENTRE_PX, 32.0)], np.random.default_rng(4), vs.TEXTURED
+    )
+    lax = dataclasses.replace(SETTINGS, reference_min_changed_share=0.0)
+    assert len(detect_bases(scene.image_bgr, PX_PER_MM, lax, reference_bgr=scene.image_bgr)) == 1

@@ -13,17 +13,18 @@ from numpy.typing import NDArray
 
 import rules
 from calibration.camera import CameraModel, load_camera
-from calibration.spec import load_table_spec
+from calibration.errors import CalibrationError
+from calibration.spec import TableSpec, load_table_spec
 from tableref.cli_options import (
     add_config_option,
     add_json_option,
     add_roster_options,
     add_table_options,
 )
-from tableref.config import load_config
+from tableref.config import Config, load_config
 from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
-from tableref.pipeline import FrameAnalysis, carry_identities, detect_frame, fuse_frames
+from tableref.pipeline import EmptyTable, FrameAnalysis, carry_identities, detect_frame, empty_table, fuse_frames
 from tableref.progress import Progress
 from tableref.report import format_findings, format_length
 from tableref.sources import read_image
@@ -34,6 +35,18 @@ _PALETTE = ((0, 200, 255), (255, 120, 0), (80, 220, 80), (220, 80, 220), (0, 120
 
 def _camera(args: argparse.Namespace) -> CameraModel | None:
     return load_camera(args.camera) if args.camera else None
+
+
+def _empty_table(
+    args: argparse.Namespace, spec: TableSpec, config: Config, camera: CameraModel | None
+) -> EmptyTable | None:
+    """The table seen empty (``--empty FRAME``), calibrated on its own markers; None without the option."""
+    if not args.empty:
+        return None
+    try:
+        return empty_table(read_image(args.empty), spec, config, camera)
+    except CalibrationError as exc:
+        raise UsageError(f"{args.empty}: the empty table's frame: {exc}") from None
 
 
 def annotate(frame_bgr: NDArray[np.uint8], analysis: FrameAnalysis) -> NDArray[np.uint8]:
@@ -82,7 +95,9 @@ def _detect(
     config = load_config(args.config)
     spec = load_table_spec(args.table)
     frame = read_image(args.frame)
-    analysis = detect_frame(frame, spec, config, _camera(args), roster=roster)
+    camera = _camera(args)
+    reference = _empty_table(args, spec, config, camera)
+    analysis = detect_frame(frame, spec, config, camera, roster=roster, reference=reference)
     if not analysis.state.models:
         used = analysis.calibration.markers_used
         raise UsageError(
@@ -185,11 +200,13 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     camera = _camera(args)
     roster = rules.load_state(args.roster)
     profile = rules.load_profile(args.profile)
+    reference = _empty_table(args, spec, config, camera)
     analyses: list[FrameAnalysis] = []
     with Progress(len(frames), "frames", enabled=len(frames) > 1 and not args.json) as bar:
         for path in frames:
             calibration = analyses[0].calibration if analyses else None
-            analyses.append(detect_frame(read_image(path), spec, config, camera, calibration, roster))
+            frame = read_image(path)
+            analyses.append(detect_frame(frame, spec, config, camera, calibration, roster, reference=reference))
             bar.advance()
     fused = fuse_frames(analyses, config.pipeline.roster_gate_mm)
     state = carry_identities(fused, roster, config.pipeline.roster_gate_mm, take_bases=True)
@@ -218,9 +235,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 ROSTER_HELP = "table state JSON whose models give ids and units"
 
 
+EMPTY_HELP = (
+    "a frame of the table empty (its terrain, no models), taken once at set-up: only what changed since counts as a "
+    "base, so printed circles and the mat's texture never do"
+)
+
+
 def _frame_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("frame", type=Path, help="a camera frame (JPEG, PNG, ...)")
     add_table_options(p)
+    p.add_argument("--empty", type=Path, metavar="FRAME", help=EMPTY_HELP)
     add_config_option(p)
     add_json_option(p)
 
@@ -246,6 +270,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("items", nargs="+", metavar="FRAME... A B", help="one or more frames, then two model ids")
     add_table_options(p)
+    p.add_argument("--empty", type=Path, metavar="FRAME", help=EMPTY_HELP)
     add_config_option(p)
     add_roster_options(p, True, ROSTER_HELP)
     add_json_option(p)

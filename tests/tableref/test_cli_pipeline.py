@@ -50,6 +50,25 @@ def test_detect_json_is_a_state_close_to_the_truth(capsys: pytest.CaptureFixture
     assert picture is not None and picture.shape[:2] == (1080, 1920)
 
 
+@pytest.mark.parametrize(
+    ("empty", "code", "words"),
+    [
+        # the frame as its own empty table: nothing was put down since
+        (FRAME, 2, "no bases on it"),
+        # a frame of another table size, whose markers this table's spec does not hold
+        (SAMPLES / "small_table_720p.jpg", 2, "the empty table's frame"),
+        (CAMERA, 2, "not an image"),
+    ],
+)
+def test_detect_with_an_empty_table_that_shows_nothing_new_or_cannot_be_used(
+    capsys: pytest.CaptureFixture[str], empty: Path, code: int, words: str
+) -> None:
+    got, out, err = run(capsys, "detect", FRAME, "--camera", CAMERA, "--empty", empty)
+    assert got == code
+    assert words in err
+    assert "Traceback" not in err
+
+
 def test_analyze_takes_identities_from_the_roster(capsys: pytest.CaptureFixture[str], roster: Path) -> None:
     code, out, _ = run(capsys, "analyze", FRAME, "--camera", CAMERA, "--roster", roster, "--json")
     assert code == 0

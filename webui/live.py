@@ -33,7 +33,7 @@ import vision
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, marker_drift_px
 from tableref.config import Config
-from tableref.pipeline import FrameAnalysis, detect_frame
+from tableref.pipeline import EmptyTable, FrameAnalysis, detect_frame, empty_table
 from tableref.sources import SourceError
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, FeedFrame, Scene, outline_mm
@@ -382,6 +382,10 @@ class LiveTable:
         self._calibrations: dict[str, TableCalibration] = {}
         # the last measurement of each camera position, for measuring only what changed in the next frame
         self._analyses: dict[str, FrameAnalysis] = {}
+        # the table seen empty, per camera position: what changed since is a strong cue of a base
+        self._empties: dict[str, EmptyTable] = {}
+        self._empty_times: dict[str, float] = {}
+        self._capture_empty = False
         self._detected: dict[str, _Detected] = {}
         self._scene_of_result: str | None = None
         self._force = False
@@ -483,6 +487,34 @@ class LiveTable:
             self._calibrations.clear()
             self._analyses.clear()
             self._force = True
+
+    def capture_empty(self) -> None:
+        """Take the next settled frame as the table seen empty (its terrain on it, no models yet)."""
+        with self._lock:
+            self._capture_empty = True
+            self._force = True
+        self._wake.set()
+
+    def forget_empty(self) -> bool:
+        """Detect without the empty table of the scene on screen from now on; False when none was captured."""
+        key = self._current_scene()
+        with self._lock:
+            known = key is not None and self._empties.pop(key, None) is not None
+            self._empty_times.pop(key or "", None)
+            self._analyses.clear()
+            self._force = True
+        return known
+
+    def empty_status(self) -> dict[str, Any]:
+        """Whether the scene on screen has an empty table (and when it was captured, s since the epoch), and
+        whether a capture waits for the next settled frame."""
+        key = self._current_scene()
+        with self._lock:
+            return {
+                "captured": key is not None and key in self._empties,
+                "captured_at": self._empty_times.get(key or ""),
+                "pending": self._capture_empty,
+            }
 
     def use_feed(self, feed: Feed) -> None:
         """Watch another feed from now on (an uploaded photo)."""
@@ -651,9 +683,12 @@ class LiveTable:
             rim = 0.0
             share = 1.0
         else:
+            if self._take_empty(job):
+                return
             with self._lock:
                 cal = self._calibrations.get(scene.key)
                 spec = self._spec
+                reference = self._empties.get(scene.key)
                 # bases the user declared are measured at their size and rim height, as `tableref analyze` does
                 declared = declared_bases(self._rosters.get(scene.key, scene.roster))
                 # only what changed since is measured again, while the calibration and the declared bases hold
@@ -664,7 +699,15 @@ class LiveTable:
                 if drift is not None and drift > self.config.calibration.moved_drift_px:
                     cal = None
             analysis = detect_frame(
-                job.frame.image_bgr, spec, self.config, scene.camera, cal, declared, previous, keep_overview=True
+                job.frame.image_bgr,
+                spec,
+                self.config,
+                scene.camera,
+                cal,
+                declared,
+                previous,
+                keep_overview=True,
+                reference=reference,
             )
             with self._lock:
                 if self._spec is spec:
@@ -684,6 +727,28 @@ class LiveTable:
                 roster = scene.roster if scene.roster is not None else empty_roster(detected.table)
                 self._rosters[scene.key] = roster
         self._judge(scene.key)
+
+    def _take_empty(self, job: _DetectJob) -> bool:
+        """Keep this settled frame as the table seen empty, where a capture was asked for; True when it was."""
+        with self._lock:
+            if not self._capture_empty:
+                return False
+            self._capture_empty = False
+            spec = self._spec
+        scene = job.frame.scene
+        try:
+            empty = empty_table(job.frame.image_bgr, spec, self.config, scene.camera)
+        except calibration.CalibrationError as exc:
+            self.hub.update(analysing=False, message=f"the empty table was not captured: {exc}")
+            return True
+        with self._lock:
+            self._empties[scene.key] = empty
+            self._empty_times[scene.key] = time.time()
+            # measured without it before: the next frame is measured whole
+            self._analyses.pop(scene.key, None)
+            self._force = True
+        self.hub.update(analysing=False, message="empty table captured: only what is put down from now on is measured")
+        return True
 
     def _judge(self, key: str) -> None:
         """Identities from the roster, the rules, and a new result for the viewers."""

@@ -63,7 +63,7 @@ def test_detect_json_is_a_state_close_to_the_truth(capsys: pytest.CaptureFixture
 def test_detect_with_an_empty_table_that_shows_nothing_new_or_cannot_be_used(
     capsys: pytest.CaptureFixture[str], empty: Path, code: int, words: str
 ) -> None:
-    got, out, err = run(capsys, "detect", FRAME, "--camera", CAMERA, "--empty", empty)
+    got, _out, err = run(capsys, "detect", FRAME, "--camera", CAMERA, "--empty", empty)
     assert got == code
     assert words in err
     assert "Traceback" not in err

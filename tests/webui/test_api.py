@@ -300,6 +300,8 @@ CHANGES = [
     ("post", "/api/freeze", {"json": {"frozen": True}}),
     ("put", "/api/spec", {"data": b"x"}),
     ("post", "/api/calibrate", {}),
+    ("post", "/api/empty", {}),
+    ("delete", "/api/empty", {}),
     ("post", "/api/photo", {"data": b"x"}),
 ]
 
@@ -386,6 +388,14 @@ def test_markers_pdf(client: FlaskClient):
     response = client.get("/api/markers.pdf")
     assert response.status_code == 200 and response.data.startswith(b"%PDF")
     assert "attachment" in response.headers["Content-Disposition"]
+
+
+def test_the_empty_table_is_captured_on_the_next_settled_frame_and_can_be_forgotten(client: FlaskClient):
+    assert client.get("/api/empty").get_json()["captured"] is False
+    asked = client.post("/api/empty", headers=AUTH).get_json()
+    assert asked["ok"] is True and asked["pending"] is True
+    forgotten = client.delete("/api/empty", headers=AUTH).get_json()
+    assert forgotten["ok"] is True and forgotten["forgotten"] is False
 
 
 def test_recalibrate(client: FlaskClient):

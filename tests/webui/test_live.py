@@ -364,6 +364,31 @@ def test_camera_frames_go_through_the_pipeline():
         assert 0 <= center[0] < 1920 and 0 <= center[1] < 1080, m.id
 
 
+def test_the_empty_table_captured_leaves_only_what_was_put_down_since():
+    # the sample frame taken as its own empty table: nothing was put down since, until the empty table is forgotten
+    scene = load_sample_scenes(REPO / "sample_images", ("skirmish_1080p",))[0]
+    feed = ImageFeed(scene.image_bgr, "skirmish_1080p.jpg", scene.scene, 20.0)
+    live = LiveTable(feed, load_table_spec(), load_config(), fast_settings(), rules.load_profile("skirmish"))
+    live.capture_empty()
+    assert live.empty_status()["pending"] is True
+    live.start()
+    try:
+        wait_for(lambda: live.hub.snapshot().result is not None, what="the frame measured", timeout_s=30)
+        result = live.hub.snapshot().result
+        assert result is not None and result.state.models == ()
+        assert live.empty_status()["captured"] is True and live.empty_status()["pending"] is False
+        assert live.forget_empty() is True
+
+        def measured_again() -> bool:
+            again = live.hub.snapshot().result
+            return again is not None and len(again.state.models) >= 10
+
+        wait_for(measured_again, what="the frame measured again without it", timeout_s=30)
+        assert live.empty_status()["captured"] is False
+    finally:
+        live.stop()
+
+
 @pytest.mark.parametrize("declared", [False, True])
 def test_declared_bases_are_measured_at_their_size_and_rim_height(declared: bool):
     # the crowded 4K sample; its truth is the roster, and overriding every base declares it (size and rim height)

@@ -289,6 +289,28 @@ def recalibrate() -> Response:
     return jsonify({"ok": True})
 
 
+@bp.get("/empty")
+def empty_status() -> Response:
+    """Whether the table seen empty is known for the scene on screen."""
+    return jsonify(live().empty_status())
+
+
+@bp.post("/empty")
+@needs_token
+def capture_empty() -> Response:
+    """Take the next settled frame as the table seen empty (terrain on it, no models)."""
+    live().capture_empty()
+    return jsonify({"ok": True, **live().empty_status()})
+
+
+@bp.delete("/empty")
+@needs_token
+def forget_empty() -> Response:
+    """Detect without the empty table from now on."""
+    forgotten = live().forget_empty()
+    return jsonify({"ok": True, "forgotten": forgotten, **live().empty_status()})
+
+
 @bp.post("/photo")
 @needs_token
 def photo() -> Response:

@@ -58,6 +58,37 @@
     }
   });
 
+  async function loadEmpty() {
+    const e = await TR.api("GET", "/api/empty");
+    const when = e.captured_at ? new Date(e.captured_at * 1000).toLocaleTimeString() : null;
+    document.getElementById("empty-status").textContent = e.pending
+      ? "Waiting for the table to settle to capture it empty."
+      : when
+        ? `Captured at ${when}: bases are what changed since.`
+        : "Not captured: bases are found without it.";
+    document.getElementById("forget-empty").disabled = !e.captured;
+  }
+
+  document.getElementById("capture-empty").addEventListener("click", async () => {
+    try {
+      await TR.api("POST", "/api/empty");
+      say("The next settled frame will be taken as the empty table: clear the models off first.", true);
+      await loadEmpty();
+    } catch (err) {
+      say(err.message);
+    }
+  });
+
+  document.getElementById("forget-empty").addEventListener("click", async () => {
+    try {
+      await TR.api("DELETE", "/api/empty");
+      say("The empty table is forgotten: bases are found without it.", true);
+      await loadEmpty();
+    } catch (err) {
+      say(err.message);
+    }
+  });
+
   async function upload(input, method, path, done) {
     const file = input.files[0];
     input.value = "";
@@ -94,6 +125,8 @@
     notes.replaceChildren(...(c.notes || []).map((n) => { const li = document.createElement("li"); li.textContent = n; return li; }));
   });
 
+  TR.onResult(() => loadEmpty().catch(() => {}));
+  loadEmpty().catch((err) => say(err.message));
   loadProfile().catch((err) => say(err.message));
   loadSpec().catch((err) => say(err.message));
   TR.start();

@@ -228,7 +228,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         scores = evaluate(
             samples, config, config.evaluate, on_frame=lambda s: bar.advance(note=s.name), roster=args.roster
         )
-    print(json.dumps(report_dict(scores), indent=2) if args.json else format_report(scores))
+    by_look = True if args.by_look else None
+    print(json.dumps(report_dict(scores, by_look), indent=2) if args.json else format_report(scores, by_look))
     return EXIT_OK
 
 
@@ -289,6 +290,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         action="store_true",
         help="each frame's truth serves as its roster, as for analyze and measure: bases are fitted at the sizes "
         "(and rim heights) it declares",
+    )
+    p.add_argument(
+        "--by-look",
+        action="store_true",
+        help="break the results down by look (base top, figure, contact, rim height, base size, mat, resolution, "
+        "px/mm, light); shown anyway when the truths describe looks",
     )
     add_config_option(p)
     add_json_option(p)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,15 @@ from tableref.sources import IMAGE_SUFFIXES, SourceError, read_image
 
 # Visibility bands of the reliability table.
 _VISIBILITY_BANDS = ((0.0, 0.6), (0.6, 0.9), (0.9, 1.01))
+
+# The breakdown by look (truths that carry ``render.models[i].look`` and ``render.look``, as the wide-look renderer
+# writes them): categories of each model, and of each frame. Rim heights and pixel scales fall into these bands
+# (upper bounds; the last band takes the rest).
+MODEL_CATEGORIES = ("top", "figure", "contact", "rim height", "base")
+FRAME_CATEGORIES = ("mat", "resolution", "px/mm", "light")
+_RIM_BANDS = ((3.0, "2-3 mm"), (4.5, "3-4.5 mm"), (math.inf, "4.5-6 mm"))
+_SCALE_BANDS = ((1.2, "0.8-1.2"), (1.8, "1.2-1.8"), (math.inf, "1.8-2.5"))
+_RESOLUTION_ORDER = ("720p", "1080p", "4k", "12mp")
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,14 @@ class FrameScore:
     visibility: NDArray[np.float64]
     size_right: NDArray[np.bool_]
     time_ms: float
+    # Per truth model (T,): counted for recall (visible enough), matched, centre error (NaN unmatched), size
+    # right (False unmatched), and its look's category values; and the frame's category values.
+    truth_visible: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    truth_matched: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    truth_error_mm: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    truth_size_right: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    model_looks: tuple[Mapping[str, str], ...] = ()
+    frame_look: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def recall(self) -> float:
@@ -106,6 +124,45 @@ def load_samples(folder: str | Path, use_camera: bool = True, use_empty: bool = 
     return out
 
 
+def _band(value: float, bands: tuple[tuple[float, str], ...]) -> str:
+    return next(label for top, label in bands if value < top)
+
+
+def model_look(look: Mapping[str, Any], diameter_mm: float) -> dict[str, str]:
+    """A truth model's ``look`` as category values: top, figure, contact, rim height band, base size."""
+    out = {k: str(look[k]) for k in ("top", "figure") if k in look}
+    if "contact" in look:
+        out["contact"] = "touching" if look["contact"] else "apart"
+    if "rim_height_mm" in look:
+        out["rim height"] = _band(float(look["rim_height_mm"]), _RIM_BANDS)
+    out["base"] = f"{diameter_mm:g} mm"
+    return out
+
+
+def frame_look(look: Mapping[str, Any]) -> dict[str, str]:
+    """A truth's ``render.look`` as category values: mat, resolution, pixel scale band, light tint."""
+    out = {k: str(look[k]) for k in ("mat", "resolution") if k in look}
+    if "px_per_mm" in look:
+        out["px/mm"] = _band(float(look["px_per_mm"]), _SCALE_BANDS)
+    light = look.get("light")
+    if isinstance(light, Mapping) and "tint" in light:
+        out["light"] = str(light["tint"])
+    return out
+
+
+def _truth_looks(
+    truth: Mapping[str, Any], models: Sequence[rules.Model]
+) -> tuple[tuple[dict[str, str], ...], dict[str, str]]:
+    render = truth.get("render", {})
+    frame = frame_look(render.get("look", {}))
+    looks = {m.get("id"): m.get("look") for m in render.get("models", []) if isinstance(m, Mapping)}
+    per_model = []
+    for m in models:
+        look = looks.get(m.id)
+        per_model.append(model_look(look, 2.0 * m.base.semi_axes_mm[0]) if isinstance(look, Mapping) else {})
+    return tuple(per_model), frame
+
+
 def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, roster: bool = False) -> FrameScore:
     """Run the pipeline on one frame and match its models to the truth (minimum total distance, gated). With
     ``roster`` the truth serves as the roster too (as ``tableref analyze`` and ``measure`` take one): bases are
@@ -137,6 +194,14 @@ def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, rost
     )
     visible = vis >= settings.min_visibility
     h, w = image.shape[:2]
+    matched = np.zeros(len(true_models), dtype=bool)
+    matched[cols] = True
+    truth_error = np.full(len(true_models), np.nan)
+    truth_size = np.zeros(len(true_models), dtype=bool)
+    if len(cols):
+        truth_error[cols] = np.hypot(diff[:, 0], diff[:, 1])
+        truth_size[cols] = size_right
+    model_looks, look = _truth_looks(sample.truth, true_models)
     return FrameScore(
         name=sample.name,
         image_size=(w, h),
@@ -151,6 +216,12 @@ def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, rost
         visibility=vis[cols] if len(cols) else np.empty(0),
         size_right=size_right,
         time_ms=elapsed_ms,
+        truth_visible=visible,
+        truth_matched=matched,
+        truth_error_mm=truth_error,
+        truth_size_right=truth_size,
+        model_looks=model_looks,
+        frame_look=MappingProxyType(look),
     )
 
 
@@ -221,15 +292,78 @@ def reliability(scores: Sequence[FrameScore]) -> list[dict[str, Any]]:
     return rows
 
 
-def report_dict(scores: Sequence[FrameScore]) -> dict[str, Any]:
-    """Everything ``tableref evaluate --json`` prints."""
+def has_looks(scores: Sequence[FrameScore]) -> bool:
+    """Whether any frame's truth describes its look (``render.look`` or a model's ``look``)."""
+    return any(s.frame_look or any(s.model_looks) for s in scores)
+
+
+def _value_key(category: str, value: str) -> tuple[float, str]:
+    if category == "resolution" and value in _RESOLUTION_ORDER:
+        return (float(_RESOLUTION_ORDER.index(value)), value)
+    head = value.split("-")[0].split(" ")[0]
+    try:
+        return (float(head), value)
+    except ValueError:
+        return (math.inf, value)
+
+
+def _look_row(
+    category: str, value: str, parts: list[tuple[FrameScore, NDArray[np.bool_]]], frame: bool
+) -> dict[str, Any]:
+    """One row of the breakdown: ``parts`` pairs each frame with the truth models (T,) of this value."""
+    visible = sum(int((s.truth_visible & sel).sum()) for s, sel in parts)
+    found = sum(int((s.truth_visible & s.truth_matched & sel).sum()) for s, sel in parts)
+    errors = np.concatenate([s.truth_error_mm[sel & s.truth_matched] for s, sel in parts]) if parts else np.empty(0)
+    sizes = np.concatenate([s.truth_size_right[sel & s.truth_matched] for s, sel in parts]) if parts else np.empty(0)
+    detected = sum(s.detected for s, _ in parts)
+    return {
+        "category": category,
+        "value": value,
+        "frames": len(parts) if frame else len({s.name for s, sel in parts if sel.any()}),
+        "bases": visible,
+        "recall": found / visible if visible else math.nan,
+        # False detections belong to no truth model: they count against their frame's categories only.
+        "precision": sum(s.matched for s, _ in parts) / detected if frame and detected else math.nan,
+        "median_mm": float(np.median(errors)) if len(errors) else math.nan,
+        "p95_mm": float(np.percentile(errors, 95)) if len(errors) else math.nan,
+        "size_right": float(np.mean(sizes)) if len(sizes) else math.nan,
+    }
+
+
+def look_breakdown(scores: Sequence[FrameScore]) -> list[dict[str, Any]]:
+    """Recall, precision, median and 95th-percentile centre error and sizes right per value of each look
+    category: per model (top, figure, contact, rim height, base), then per frame (mat, resolution, px/mm,
+    light). Precision is given for frame categories only; for the others it is NaN."""
+    rows = []
+    for category in MODEL_CATEGORIES:
+        values = {lk[category] for s in scores for lk in s.model_looks if category in lk}
+        for value in sorted(values, key=lambda v: _value_key(category, v)):
+            parts = [(s, np.array([lk.get(category) == value for lk in s.model_looks], dtype=bool)) for s in scores]
+            parts = [(s, sel) for s, sel in parts if len(sel) == len(s.truth_visible) and sel.any()]
+            rows.append(_look_row(category, value, parts, frame=False))
+    for category in FRAME_CATEGORIES:
+        values = {s.frame_look[category] for s in scores if category in s.frame_look}
+        for value in sorted(values, key=lambda v: _value_key(category, v)):
+            chosen = [s for s in scores if s.frame_look.get(category) == value]
+            rows.append(
+                _look_row(category, value, [(s, np.ones(len(s.truth_visible), dtype=bool)) for s in chosen], True)
+            )
+    return rows
+
+
+def report_dict(scores: Sequence[FrameScore], by_look: bool | None = None) -> dict[str, Any]:
+    """Everything ``tableref evaluate --json`` prints. ``by_look`` adds the breakdown by look (None: when the
+    truths describe looks)."""
     frames = []
     for s in scores:
         d = _pooled([s])
         d.update({"name": s.name, "image_size": list(s.image_size), "lens_corrected": s.lens_corrected})
         d.update({"truth": s.truth_count, "visible": s.visible_count, "detected": s.detected, "matched": s.matched})
         frames.append(d)
-    return {"frames": frames, "overall": _pooled(scores), "reliability": reliability(scores)}
+    out = {"frames": frames, "overall": _pooled(scores), "reliability": reliability(scores)}
+    if by_look or (by_look is None and has_looks(scores)):
+        out["by_look"] = look_breakdown(scores)
+    return out
 
 
 def _pct(x: float) -> str:
@@ -240,9 +374,10 @@ def _mm(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.3f}"
 
 
-def format_report(scores: Sequence[FrameScore]) -> str:
-    """The evaluation as text tables: per frame, overall, and the sigma reliability table."""
-    doc = report_dict(scores)
+def format_report(scores: Sequence[FrameScore], by_look: bool | None = None) -> str:
+    """The evaluation as text tables: per frame, overall, the sigma reliability table, and the breakdown by look
+    when ``by_look`` (None: when the truths describe looks)."""
+    doc = report_dict(scores, by_look)
     columns = ("size", 9), ("lens", 4), ("recall", 7), ("precis.", 7), ("median", 7), ("p95", 7), ("max", 7)
     head = f"{'frame':24} " + " ".join(f"{c:>{w}}" for c, w in columns) + f" {'size ok':>7} {'ms':>7}"
     lines = [
@@ -264,4 +399,27 @@ def format_report(scores: Sequence[FrameScore]) -> str:
             f"{r['group']:24} {r['coordinates']:7d} "
             + " ".join(f"{_pct(r[k]):>8}" for k in ("within_1", "within_2", "within_3"))
         )
+    if "by_look" in doc:
+        lines += ["", *format_looks(doc["by_look"])]
     return "\n".join(lines)
+
+
+def format_looks(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The breakdown by look as text lines."""
+    lines = [
+        "By look (recall over bases with >= 60 % of the rim visible; centre errors in mm over matched bases; "
+        "precision per frame category only: false detections count against their frame's mat, resolution, "
+        "px/mm and light)"
+    ]
+    if not rows:
+        return [*lines, "no frame's truth describes its look"]
+    lines.append(
+        f"{'category':11} {'value':10} {'frames':>6} {'bases':>6} {'recall':>7} {'precis.':>7} {'median':>7} "
+        f"{'p95':>7} {'size ok':>7}"
+    )
+    for r in rows:
+        lines.append(
+            f"{r['category']:11} {r['value']:10} {r['frames']:6d} {r['bases']:6d} {_pct(r['recall']):>7} "
+            f"{_pct(r['precision']):>7} {_mm(r['median_mm']):>7} {_mm(r['p95_mm']):>7} {_pct(r['size_right']):>7}"
+        )
+    return lines

@@ -16,7 +16,7 @@ from calibration.spec import TableSpec
 from rules.state import Unit
 from tableref.synth.camera import Camera
 from tableref.synth.wide import looks
-from tableref.synth.wide.scene import Blob, Block, Part, Stick, WideBase, WideScene
+from tableref.synth.wide.scene import Blob, Block, Imaging, Lamp, LightLook, MatLook, Part, Stick, WideBase, WideScene
 from tableref.synth.wide.view import MARKER_PAPER_MM, RESOLUTIONS, View, choose_view
 
 FloatArray = NDArray[np.float64]
@@ -479,4 +479,37 @@ def random_scene(seed: int, resolution: str = "4k", view: View | None = None) ->
         prints=looks.random_prints(rng, mat, region.seen_points()),
         light=looks.random_light(rng),
         imaging=looks.random_imaging(rng, resolution),
+    )
+
+
+# A neutral look for exact tests: a flat light sand mat with no prints, flat light from straight above, a sharp
+# noiseless camera.
+PLAIN_MAT = MatLook(
+    "desert", (0.55, 0.62, 0.66), (0.55, 0.62, 0.66), 0.0, 0.0, 10.0, 0.0, 100.0, 0.0, 0.0, (0.1, 0.1, 0.1), 0
+)
+PLAIN_LIGHT = LightLook(
+    "neutral", (1.0, 1.0, 1.0), 0.6, (Lamp(0.0, 90.0, 1.0, 1.0),), 0.0, (0.0, 0.0, 0.0, 0.0), (0.0, 0.0), 1.0
+)
+PLAIN_IMAGING = Imaging(supersample=3, blur_px=0.0, read_noise=0.0, shot_noise=0.0, jpeg_quality=95)
+
+
+def plain_scene(
+    view: View, bases: Sequence[WideBase] = (), blocks: Sequence[Block] = (), mat: MatLook = PLAIN_MAT
+) -> WideScene:
+    """The given bases and blocks on a plain mat under flat light, seen sharp and noiseless (one unit per unit
+    id the bases name). Change the look with :func:`dataclasses.replace`."""
+    unit_ids = sorted({b.unit for b in bases})
+    return WideScene(
+        table=view.table,
+        table_name=view.table_name,
+        camera=view.camera,
+        resolution="custom",
+        units=tuple(Unit(id=u) for u in unit_ids),
+        bases=tuple(bases),
+        blocks=tuple(blocks),
+        hands=(),
+        mat=mat,
+        prints=(),
+        light=PLAIN_LIGHT,
+        imaging=PLAIN_IMAGING,
     )

@@ -12,7 +12,7 @@ import hashlib
 import json
 import multiprocessing
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from calibration.spec import TableSpec, load_table_spec
 from calibration.table import TableCalibration, calibrate_table, marker_drift_px
 from tableref.config import Config
 from tableref.motion import SettleWatch, reaching_in, thumbnail
-from tableref.pipeline import detect_frame
+from tableref.pipeline import EmptyTable, detect_frame, empty_table
 from tableref.review import ReviewedState, review_state, roster_bases_where_seen
 from tableref.review_store import Resume, ReviewStore
 from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
@@ -211,6 +211,8 @@ class Reviewer:
         self.roster = roster
         self.actions = actions
         self.calibration: TableCalibration | None = None
+        # the table seen empty: the first settled state, where it shows (almost) no bases
+        self.empty: EmptyTable | None = None
         self.skipped = 0
         self.covered = 0
         self.recalibrated = 0
@@ -247,6 +249,9 @@ class Reviewer:
             # Calibrate on the frame the stored states were measured with: the same numbers as before the stop.
             first_frame = int(self.store.meta().get("calibration_frame", previous.frame))
             self._calibrate(rec.image(first_frame))
+            if "empty_frame" in self.store.meta():
+                empty_at = int(self.store.meta()["empty_frame"])
+                self.empty = empty_table(rec.image(empty_at), self.spec, self.config, self.camera)
             watch.update(resume.anchor, resume.spell_time_s)
             measured = resume.anchor
             spell_done = True
@@ -269,10 +274,17 @@ class Reviewer:
             try:
                 cal, fresh = self._calibration_for(sample.image_bgr)
                 declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
-                analysis = detect_frame(sample.image_bgr, self.spec, self.config, self.camera, cal, declared)
+                analysis = detect_frame(
+                    sample.image_bgr, self.spec, self.config, self.camera, cal, declared, reference=self.empty
+                )
             except _FRAME_ERRORS:
                 self.skipped += 1
                 continue
+            if previous is None and len(analysis.state.models) <= s.empty_max_bases:
+                # before the models are deployed: the table seen empty, and no bases on it
+                self.empty = EmptyTable(sample.image_bgr, cal)
+                self.store.set_meta(empty_frame=str(sample.index))
+                analysis = replace(analysis, state=replace(analysis.state, models=()))
             if fresh:
                 # A resumed review calibrates on this frame: the camera stood here for the states from now on.
                 self.store.set_meta(calibration_frame=str(sample.index))

@@ -79,6 +79,9 @@ class ReviewSettings:
     # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
     # suggested as one unit.
     group_gap_mm: float
+    # The recording's first settled state, where at most this many bases are found in it, is the table seen empty
+    # (before the models are deployed): the states after it are measured against it. -1: never.
+    empty_max_bases: int
     # Each settled frame is kept for the dashboard as a JPEG at most this long, at this quality (1-100).
     stored_frame_max_side_px: int
     stored_frame_jpeg_quality: int

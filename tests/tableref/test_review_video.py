@@ -20,15 +20,17 @@ from tableref.cli import main
 from tableref.config import Config, load_config
 from tableref.review_run import Recording, Reviewer
 from tableref.review_store import ReviewStore
-from tableref.synth.game import GameVideo
+from tableref.synth.game import GameVideo, write_game
 from tests.tableref.review_game import (
     ALPHA_ADVANCE_MM,
     ALPHA_MOVE_MM,
     BUMPED_FROM_STATE,
     CHARLIE_MOVE_MM,
+    FPS,
     copy_recording,
     make_game,
     roster_state,
+    scenes,
     truth_states,
 )
 
@@ -281,3 +283,48 @@ def test_a_bumped_camera_is_calibrated_again(bumped_game: GameVideo, tmp_path: P
     else:
         # The check is what keeps the positions right: the old calibration puts the models millimetres off.
         assert worst > POSITION_TOL_MM
+
+
+@pytest.fixture(scope="module")
+def deployed_game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
+    """The game with the table seen empty first, before the models are deployed."""
+    states = scenes()
+    empty = dataclasses.replace(states[0], models=(), units=())
+    return write_game(
+        [empty, *states[:2]],
+        tmp_path_factory.mktemp("deployed") / "game.avi",
+        fps=FPS,
+        hold_frames=12,
+        move_steps=2,
+        frames_per_step=3,
+        seed=6,
+    )
+
+
+@pytest.mark.parametrize("empty_max_bases", [2, -1])
+def test_the_first_state_seen_empty_is_the_reference_for_the_rest(
+    deployed_game: GameVideo, tmp_path: Path, empty_max_bases: int
+) -> None:
+    config = load_config()
+    config = dataclasses.replace(config, review=dataclasses.replace(config.review, empty_max_bases=empty_max_bases))
+    out = tmp_path / "review.sqlite"
+    reviewer, count, doc = _review_game(deployed_game, config, out)
+    assert count == 3
+    with ReviewStore(out, readonly=True) as store:
+        assert ("empty_frame" in store.meta()) == (empty_max_bases >= 0)
+    assert (reviewer.empty is not None) == (empty_max_bases >= 0)
+    # the empty table holds no model; the models deployed after it are found either way
+    counts = [len(state["models"]) for state in doc["states"]]
+    assert counts == [0, len(truth_states()[0]), len(truth_states()[1])]
+    if empty_max_bases >= 0:
+        # a review resumed after the empty state takes the same empty table up again
+        with ReviewStore(out) as store:
+            again = Reviewer(
+                Recording(deployed_game.path, config.review.photo_period_s),
+                store,
+                load_table_spec(),
+                config,
+                rules.load_profile("skirmish"),
+            )
+            again.run()
+        assert again.empty is not None

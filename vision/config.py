@@ -216,6 +216,10 @@ class VisionSettings:
         unseen_rim_coverage, unseen_rim_sigma_share: a base read by its edges with a rim edge on fewer than
             ``unseen_rim_coverage`` of its rays may be a circle on part of it and something else: its model sigma
             widens by ``unseen_rim_sigma_share`` radii per unit of coverage short of that (0: never).
+    The learned verifier (see :mod:`vision.verify`)
+        verifier_min_probability: a circle read is a base where the verifier gives it at least this probability
+            (0: no verifier).
+        verifier_file: the verifier's weights (.npz); empty: the one that ships in vision/data.
     The empty table (see :mod:`vision.reference`; only where a reference is given)
         reference_blur_mm: both images are smoothed by this much before they are compared.
         reference_light_cell_mm, reference_light_reach_cells: the light's slow change between the two is read per
@@ -377,6 +381,8 @@ class VisionSettings:
     ambiguity_max_rms_px: float
     unseen_rim_coverage: float
     unseen_rim_sigma_share: float
+    verifier_min_probability: float
+    verifier_file: str
     reference_blur_mm: float
     reference_light_cell_mm: float
     reference_light_reach_cells: int
@@ -398,6 +404,10 @@ class VisionSettings:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "verifier_file":
+                if not isinstance(value, str):
+                    raise SettingsError(f"verifier_file must be a path (a string), got {value!r}")
+                continue
             values = value if isinstance(value, tuple) else (value,)
             if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
                 raise SettingsError(f"vision setting {f.name} must be finite numbers, got {value!r}")
@@ -593,6 +603,7 @@ class VisionSettings:
             "colour_gain",
             "colour_blur_px",
             "colour_mask_margin_mm",
+            "verifier_min_probability",
             "reference_blur_mm",
             "reference_light_cell_mm",
             "reference_light_reach_cells",

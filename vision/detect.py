@@ -160,6 +160,7 @@ from vision.rim import (
 from vision.seeds import Seeds, find_seeds
 from vision.squares import square_insides
 from vision.vecmath import hypot
+from vision.verify import features, load_verifier
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -1101,9 +1102,14 @@ def detect_bases(
     ``reference_bgr``, the same view of the table empty (its terrain, no models; (H, W, 3) or (H, W) uint8 like
     ``topdown_bgr``), when given: a base must have changed since (``reference_min_changed_share`` of its inside, see
     :mod:`vision.reference`), as no printed circle or texture of the mat has."""
-    if reference_bgr is None:
-        return _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px)
+    found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px)
     scale = _check_scale(px_per_mm, settings)
+    if settings.verifier_min_probability > 0 and len(found):
+        verifier = load_verifier(settings.verifier_file or None)
+        likely = verifier.probability(features(np.asarray(topdown_bgr), found, scale))
+        found = found[likely >= settings.verifier_min_probability]
+    if reference_bgr is None:
+        return found
     change = change_map(
         np.asarray(topdown_bgr),
         np.asarray(reference_bgr),
@@ -1112,7 +1118,6 @@ def detect_bases(
         settings.reference_light_cell_mm,
         settings.reference_light_reach_cells,
     )
-    found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px)
     share = changed_share(change, found.center_px, found.radius_px, settings.reference_min_change)
     return found[share >= settings.reference_min_changed_share]
 

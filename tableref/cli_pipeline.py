@@ -167,7 +167,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
-        print(declared_note(state, len(roster.models), config.vision.outline_min_px_per_mm))
+        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm))
         if missing:
             print(
                 f"\nNot found in the frame ({len(missing)} of {len(roster.models)} roster models, left out of the "
@@ -217,7 +217,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(format_measurement(measurement, len(frames)))
-        print(declared_note(state, len(roster.models), config.vision.outline_min_px_per_mm))
+        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm))
     return EXIT_OK
 
 

@@ -34,7 +34,11 @@ _RIM_IN, _RIM_OUT = 7, 10
 ANGLES = 36
 # An edge across the rim of at least this many lightness levels (OpenCV's 8-bit L) counts on a ray.
 _EDGE_LEVELS = 10.0
-FEATURE_COUNT = 4 * len(RING_FRACTIONS) + 9
+# A solid base stands up from the mat: its wall shows on the side away from the camera and it casts a shadow away
+# from the light, so its rim and the mat just outside are lighter on one side than on the other, where a printed
+# circle is the same all round. The first and second angular harmonics of the lightness on these rings tell it.
+_SIDED_RINGS = (8, 9, 10, 11, 12, 13)
+FEATURE_COUNT = 4 * len(RING_FRACTIONS) + 2 * len(_SIDED_RINGS) + 9
 
 
 def _lab(image_bgr: NDArray[np.uint8]) -> NDArray[np.float32]:
@@ -65,9 +69,10 @@ def features(image_bgr: NDArray[np.uint8], detections: BaseDetections, px_per_mm
     (H, W) uint8, the image the detections were found in, at ``px_per_mm``.
 
     Per ring: the mean lightness and the two mean colour coordinates, each less the mat's around the circle, and
-    the lightness's spread round the ring; then the edge across the rim (its mean, and the share of rays where it
-    is clear, of either sign and of the commoner sign), the circle's size (mm) and the image's scale, and the edge
-    fit's coverage, roundness (px) and score."""
+    the lightness's spread round the ring; how much lighter one side of the rim and the mat next to it is than the
+    other (the first two angular harmonics on the rings about the rim); then the edge across the rim (its mean, and
+    the share of rays where it is clear, of either sign and of the commoner sign), the circle's size (mm) and the
+    image's scale, the edge fit's coverage, roundness (px) and score, and the mat's lightness."""
     n = len(detections)
     if n == 0:
         return np.zeros((0, FEATURE_COUNT), np.float32)
@@ -82,12 +87,15 @@ def features(image_bgr: NDArray[np.uint8], detections: BaseDetections, px_per_mm
     clear = np.abs(edge) >= _EDGE_LEVELS
     sign = np.sign(np.median(edge, axis=1))
     same_sign = (clear & (np.sign(edge) == sign[:, None])).mean(axis=1)
+    harmonics = np.abs(np.fft.rfft(lightness[:, _SIDED_RINGS, :], axis=2))[..., 1:3] / ANGLES
     out = np.concatenate(
         [
             ring_l,
             ring_ab[..., 0],
             ring_ab[..., 1],
             ring_spread,
+            harmonics[..., 0],
+            harmonics[..., 1],
             np.stack(
                 [
                     np.abs(edge).mean(axis=1),

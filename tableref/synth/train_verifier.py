@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from calibration.table import rectified_to_table
 from tableref.config import Config, load_config
 from tableref.evaluate import Sample, load_samples
 from tableref.pipeline import detect_frame
@@ -41,7 +42,9 @@ def _labelled(sample: Sample, config: Config) -> tuple[NDArray[np.float32], NDAr
     visibility = sample.truth.get("visibility", {})
     truth = np.array([[m["x_mm"], m["y_mm"]] for m in sample.truth["models"]]).reshape(-1, 2)
     seen = np.array([float(visibility.get(m["id"], 1.0)) for m in sample.truth["models"]])
-    found = np.array([[m.x_mm, m.y_mm] for m in analysis.state.models]).reshape(-1, 2)
+    # in detection order (the state's models are ordered along the table); the rim's parallax, a millimetre or
+    # two at most, is far inside the match's reach
+    found = rectified_to_table(analysis.detections.center_px, analysis.px_per_mm).reshape(-1, 2)
     labels = np.zeros(len(found))
     if len(truth) and len(found):
         apart = np.hypot(found[:, None, 0] - truth[None, :, 0], found[:, None, 1] - truth[None, :, 1])
@@ -101,8 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("sets", nargs="+", type=Path, help="folders of frames with NAME.truth.json")
     parser.add_argument("--out", type=Path, default=Path("vision/data/verifier.npz"), help="where to write it")
     parser.add_argument("--config", help="settings TOML (the detector whose circles are verified)")
-    parser.add_argument("--hidden", type=int, default=24, help="units of the hidden layer (default: 24)")
-    parser.add_argument("--epochs", type=int, default=3000, help="full-batch steps (default: 3000)")
+    parser.add_argument("--hidden", type=int, default=16, help="units of the hidden layer (default: 16)")
+    parser.add_argument("--epochs", type=int, default=300, help="full-batch steps (default: 300)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     config = load_config(args.config)

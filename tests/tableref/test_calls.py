@@ -16,6 +16,7 @@ from tableref.config import Config
 from tableref.pipeline import carry_identities, detect_frame
 from tableref.synth.render import Image, Truth, render
 from tableref.synth.scene import Scene
+from tests.vision.hand_rules import hand_rule_config
 
 
 def test_scene_places_every_pair_at_its_gap() -> None:
@@ -106,7 +107,10 @@ def test_a_call_once_wrongly_clear_is_close(
     before: float,
     ruled: bool,
 ) -> None:
-    config = _with_vision(config, setting, None if ruled else before)
-    result, _ = _call_on_pair(_line_pairs_frame(*frame), config, lens, *pair)
+    # the rule is one of the hand rules' (see tests.vision.hand_rules), tested with them on
+    rules_on = _with_vision(hand_rule_config(), setting, None if ruled else before)
+    result, _ = _call_on_pair(_line_pairs_frame(*frame), rules_on, lens, *pair)
     assert result.wrong is not ruled
     assert result.call == ("close" if ruled else "clear")
+    # the detector as it stands calls the pair right
+    assert not _call_on_pair(_line_pairs_frame(*frame), config, lens, *pair)[0].wrong

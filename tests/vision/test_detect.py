@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from tableref.config import load_config
 from tests.vision import vision_scenes as vs
+from tests.vision.hand_rules import hand_rule_settings
 from vision import (
     BaseDetections,
     ImageError,
@@ -46,9 +46,9 @@ from vision.rim import ray_directions
 # figures blur, in colour) are switched off here and tested on their own below and on rendered frames
 # (test_rendered.py).
 SETTINGS = dataclasses.replace(
-    load_config().vision, min_figure_contrast=0.0, ring_min_figure_contrast=0.0, ring_colour_figure_contrast=0.0
+    hand_rule_settings(), min_figure_contrast=0.0, ring_min_figure_contrast=0.0, ring_colour_figure_contrast=0.0
 )
-DEFAULT_SETTINGS = load_config().vision
+DEFAULT_SETTINGS = hand_rule_settings()
 LOOKS = {"clean": vs.CLEAN, "textured": vs.TEXTURED, "rough": vs.ROUGH}
 
 
@@ -854,7 +854,7 @@ def test_a_base_takes_the_size_its_unit_votes_for(
     changed: dict[str, float],
     voted_mm: list[float],
 ) -> None:
-    settings = dataclasses.replace(load_config().vision, **changed)
+    settings = dataclasses.replace(hand_rule_settings(), **changed)
     voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
@@ -868,7 +868,7 @@ def test_a_base_votes_only_with_bases_fitted_about_its_own_size_even_those_reach
     center = np.array([[100.0 + 34.0 * (k % 4), 100.0 + 34.0 * (k // 4)] for k in range(8)])
     ones = np.ones(8)
     found = BaseDetections(center, fitted_mm / 2, snapped_mm, *([ones] * 4), ones * 0.3, ones, ones)
-    settings = load_config().vision
+    settings = hand_rule_settings()
     voted = _vote_sizes(found, np.array([_SAND] * 8), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, [27, 27, 27, 32, 32, 32, 32, 32])
 
@@ -919,7 +919,7 @@ def test_a_lone_doubtful_base_takes_the_size_its_neighbours_all_voted(
     changed: dict[str, float],
     voted_mm: list[float],
 ) -> None:
-    settings = dataclasses.replace(load_config().vision, **changed)
+    settings = dataclasses.replace(hand_rule_settings(), **changed)
     voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, 5.0, doubt_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
@@ -971,7 +971,7 @@ def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
     changed: dict[str, float],
     kept: list[int],
 ) -> None:
-    settings = dataclasses.replace(load_config().vision, **changed)
+    settings = dataclasses.replace(hand_rule_settings(), **changed)
     plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
@@ -1003,7 +1003,7 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
     changed: dict[str, float],
     kept: list[int],
 ) -> None:
-    settings = dataclasses.replace(load_config().vision, **changed)
+    settings = dataclasses.replace(hand_rule_settings(), **changed)
     plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
@@ -1032,7 +1032,7 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
 def test_a_reading_lost_by_a_little_overlap_waits_for_its_units_vote(
     px_per_mm: float, lost_x_mm: float, lost_mm: float, changed: dict[str, float], narrow: list[int]
 ) -> None:
-    settings = dataclasses.replace(load_config().vision, **changed)
+    settings = dataclasses.replace(hand_rule_settings(), **changed)
     center_px = np.array([[100.0, 100.0], [lost_x_mm, 100.0]]) * px_per_mm
     size_mm = np.array([27.0, lost_mm])
     rows, kept = np.array([0, 1]), np.array([0])
@@ -1053,7 +1053,7 @@ def test_a_reading_lost_by_a_little_overlap_waits_for_its_units_vote(
 def test_a_reading_stands_beside_a_base_read_a_size_too_large(
     lost_x_mm: float, changed: dict[str, float], found: int
 ) -> None:
-    settings = dataclasses.replace(load_config().vision, **changed)
+    settings = dataclasses.replace(hand_rule_settings(), **changed)
     unit = _bases_at([100.0, 132.0, 164.0, 196.0], [32.1, 31.8, 32.2, 32.6], [32.0, 32.0, 32.0, 40.0])
     # a base of the unit's far off, and a reading beside the one read too large
     other = _bases_at([300.0], [32.0], [32.0])
@@ -1129,7 +1129,7 @@ def test_a_units_rims_share_their_pooled_height(
     changed: dict[str, float],
     pooled: list[float],
 ) -> None:
-    settings = dataclasses.replace(load_config().vision, **changed)
+    settings = dataclasses.replace(hand_rule_settings(), **changed)
     bases = _row_of_bases(sizes_mm, sizes_mm, 5.0)
     got = _pooled_heights(bases.center_px, bases.diameter_mm, np.array(tops), np.array(heights), 1.0, settings)
     np.testing.assert_allclose(got, pooled, atol=1e-9)
@@ -1154,7 +1154,7 @@ def test_a_tops_colour_is_read_round_the_figure_inside_the_rim(
     cv2.ellipse(image, (80, 80), (30, 30), 0, 0, 60, figure_bgr, -1)
     if grey:
         image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    settings = load_config().vision
+    settings = hand_rule_settings()
     lab = _top_colours(image, np.array([[80.0, 80.0]]), np.array([30.0]), settings)
     swatch = np.full((1, 1, 3), top_bgr, np.uint8)
     if grey:

@@ -14,15 +14,15 @@ import pytest
 from numpy.typing import NDArray
 
 import vision.detect
-from tableref.config import load_config
 from tests.vision import vision_scenes as vs
+from tests.vision.hand_rules import hand_rule_settings
 from vision import BaseDetections, VisionError, VisionSettings
 from vision.detect import _excess_blur_mm, _outline_sigmas, _start_spread_px, detect_bases, fit_known_bases
 from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
 
-SETTINGS = dataclasses.replace(load_config().vision, min_figure_contrast=0.0)
+SETTINGS = dataclasses.replace(hand_rule_settings(), min_figure_contrast=0.0)
 PX_PER_MM = 2.0
 SIZE_PX = (240, 240)
 # The nadir lies far to the upper left: the top disc shows pushed down and right, the wall up and left.

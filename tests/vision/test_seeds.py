@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tableref.config import load_config
 from tests.vision import vision_scenes as vs
+from tests.vision.hand_rules import hand_rule_settings
 from vision.seeds import (
     SeedLevels,
     Seeds,
@@ -25,7 +25,7 @@ from vision.seeds import (
     vote_seeds,
 )
 
-SETTINGS = load_config().vision
+SETTINGS = hand_rule_settings()
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tableref.config import load_config
+from tests.vision.hand_rules import hand_rule_settings
 from vision.squares import square_insides
 
 SIZE_PX = 80
@@ -18,7 +18,7 @@ CENTRE = (40.0, 40.0)
 # a 25 mm circle round a 16 mm die, at 1 px/mm
 RADIUS_PX = 12.5
 MAT, TOP, DARK = 110, 200, 40
-DEFAULT_SETTINGS = load_config().vision
+DEFAULT_SETTINGS = hand_rule_settings()
 
 
 def _patch(seed: int) -> NDArray[np.uint8]:

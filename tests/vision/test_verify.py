@@ -11,7 +11,7 @@ import pytest
 from tableref.synth.train_verifier import fit
 from vision import SettingsError
 from vision.detections import BaseDetections
-from vision.verify import FEATURE_COUNT, RING_FRACTIONS, Verifier, features, load_verifier
+from vision.verify import FEATURE_COUNT, Verifier, features, load_verifier
 
 MAT_BGR = (70, 110, 80)
 
@@ -48,13 +48,13 @@ def test_features_read_the_inside_against_the_mat_and_the_edge_round_the_rim(
 ) -> None:
     got = features(_table_with_disc(disc_bgr), _circles([(100.0, 60.0)], 24.0), 1.5)
     assert got.shape == (1, FEATURE_COUNT)
-    rings = len(RING_FRACTIONS)
     middle = got[0, 0]  # lightness at the centre, less the mat's
     if inside_lighter is None:
         assert abs(middle) < 1.0
     else:
         assert (middle > 20) == inside_lighter and (middle < -20) == (not inside_lighter)
-    assert got[0, 4 * rings + 1] == pytest.approx(edge_share)
+    # the last nine features: the edge's mean, its clear share, ... (see features)
+    assert got[0, FEATURE_COUNT - 8] == pytest.approx(edge_share)
 
 
 def test_features_of_no_circles_and_of_circles_off_the_image() -> None:

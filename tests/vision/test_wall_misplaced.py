@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tableref.config import load_config
 from tests.vision import vision_scenes as vs
+from tests.vision.hand_rules import hand_rule_settings
 from vision import BaseDetections, VisionSettings
 from vision.detect import _wall_misplaced_mm, detect_bases, fit_known_bases
 from vision.outline import OutlineFit, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
 
-SETTINGS = dataclasses.replace(load_config().vision, min_figure_contrast=0.0)
+SETTINGS = dataclasses.replace(hand_rule_settings(), min_figure_contrast=0.0)
 PX_PER_MM = 2.0
 SHIFT_RATIO = 4.0 / 1396.0
 SHADOW_MM = 2.5

@@ -1,0 +1,28 @@
+"""The detector as its hand rules stood before the learned verifier took the decision over: a figure on every base,
+and the appearance fit's centres from 1.2 px/mm. The rules are still there, each behind its setting; the tests of a
+rule's own behaviour run them with these settings, where the rule is on."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tableref.config import Config, load_config
+from vision import VisionSettings
+
+HAND_RULES = {
+    "min_figure_contrast": 6.0,
+    "colour_min_figure_contrast": 8.0,
+    "outline_min_px_per_mm": 1.2,
+    "verifier_min_probability": 0.0,
+}
+
+
+def hand_rule_settings() -> VisionSettings:
+    """The default vision settings with the hand rules on."""
+    return dataclasses.replace(load_config().vision, **HAND_RULES)
+
+
+def hand_rule_config() -> Config:
+    """The default settings with the hand rules of the vision stage on."""
+    config = load_config()
+    return dataclasses.replace(config, vision=hand_rule_settings())

@@ -3,9 +3,9 @@ run through :func:`tableref.pipeline.detect_frame` with the default settings and
 ``tableref detect PHOTO --table SPEC`` runs them.
 
 No photo holds a miniature, so every base found on an empty board is a false one (most stand on the carpet around
-the board). THE BOUNDS BELOW ARE TODAY'S COUNTS (measured with the learned verifier, commit 7434810, OpenCV 5.1), NOT TARGETS: they are
-there so that a change finding more false bases fails, and they should go down; lower a bound when a change lowers
-its count.
+the board). THE BOUNDS BELOW ARE TODAY'S COUNTS (measured with the learned verifier, commit 7434810, OpenCV 5.1),
+NOT TARGETS: they are there so that a change finding more false bases fails, and they should go down; lower a bound
+when a change lowers its count.
 
 On the photos with Go stones (about 22 mm, plain black or white discs, standing on grid crossings) a plain disc
 is taken for a token by design, so how many stones are found is reported in ``docs/real-photos.md``, not asserted;

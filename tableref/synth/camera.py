@@ -90,6 +90,17 @@ class Camera:
         tvec = -rot @ to_cv_frame(np.asarray(self.position_mm, dtype=np.float64))
         return np.asarray(rvec, dtype=np.float64).reshape(3), np.asarray(tvec, dtype=np.float64)
 
+    def pose_json(self) -> dict[str, Any]:
+        """The truth's ``camera_pose``: where the camera stands and looks, and OpenCV's rvec and tvec for it."""
+        rvec, tvec = self.rvec_tvec()
+        return {
+            "position_mm": list(self.position_mm),
+            "look_at_mm": list(self.look_at_mm),
+            "roll_deg": self.roll_deg,
+            "rvec": rvec.tolist(),
+            "tvec": tvec.tolist(),
+        }
+
     def to_json(self) -> dict[str, Any]:
         """The camera.json content: ``image_width``, ``image_height``, ``camera_matrix``, ``dist_coeffs``."""
         return {

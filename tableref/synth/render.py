@@ -801,19 +801,12 @@ def visibility(scene: Scene, shapes: list[sh.Shape] | None = None) -> dict[str, 
 
 def _params(scene: Scene, seed: int) -> dict[str, Any]:
     cam = scene.camera
-    rvec, tvec = cam.rvec_tvec()
     centres = np.array([[m.model.x_mm, m.model.y_mm, m.rim_height_mm] for m in scene.models]).reshape(-1, 3)
     centres_px = cam.project(centres) if len(centres) else np.zeros((0, 2))
     return {
         "seed": seed,
         "frame": "table mm, z up; OpenCV world frame is (x, y, -z); rvec/tvec map it to the camera",
-        "camera_pose": {
-            "position_mm": list(cam.position_mm),
-            "look_at_mm": list(cam.look_at_mm),
-            "roll_deg": cam.roll_deg,
-            "rvec": rvec.tolist(),
-            "tvec": tvec.tolist(),
-        },
+        "camera_pose": cam.pose_json(),
         "table": scene.table.to_dict(),
         "models": [
             {

@@ -128,19 +128,12 @@ def _model_params(scene: WideScene, camera_px: FloatArray) -> list[dict[str, Any
 
 def _params(scene: WideScene, seed: int, ppm: float) -> dict[str, Any]:
     cam = scene.camera
-    rvec, tvec = cam.rvec_tvec()
     centres = np.array([[b.x_mm, b.y_mm, b.rim_height_mm] for b in scene.bases]).reshape(-1, 3)
     return {
         "renderer": "wide",
         "seed": seed,
         "frame": "table mm, z up; OpenCV world frame is (x, y, -z); rvec/tvec map it to the camera",
-        "camera_pose": {
-            "position_mm": list(cam.position_mm),
-            "look_at_mm": list(cam.look_at_mm),
-            "roll_deg": cam.roll_deg,
-            "rvec": rvec.tolist(),
-            "tvec": tvec.tolist(),
-        },
+        "camera_pose": cam.pose_json(),
         "table": scene.table.to_dict(),
         "look": _look(scene, ppm),
         "models": _model_params(scene, cam.project(centres) if len(centres) else np.zeros((0, 2))),

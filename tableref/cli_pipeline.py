@@ -97,7 +97,9 @@ def _detect(
     frame = read_image(args.frame)
     camera = _camera(args)
     reference = _empty_table(args, spec, config, camera)
-    analysis = detect_frame(frame, spec, config, camera, roster=roster, reference=reference)
+    analysis = detect_frame(
+        frame, spec, config, camera, roster=roster, reference=reference, whole_roster=roster is not None
+    )
     if not analysis.state.models:
         used = analysis.calibration.markers_used
         raise UsageError(
@@ -206,7 +208,9 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         for path in frames:
             calibration = analyses[0].calibration if analyses else None
             frame = read_image(path)
-            analyses.append(detect_frame(frame, spec, config, camera, calibration, roster, reference=reference))
+            analyses.append(
+                detect_frame(frame, spec, config, camera, calibration, roster, reference=reference, whole_roster=True)
+            )
             bar.advance()
     fused = fuse_frames(analyses, config.pipeline.roster_gate_mm)
     state = carry_identities(fused, roster, config.pipeline.roster_gate_mm, take_bases=True)

@@ -175,7 +175,13 @@ def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, rost
     )
     start = time.perf_counter()
     analysis = detect_frame(
-        image, sample.spec, config, sample.camera, roster=truth if roster else None, reference=reference
+        image,
+        sample.spec,
+        config,
+        sample.camera,
+        roster=truth if roster else None,
+        reference=reference,
+        whole_roster=roster,
     )
     elapsed_ms = (time.perf_counter() - start) * 1e3
     visibility = sample.truth.get("visibility", {})

@@ -48,6 +48,16 @@ class EmptyTable:
         return self._views[px_per_mm]
 
 
+def roster_sizes(config: Config, roster: rules.TableState) -> Config:
+    """``config`` with the standard base sizes a detection may snap to cut down to the round sizes of ``roster``,
+    where it lists every model on the table: a circle of another size is no model of this game (a token, a printed
+    ring) or a misread one. Unchanged where the roster has no round base."""
+    sizes = sorted({round(m.base.semi_axes_mm[0] * 2, 1) for m in roster.models if isinstance(m.base, rules.RoundBase)})
+    if not sizes:
+        return config
+    return replace(config, vision=replace(config.vision, base_sizes_mm=tuple(sizes)))
+
+
 def empty_table(
     frame_bgr: NDArray[np.uint8], spec: TableSpec, config: Config, camera: CameraModel | None = None
 ) -> EmptyTable:
@@ -462,6 +472,7 @@ def detect_frame(
     previous: FrameAnalysis | None = None,
     keep_overview: bool = False,
     reference: EmptyTable | None = None,
+    whole_roster: bool = False,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a
@@ -479,7 +490,10 @@ def detect_frame(
     more than ``max_changed_share`` of it). Such frames are not independent measurements: do not fuse them. The
     analysis keeps what its next frame is compared with (``overview``) when given a ``previous`` or asked to
     (``keep_overview``: the first frame of a watch). ``reference``, the table seen empty: a base must have changed
-    since (see :func:`vision.detect_bases`)."""
+    since (see :func:`vision.detect_bases`). ``whole_roster``: the roster lists every model on the table, so a base
+    is of one of its sizes (see :func:`roster_sizes`)."""
+    if whole_roster and roster is not None:
+        config = roster_sizes(config, roster)
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()

@@ -17,6 +17,7 @@ from tableref.pipeline import (
     detect_frame,
     fuse_frames,
     known_bases,
+    roster_sizes,
     seen_height_mm,
     size_sigma_mm,
     state_from_detections,
@@ -377,3 +378,25 @@ def test_with_the_empty_table_only_what_was_put_down_since_is_a_base(empty_table
         detect_frame(np.asarray(frame), empty_table.spec, config, empty_table.camera, reference=itself).state.models
         == ()
     )
+
+
+@pytest.mark.parametrize(
+    ("bases", "sizes"),
+    [
+        # the roster's round sizes, each once, in order
+        ([rules.RoundBase(32.0), rules.RoundBase(25.0), rules.RoundBase(32.0)], (25.0, 32.0)),
+        # ovals add none; a roster of ovals only leaves the standard sizes
+        ([rules.RoundBase(40.0), rules.OvalBase(60.0, 35.0)], (40.0,)),
+        ([rules.OvalBase(60.0, 35.0)], None),
+    ],
+)
+def test_a_whole_roster_lets_bases_snap_only_to_its_sizes(
+    config: Config, bases: list[rules.RoundBase | rules.OvalBase], sizes: tuple[float, ...] | None
+) -> None:
+    roster = rules.TableState(
+        rules.Table(1829.0, 1219.0),
+        (),
+        tuple(rules.Model(f"m{k}", None, 100.0 * k, 100.0, b) for k, b in enumerate(bases)),
+    )
+    cut = roster_sizes(config, roster)
+    assert cut.vision.base_sizes_mm == (config.vision.base_sizes_mm if sizes is None else sizes)

@@ -386,6 +386,8 @@ class LiveTable:
         self._empties: dict[str, EmptyTable] = {}
         self._empty_times: dict[str, float] = {}
         self._capture_empty = False
+        # what came of the last capture asked for, for the Setup screen
+        self._empty_note: str | None = None
         self._detected: dict[str, _Detected] = {}
         self._scene_of_result: str | None = None
         self._force = False
@@ -514,6 +516,7 @@ class LiveTable:
                 "captured": key is not None and key in self._empties,
                 "captured_at": self._empty_times.get(key or ""),
                 "pending": self._capture_empty,
+                "note": self._empty_note,
             }
 
     def use_feed(self, feed: Feed) -> None:
@@ -674,6 +677,10 @@ class LiveTable:
         scene: Scene = job.frame.scene
         start = time.perf_counter()
         if scene.state is not None:
+            with self._lock:
+                asked, self._capture_empty = self._capture_empty, False
+            if asked:
+                self._empty_failed("a table state shows no camera frame")
             detected = _as_detections(scene.state, scene.px_per_mm)
             scale = scene.px_per_mm
 
@@ -739,7 +746,7 @@ class LiveTable:
         try:
             empty = empty_table(job.frame.image_bgr, spec, self.config, scene.camera)
         except calibration.CalibrationError as exc:
-            self.hub.update(analysing=False, message=f"the empty table was not captured: {exc}")
+            self._empty_failed(str(exc))
             return True
         with self._lock:
             self._empties[scene.key] = empty
@@ -747,8 +754,16 @@ class LiveTable:
             # measured without it before: the next frame is measured whole
             self._analyses.pop(scene.key, None)
             self._force = True
+        with self._lock:
+            self._empty_note = None
         self.hub.update(analysing=False, message="empty table captured: only what is put down from now on is measured")
         return True
+
+    def _empty_failed(self, why: str) -> None:
+        note = f"the empty table was not captured: {why}"
+        with self._lock:
+            self._empty_note = note
+        self.hub.update(analysing=False, message=note)
 
     def _judge(self, key: str) -> None:
         """Identities from the roster, the rules, and a new result for the viewers."""

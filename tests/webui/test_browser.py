@@ -274,6 +274,23 @@ def test_setup_changes_the_profile(page: Any, sample_state: Served):
     shot(page, "review")
 
 
+@pytest.mark.skipif(not sample_available(), reason="the sample frames are not in this checkout")
+def test_setup_asks_for_the_empty_table_and_says_what_came_of_it(page: Any, sample_state: Served):
+    page.goto(sample_state.url + "/setup")
+    _wait_results(page, frames=0)
+    page.wait_for_function("document.getElementById('empty-status').textContent.includes('Not captured')")
+    assert page.is_disabled("#forget-empty")
+    page.click("#capture-empty")
+    page.wait_for_function("document.getElementById('setup-message').textContent.includes('next settled frame')")
+    # a table state has no camera frame to take: the card says so, and nothing waits any more
+    page.wait_for_function(
+        "document.getElementById('empty-status').textContent.includes('no camera frame')", timeout=WAIT_MS
+    )
+    got = sample_state.get("/api/empty")
+    assert (got["captured"], got["pending"]) == (False, False) and "no camera frame" in got["note"]
+    shot(page, "setup_empty")
+
+
 def test_fixing_a_unit_on_the_review_screen(page: Any, tmp_path: Path):
     db = make_review_db(tmp_path / "game.sqlite")
     served = Served(state_live(two_sides()))

@@ -65,7 +65,7 @@
       ? "Waiting for the table to settle to capture it empty."
       : when
         ? `Captured at ${when}: bases are what changed since.`
-        : "Not captured: bases are found without it.";
+        : `Not captured: bases are found without it.${e.note ? ` (${e.note.replace(/^the empty table was not captured: /, "last try: ")})` : ""}`;
     document.getElementById("forget-empty").disabled = !e.captured;
   }
 

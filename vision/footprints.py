@@ -22,14 +22,23 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.candidates import Candidates
 from vision.circlefit import fit_circles
-from vision.circles import SAME_BASE_CENTER_FRACTION, centre_distances, keep_best, ray_distance_to_circle
+from vision.circles import (
+    SAME_BASE_CENTER_FRACTION,
+    centre_distances,
+    firsts_first,
+    keep_best,
+    ray_distance_to_circle,
+    snap_diameters,
+)
 from vision.config import VisionSettings
 from vision.rim import (
     Peaks,
     find_peaks,
     pick_edges,
     ray_derivative,
+    ray_directions,
     sample_mask,
     select_peaks,
 )
@@ -245,6 +254,83 @@ class Footprints:
     inner_polarity: FloatArray
 
 
+# One band's readings in a centre-finding round: points, found, ray radius, ring radius, polarity, support, has.
+_BandRing = tuple[FloatArray, BoolArray, FloatArray, FloatArray, FloatArray, FloatArray, BoolArray]
+
+
+def _band_searches(
+    grey: NDArray[np.uint8],
+    seeds: Seeds,
+    directions: FloatArray,
+    step: float,
+    slack: float,
+    settings: VisionSettings,
+) -> list[_BandSearch]:
+    """One footprint search per band of the seeds: the edges of either polarity on rays cast from each seed over its
+    band's radius range, ``slack`` px wider, sampled every ``step`` px."""
+    searches = []
+    for band in np.unique(seeds.band_px, axis=0):
+        sel = np.flatnonzero(np.all(seeds.band_px == band, axis=1))
+        ray_radius_all = np.full(len(sel), (band[0] + band[1]) / 2)
+        half_width = (band[1] - band[0]) / 2 + slack
+        deriv = ray_derivative(
+            grey, seeds.center_px[sel], ray_radius_all, half_width, directions, step, settings.profile_blur_px
+        )
+        both_all = [
+            find_peaks(deriv, np.full(len(sel), sign), step, settings.min_edge_gradient, settings.edge_peak_fraction)
+            for sign in (1.0, -1.0)
+        ]
+        window = float(deriv.offset_px[-1] - deriv.offset_px[0])
+        searches.append(_BandSearch(sel, ray_radius_all, both_all, window, np.arange(len(sel)), seeds.center_px[sel]))
+    return searches
+
+
+def _band_rings(
+    b: _BandSearch,
+    seeds: Seeds,
+    directions: FloatArray,
+    rule: str,
+    tolerance: float,
+    need: float,
+    apart_px: float,
+    inner_rings: bool,
+    best_radius: FloatArray,
+    best_polarity: FloatArray,
+    settings: VisionSettings,
+) -> tuple[_BandRing, tuple[FloatArray, FloatArray] | None]:
+    """One centre-finding round (``rule`` "best" or "outer", ring ``tolerance`` px) of the seeds ``b`` still searches:
+    the edges nearest each seed's ring for a circle fit (points, found), the rays' radius, the ring's radius,
+    polarity and support and whether there is one; with ``inner_rings`` in the "outer" round, the inner ring of the
+    other polarity too. In the "outer" round, a best ring (``best_radius``, ``best_polarity``, changed in place)
+    without the support beyond chance the outermost needs is dropped."""
+    inner: tuple[FloatArray, FloatArray] | None = None
+    ray_center, ray_radius = seeds.center_px[b.sel[b.live]], b.ray_radius[b.live]
+    both = [_take(pk, b.live) for pk in b.peaks]
+    about = b.c1[b.live]
+    rings = [
+        _ring_support(pk, ray_center, ray_radius, about, directions, tolerance, b.window, rule == "outer")
+        for pk in both
+    ]
+    if rule == "best":
+        ring_r, ring_p = _best_of(rings)
+        ring_s = np.max([r[0].max(axis=1) for r in rings], axis=0)
+    else:
+        ring_r, ring_p, ring_s = _outermost_of(rings, need, settings.ring_support_fraction)
+        # the last round's best ring stays a reading only with the support beyond chance the outermost needs
+        # (in texture or noise, edges everywhere give every ring some)
+        rows = b.sel[b.live]
+        beyond = _support_at(rings, best_radius[rows], best_polarity[rows])
+        best_radius[rows[~(beyond >= need)]] = np.nan
+        if inner_rings:
+            inner = _outermost_of(rings, need, settings.inner_ring_fraction, ring_r - apart_px, -ring_p)[:2]
+    has = np.isfinite(ring_r) & (ring_s >= need)
+    # the edge on each ray nearest the ring (rays were cast from the seed, the ring is about c1)
+    target = ray_distance_to_circle(ray_center, about, np.where(has, ring_r, ray_radius), directions)
+    edges = pick_edges(select_peaks(both[0], both[1], ring_p > 0), ray_radius, "nearest", target)
+    points = edges.points(ray_center, directions)
+    return (points, edges.found & has[:, None], ray_radius, ring_r, ring_p, ring_s, has), inner
+
+
 def find_footprints(
     grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
@@ -283,20 +369,7 @@ def find_footprints(
         ("best", max(slack / _CENTRE_NARROWING, RING_TOLERANCE_PX)),
         ("outer", RING_TOLERANCE_PX),
     ]
-    searches = []
-    for band in np.unique(seeds.band_px, axis=0):
-        sel = np.flatnonzero(np.all(seeds.band_px == band, axis=1))
-        ray_radius_all = np.full(len(sel), (band[0] + band[1]) / 2)
-        half_width = (band[1] - band[0]) / 2 + slack
-        deriv = ray_derivative(
-            grey, seeds.center_px[sel], ray_radius_all, half_width, directions, step, settings.profile_blur_px
-        )
-        both_all = [
-            find_peaks(deriv, np.full(len(sel), sign), step, settings.min_edge_gradient, settings.edge_peak_fraction)
-            for sign in (1.0, -1.0)
-        ]
-        window = float(deriv.offset_px[-1] - deriv.offset_px[0])
-        searches.append(_BandSearch(sel, ray_radius_all, both_all, window, np.arange(len(sel)), seeds.center_px[sel]))
+    searches = _band_searches(grey, seeds, directions, step, slack, settings)
     for rule, tolerance in stages:
         pending = [b for b in searches if b.live.size]
         if not pending:
@@ -304,33 +377,12 @@ def find_footprints(
         rings_of = []
         inner_of = []
         for b in pending:
-            ray_center, ray_radius = seeds.center_px[b.sel[b.live]], b.ray_radius[b.live]
-            both = [_take(pk, b.live) for pk in b.peaks]
-            about = b.c1[b.live]
-            rings = [
-                _ring_support(pk, ray_center, ray_radius, about, directions, tolerance, b.window, rule == "outer")
-                for pk in both
-            ]
-            if rule == "best":
-                ring_r, ring_p = _best_of(rings)
-                ring_s = np.max([r[0].max(axis=1) for r in rings], axis=0)
-            else:
-                ring_r, ring_p, ring_s = _outermost_of(rings, need, settings.ring_support_fraction)
-                # the last round's best ring stays a reading only with the support beyond chance the outermost needs
-                # (in texture or noise, edges everywhere give every ring some)
-                rows = b.sel[b.live]
-                beyond = _support_at(rings, best_radius[rows], best_polarity[rows])
-                best_radius[rows[~(beyond >= need)]] = np.nan
-                if inner_rings:
-                    inner_of.append(
-                        _outermost_of(rings, need, settings.inner_ring_fraction, ring_r - apart_px, -ring_p)[:2]
-                    )
-            has = np.isfinite(ring_r) & (ring_s >= need)
-            # the edge on each ray nearest the ring (rays were cast from the seed, the ring is about c1)
-            target = ray_distance_to_circle(ray_center, about, np.where(has, ring_r, ray_radius), directions)
-            edges = pick_edges(select_peaks(both[0], both[1], ring_p > 0), ray_radius, "nearest", target)
-            points = edges.points(ray_center, directions)
-            rings_of.append((points, edges.found & has[:, None], ray_radius, ring_r, ring_p, ring_s, has))
+            ring, inner = _band_rings(
+                b, seeds, directions, rule, tolerance, need, apart_px, inner_rings, best_radius, best_polarity, settings
+            )
+            rings_of.append(ring)
+            if inner is not None:
+                inner_of.append(inner)
         # every band's circles in one fit: the fits are row by row, and one call costs far less than one per band
         points = np.concatenate([r[0] for r in rings_of])
         found = np.concatenate([r[1] for r in rings_of])
@@ -395,3 +447,54 @@ def seeds_in_reach(seeds: Seeds, boxes_px: FloatArray, slack_px: float) -> BoolA
     dv = np.maximum(np.maximum(boxes[None, :, 1] - c[..., 1], c[..., 1] - boxes[None, :, 3]), 0.0)
     reach = seeds.band_px[:, 1] + slack_px + seeds.reduction
     return np.asarray(np.any(np.hypot(du, dv) <= reach[:, None], axis=1))
+
+
+def read_footprints(
+    image: NDArray[np.uint8],
+    ignore: NDArray[np.uint8] | None,
+    seeds: Seeds,
+    scale: float,
+    settings: VisionSettings,
+    second_readings: bool,
+) -> Candidates:
+    """The candidates of ``seeds``: each seed's footprint snapped to a size and, with ``second_readings``, the
+    rings that may be the base's where the outermost is not (see the module's description); seeds that found the
+    same base are merged. Their radius is the nominal size's."""
+    # where figures blur, the outermost ring may be a contact shadow's outer edge, the base's rim inside it
+    inner_rings = (
+        second_readings
+        and settings.second_ring_mm > 0
+        and settings.inner_ring_fraction > 0
+        and scale < settings.outline_min_px_per_mm
+    )
+    feet = find_footprints(image, ignore, seeds, scale, ray_directions(settings.search_rays), settings, inner_rings)
+    center, radius, polarity, support = feet.center_px, feet.radius_px, feet.polarity, feet.support
+    # the outermost ring can be no base's: a figure's outline, or a neighbour's, round a base inside it. Where the
+    # best supported ring lies apart from it, that ring is a second reading of the seed
+    if second_readings and settings.second_ring_mm > 0:
+        apart = (
+            (support > 0)
+            & np.isfinite(feet.best_radius_px)
+            & (np.abs(feet.best_radius_px - radius) > settings.second_ring_mm * scale)
+        )
+        # an inner ring that is the best ring again is read once
+        inner = (
+            (support > 0)
+            & np.isfinite(feet.inner_radius_px)
+            & ~(apart & (np.abs(feet.inner_radius_px - feet.best_radius_px) <= settings.second_ring_mm * scale))
+        )
+        center = np.concatenate([center, feet.best_center_px[apart], feet.center_px[inner]])
+        radius = np.concatenate([radius, feet.best_radius_px[apart], feet.inner_radius_px[inner]])
+        polarity = np.concatenate([polarity, feet.best_polarity[apart], feet.inner_polarity[inner]])
+        support = np.concatenate([support, support[apart], support[inner]])
+    second = np.arange(len(support)) >= len(seeds)
+    rough_mm = settings.snap_tolerance_mm + settings.refine_search_mm + 2 * FIRST_PASS_SLACK_PX / scale
+    nominal, fits_size = snap_diameters(2 * radius / scale, settings.base_sizes_mm, rough_mm)
+    alive = (support > 0) & fits_size
+    center, radius, polarity, nominal = (a[alive] for a in (center, radius, polarity, nominal))
+    second = second[alive]
+    # of two circles that are one base, the outer is its footprint (the inner one is its top); a second reading is
+    # read beside the first ones, never in their place
+    keep = unique_readings(center, radius, nominal, firsts_first(radius, second), second)
+    nominal = nominal[keep]
+    return Candidates(center[keep], nominal / 2 * scale, polarity[keep], nominal, second[keep])

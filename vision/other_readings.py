@@ -13,10 +13,12 @@ would stand.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.candidates import Candidates
 from vision.circles import centre_distances, ray_distance_to_circle, snap_diameters
 from vision.config import VisionSettings
 from vision.cues import disc_contrast, disc_passes
@@ -176,3 +178,41 @@ def other_readings_mm(
     moved_mm = (np.hypot(*(fit.center_px - center[owner]).T) + np.abs(fit.radius_px - radius[owner])) / scale
     np.maximum.at(other_mm, owner[passes], moved_mm[passes])
     return other_mm
+
+
+def widen_for_other_readings(
+    image: NDArray[np.uint8],
+    ignore: NDArray[np.uint8] | None,
+    found: Candidates,
+    scale: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+    parallax: RimParallax | None,
+) -> Candidates:
+    """``found`` (the readings that stand) with each model sigma grown by another reading the edges allow and by the
+    rim they did not see, and the readings of a top disc moved back half a parallax shift (``height_share``)."""
+    center, radius, by_edges = found.center_px.copy(), found.radius_px, found.by_edges
+    # kin-only readings that will not stand must not pass for the neighbours of the others: looked at apart, last
+    settled = ~found.kin_only
+
+    def other_readings(rows: BoolArray, examine: BoolArray) -> FloatArray:
+        at = (center[rows], radius[rows], found.polarity[rows], found.size_mm[rows], by_edges[rows] & examine)
+        return other_readings_mm(image, ignore, *at, scale, directions, settings, parallax)
+
+    # another reading the edges allow (the appearance fit weighs such readings itself, from its starts): two
+    # equally likely readings a distance d apart have a spread of d / 2
+    other_mm = np.zeros(len(found))
+    other_mm[settled] = other_readings(settled, np.ones(int(settled.sum()), np.bool_))
+    if not settled.all():
+        other_mm[~settled] = other_readings(np.ones(len(found), np.bool_), ~settled)[~settled]
+    unseen_mm = unseen_rim_sigma_mm(radius / scale, found.coverage, by_edges, settings)
+    model_sigma = np.sqrt(found.model_sigma_mm**2 + (other_mm / 2) ** 2 + unseen_mm**2)
+    # a top disc read: its middle goes back half a parallax shift, to where the outline's middle would stand, and a rim
+    # height error shows in full there
+    height_share = np.where(by_edges, 1.0, 0.0)
+    kept_top = found.top_read
+    if kept_top.any() and parallax is not None:
+        half, unit = parallax.half_shift(center[kept_top])
+        center[kept_top] -= half[:, None] * unit
+        height_share[kept_top] = 2.0
+    return replace(found, center_px=center, model_sigma_mm=model_sigma, height_share=height_share)

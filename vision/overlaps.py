@@ -12,9 +12,12 @@ and score better (a figure's outline read first, off the middle of a large base,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.candidates import Candidates
 from vision.circles import centre_distances, firsts_first, keep_best, max_overlap_mm
 from vision.config import VisionSettings
 
@@ -85,3 +88,29 @@ def narrowly_lost(
     clash = overlap_mm > max_mm
     narrow = clash.any(axis=1) & ~(clash & (nested | (overlap_mm > max_mm + settings.kin_lost_overlap_mm))).any(axis=1)
     return lost[narrow]
+
+
+def resolve(found: Candidates, scale: float, settings: VisionSettings) -> Candidates:
+    """The accepted rows of ``found`` that stand, in order: the first readings best score first, the second readings,
+    the kin-only readings (among themselves only; with them the first readings that lost only narrowly)."""
+    center, radius, size, score, second = found.center_px, found.radius_px, found.size_mm, found.score, found.second
+    kin_only = found.kin_only.copy()
+    idx = np.flatnonzero(found.accept)
+
+    # second readings only where no first reading lies, or where they hold the first readings there inside them and
+    # may take their place (a figure's outline read first, the footprint second)
+    def resolved(rows: NDArray[np.intp]) -> NDArray[np.intp]:
+        at = (center[rows], radius[rows], size[rows], score[rows])
+        return rows[resolve_overlaps(*at, scale, settings, second[rows])]
+
+    first_rows = idx[~second[idx] & ~kin_only[idx]]
+    firsts = resolved(first_rows)
+    # a reading that lost only by overlapping a base a little too much may have lost to a neighbour read a size too
+    # large: it waits for its unit's vote, as a kin-only reading
+    kin_only[narrowly_lost(center, size, first_rows, firsts, scale, settings)] = True
+    kept = resolved(np.concatenate([firsts, idx[second[idx]]]))
+    firsts, seconds = kept[~second[kept]], kept[second[kept]]
+    # kin-only readings among themselves only: whether they stand beside the bases is decided with both looks'
+    kin_rows = resolved(idx[kin_only[idx]])
+    kept = np.concatenate([firsts[np.argsort(-score[firsts], kind="stable")], seconds, kin_rows])
+    return replace(found, kin_only=kin_only).take(kept)

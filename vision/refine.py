@@ -8,10 +8,14 @@ reweighted geometric steps, outliers (weapons, cloaks, a neighbour) dropped. Twi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.candidates import Candidates
 from vision.circlefit import CircleFit, fit_circles
+from vision.circles import snap_diameters
 from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch, unstretch
 from vision.rim import (
@@ -72,3 +76,36 @@ def rim_passes(fit: CircleFit, max_rms_px: float, settings: VisionSettings) -> B
     return np.asarray(
         fit.ok & (rim_coverage(fit) >= settings.min_edge_coverage) & (fit.rms_px <= max_rms_px), dtype=np.bool_
     )
+
+
+def refine_rims(
+    image: NDArray[np.uint8],
+    ignore: NDArray[np.uint8] | None,
+    found: Candidates,
+    scale: float,
+    directions: FloatArray,
+    settings: VisionSettings,
+    parallax: RimParallax | None,
+) -> Candidates:
+    """``found`` refined around each nominal radius, ``refine_passes`` times, re-snapped after every pass; the last
+    pass's fit goes with them."""
+    center, radius, nominal = found.center_px, found.radius_px, found.nominal_mm
+    sizes = settings.base_sizes_mm
+    fit = None
+    for _ in range(settings.refine_passes):
+        fit, _peaks = rim_fit(
+            image,
+            ignore,
+            center,
+            nominal / 2 * scale,
+            max(settings.refine_search_mm * scale, MIN_REFINE_HALF_WIDTH_PX),
+            found.polarity,
+            "nearest",
+            directions,
+            settings,
+            parallax,
+        )
+        center = np.where(fit.ok[:, None], fit.center_px, center)
+        radius = np.where(fit.ok, fit.radius_px, radius)
+        nominal = np.where(fit.ok, snap_diameters(2 * radius / scale, sizes, np.inf)[0], nominal)
+    return replace(found, center_px=center, radius_px=radius, nominal_mm=nominal, fit=fit)

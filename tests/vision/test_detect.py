@@ -22,24 +22,15 @@ from vision import (
     VisionSettings,
     detect_bases,
 )
-from vision.detect import (
-    _beside_kin,
-    _by_score,
-    _figure_contrast,
-    _firsts_first,
-    _least_figure,
-    _narrowly_lost,
-    _other_readings,
-    _pooled_heights,
-    _resolve_overlaps,
-    _top_colours,
-    _unique,
-    _vote_sizes,
-    unseen_rim_sigma_mm,
-)
+from vision.circles import firsts_first
+from vision.cues import figure_contrast, least_figure
+from vision.footprints import unique_readings
+from vision.other_readings import other_readings_mm, unseen_rim_sigma_mm
 from vision.outline import middle_of
+from vision.overlaps import narrowly_lost, resolve_overlaps
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
+from vision.units import beside_kin, final_bases, pooled_heights, top_colours, vote_sizes
 
 # The drawn scenes' figures are random blobs whose colour may match the base's top, and the clean look has none:
 # the figure cues (a figure on every base, and on every base whose top has the mat's grey level, in grey or, where
@@ -449,7 +440,7 @@ def test_only_clear_discs_make_a_group(scores: list[float], kept: list[int]) -> 
     # a printed grid's cells are circles alike side by side too, but faint and rough: they score low
     plain = dataclasses.replace(_bases_at([400.0, 432.0, 464.0], [27.0] * 3, [27.0] * 3), score=np.array(scores))
     lab = np.array([_SAND] * (len(_UNIT) + 3))
-    np.testing.assert_array_equal(_beside_kin(_UNIT, plain, lab, 1.0, DEFAULT_SETTINGS), kept)
+    np.testing.assert_array_equal(beside_kin(_UNIT, plain, lab, 1.0, DEFAULT_SETTINGS), kept)
 
 
 @pytest.mark.parametrize(
@@ -507,8 +498,8 @@ def _least_and_plain_figure(kind: str, off_mm: float, seed: int) -> tuple[float,
     radius = np.array([radius_px])
     directions = ray_directions(DEFAULT_SETTINGS.rays)
     reach_px = DEFAULT_SETTINGS.off_centre_reach_mm * px_per_mm
-    least = _least_figure(grey, center, radius, directions, DEFAULT_SETTINGS, reach_px)
-    return float(least[0]), float(_figure_contrast(grey, center, radius, directions, DEFAULT_SETTINGS)[0])
+    least = least_figure(grey, center, radius, directions, DEFAULT_SETTINGS, reach_px)
+    return float(least[0]), float(figure_contrast(grey, center, radius, directions, DEFAULT_SETTINGS)[0])
 
 
 @pytest.mark.parametrize(
@@ -742,7 +733,7 @@ def test_another_reading_the_edges_allow_is_as_far_as_the_reading_is_off(
     # how much a gap to the base changes if the reading stands for the true base
     off_mm = float(np.hypot(*(center[0] - truth[0])) + abs(radius_mm - 16.0))
     polarity = np.array([-1.0 if top > mat else 1.0])
-    other_mm = _other_readings(
+    other_mm = other_readings_mm(
         grey,
         None,
         center,
@@ -766,11 +757,11 @@ def test_other_readings_are_looked_for_only_where_asked_and_not_at_all_when_swit
     grey = vs.draw_raised_base(RAISED, (60.3, 61.7), 16.0, mat, wall, top, shadow, seed=4)
     args = (np.array([[62.4, 58.9]]), np.array([12.5]), np.array([-1.0]), np.array([25.0]))
     directions = ray_directions(SETTINGS.rays)
-    found = _other_readings(grey, None, *args, np.array([True]), 1.0, directions, SETTINGS)
+    found = other_readings_mm(grey, None, *args, np.array([True]), 1.0, directions, SETTINGS)
     assert found[0] > 5.0
-    assert _other_readings(grey, None, *args, np.array([False]), 1.0, directions, SETTINGS)[0] == 0.0
+    assert other_readings_mm(grey, None, *args, np.array([False]), 1.0, directions, SETTINGS)[0] == 0.0
     off = dataclasses.replace(SETTINGS, ambiguity_reach_mm=0.0)
-    assert _other_readings(grey, None, *args, np.array([True]), 1.0, directions, off)[0] == 0.0
+    assert other_readings_mm(grey, None, *args, np.array([True]), 1.0, directions, off)[0] == 0.0
 
 
 def _row_of_bases(
@@ -855,7 +846,7 @@ def test_a_base_takes_the_size_its_unit_votes_for(
     voted_mm: list[float],
 ) -> None:
     settings = dataclasses.replace(hand_rule_settings(), **changed)
-    voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
+    voted = vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
 
@@ -869,7 +860,7 @@ def test_a_base_votes_only_with_bases_fitted_about_its_own_size_even_those_reach
     ones = np.ones(8)
     found = BaseDetections(center, fitted_mm / 2, snapped_mm, *([ones] * 4), ones * 0.3, ones, ones)
     settings = hand_rule_settings()
-    voted = _vote_sizes(found, np.array([_SAND] * 8), 1.0, settings)
+    voted = vote_sizes(found, np.array([_SAND] * 8), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, [27, 27, 27, 32, 32, 32, 32, 32])
 
 
@@ -920,7 +911,7 @@ def test_a_lone_doubtful_base_takes_the_size_its_neighbours_all_voted(
     voted_mm: list[float],
 ) -> None:
     settings = dataclasses.replace(hand_rule_settings(), **changed)
-    voted = _vote_sizes(_row_of_bases(fitted_mm, snapped_mm, 5.0, doubt_mm), np.array(tops), 1.0, settings)
+    voted = vote_sizes(_row_of_bases(fitted_mm, snapped_mm, 5.0, doubt_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
 
@@ -975,7 +966,7 @@ def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
     plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
-    np.testing.assert_array_equal(_beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
+    np.testing.assert_array_equal(beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
 
 
 @pytest.mark.parametrize(
@@ -1007,7 +998,7 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
     plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
-    np.testing.assert_array_equal(_beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
+    np.testing.assert_array_equal(beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
 
 
 @pytest.mark.parametrize(
@@ -1036,7 +1027,7 @@ def test_a_reading_lost_by_a_little_overlap_waits_for_its_units_vote(
     center_px = np.array([[100.0, 100.0], [lost_x_mm, 100.0]]) * px_per_mm
     size_mm = np.array([27.0, lost_mm])
     rows, kept = np.array([0, 1]), np.array([0])
-    np.testing.assert_array_equal(_narrowly_lost(center_px, size_mm, rows, kept, px_per_mm, settings), narrow)
+    np.testing.assert_array_equal(narrowly_lost(center_px, size_mm, rows, kept, px_per_mm, settings), narrow)
 
 
 @pytest.mark.parametrize(
@@ -1059,7 +1050,7 @@ def test_a_reading_stands_beside_a_base_read_a_size_too_large(
     other = _bases_at([300.0], [32.0], [32.0])
     lost = _bases_at([lost_x_mm], [32.0], [32.0], score=0.5)
     image = np.full((200, 400, 3), 150, np.uint8)
-    dets = _by_score(unit, other, lost, image, 1.0, settings)
+    dets = final_bases(unit, other, lost, image, 1.0, settings)
     assert len(dets) == found
     if found == 6:
         assert np.any(np.isclose(dets.center_px[:, 0], lost_x_mm)), "the reading stands where it was read"
@@ -1131,7 +1122,7 @@ def test_a_units_rims_share_their_pooled_height(
 ) -> None:
     settings = dataclasses.replace(hand_rule_settings(), **changed)
     bases = _row_of_bases(sizes_mm, sizes_mm, 5.0)
-    got = _pooled_heights(bases.center_px, bases.diameter_mm, np.array(tops), np.array(heights), 1.0, settings)
+    got = pooled_heights(bases.center_px, bases.diameter_mm, np.array(tops), np.array(heights), 1.0, settings)
     np.testing.assert_allclose(got, pooled, atol=1e-9)
 
 
@@ -1155,7 +1146,7 @@ def test_a_tops_colour_is_read_round_the_figure_inside_the_rim(
     if grey:
         image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     settings = hand_rule_settings()
-    lab = _top_colours(image, np.array([[80.0, 80.0]]), np.array([30.0]), settings)
+    lab = top_colours(image, np.array([[80.0, 80.0]]), np.array([30.0]), settings)
     swatch = np.full((1, 1, 3), top_bgr, np.uint8)
     if grey:
         swatch = cv2.cvtColor(cv2.cvtColor(swatch, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
@@ -1181,12 +1172,12 @@ def test_a_second_reading_is_not_taken_for_its_first(
     n = len(radius_px)
     center = np.full((n, 2), 100.0) + np.arange(n)[:, None] * 0.5
     radius = np.array(radius_px)
-    rank = _firsts_first(radius, np.array(second))
-    keep = _unique(center, radius, np.full(n, 40.0), rank, np.array(second))
+    rank = firsts_first(radius, np.array(second))
+    keep = unique_readings(center, radius, np.full(n, 40.0), rank, np.array(second))
     assert sorted(keep.tolist()) == kept
 
 
-# Circles at 1 px/mm as (x, y, fitted radius, standard size, score): which stand after _resolve_overlaps.
+# Circles at 1 px/mm as (x, y, fitted radius, standard size, score): which stand after resolve_overlaps.
 _TWO_IN_CONTACT = [(100.0, 100.0, 12.6, 25.0, 0.45), (125.5, 100.0, 12.4, 25.0, 0.40)]
 _ROUND_BOTH = (112.7, 100.0, 25.3, 50.0)
 
@@ -1214,7 +1205,7 @@ def test_a_larger_circle_takes_the_place_of_those_inside_it_only_as_their_footpr
 ) -> None:
     settings = dataclasses.replace(DEFAULT_SETTINGS, **changed)
     c = np.array(circles, dtype=np.float64)
-    rows = _resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, settings)
+    rows = resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, settings)
     assert sorted(rows.tolist()) == kept
 
 
@@ -1244,7 +1235,7 @@ def test_a_later_reading_stands_where_no_first_lies_or_takes_the_place_of_those_
 ) -> None:
     c = np.array([_OUTLINE_FIRST, later_circle], dtype=np.float64)
     later = np.array([False, True])
-    rows = _resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, DEFAULT_SETTINGS, later)
+    rows = resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, DEFAULT_SETTINGS, later)
     assert sorted(rows.tolist()) == kept
 
 

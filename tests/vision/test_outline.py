@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-import vision.detect
+import vision.known
 from tests.vision import vision_scenes as vs
 from tests.vision.hand_rules import hand_rule_settings
 from vision import BaseDetections, VisionError, VisionSettings
-from vision.detect import _excess_blur_mm, _outline_sigmas, _start_spread_px, detect_bases, fit_known_bases
+from vision.detect import detect_bases, fit_known_bases
+from vision.known import _start_spread_px
+from vision.measure import excess_blur_mm, outline_sigmas
 from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -260,7 +262,7 @@ def test_the_reading_not_taken_lies_inside_a_call_s_two_sigmas(share: float, ins
     # any other term of the sigma counts
     settings = dataclasses.replace(SETTINGS, outline_start_margin=0.5, other_start_share=share)
     fit = _started_at_the_top(settings)
-    doubt_mm = np.hypot(*_outline_sigmas(fit, PX_PER_MM, settings, settings.outline_misfit_scale)[2][0])
+    doubt_mm = np.hypot(*outline_sigmas(fit, PX_PER_MM, settings, settings.outline_misfit_scale)[2][0])
     other_mm = np.hypot(*fit.other_start_px[0]) / PX_PER_MM
     assert doubt_mm == pytest.approx(share * other_mm)
     error_mm = np.hypot(*(TRUTH[0] - fit.center_px[0])) / PX_PER_MM
@@ -367,7 +369,7 @@ def test_a_ring_round_a_size_read_wrong_is_fitted_from_one_start(
         flags.append(kwargs.get("first_start_only"))
         return fit_outlines(*args, **kwargs)
 
-    monkeypatch.setattr(vision.detect, "fit_outlines", fit_outlines_seen)
+    monkeypatch.setattr(vision.known, "fit_outlines", fit_outlines_seen)
     known = fit_known_bases(grey, PX_PER_MM, SETTINGS, misread, np.array([declared_mm]), None, PARALLAX)
     ring = len(SETTINGS.misread_start_steps) * SETTINGS.misread_start_directions
     assert flags[0] is not None
@@ -594,7 +596,7 @@ def test_blur_beyond_the_frames_own_adds_to_the_sigma(
 ) -> None:
     settings = dataclasses.replace(SETTINGS, excess_blur_free=1.1, excess_blur_scale=2.0, excess_blur_min_bases=8)
     frame = None if frame_px is None else np.array(frame_px)
-    got = _excess_blur_mm(_fits_with_blur(blur_px, ok), PX_PER_MM, settings, frame)
+    got = excess_blur_mm(_fits_with_blur(blur_px, ok), PX_PER_MM, settings, frame)
     np.testing.assert_allclose(got, expected_mm, atol=1e-12, err_msg=case)
 
 

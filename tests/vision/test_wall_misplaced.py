@@ -16,7 +16,8 @@ from numpy.typing import NDArray
 from tests.vision import vision_scenes as vs
 from tests.vision.hand_rules import hand_rule_settings
 from vision import BaseDetections, VisionSettings
-from vision.detect import _wall_misplaced_mm, detect_bases, fit_known_bases
+from vision.detect import detect_bases, fit_known_bases
+from vision.measure import wall_misplaced_mm
 from vision.outline import OutlineFit, fit_outlines, middle_of
 from vision.parallax import RimParallax
 from vision.rim import ray_directions
@@ -110,7 +111,7 @@ def test_a_wall_where_no_wall_is_leaves_a_doubt_along_the_nadir_line(
         wall_far_doubt=FAR,
         min_disc_contrast=10.0,
     )
-    got = _wall_misplaced_mm(look, middles, PX_PER_MM, ROW_PARALLAX, settings)
+    got = wall_misplaced_mm(look, middles, PX_PER_MM, ROW_PARALLAX, settings)
     expected = np.zeros((int(good.sum()), 2))
     for i, share in doubted.items():
         whole_shift_mm = 0.01 * middles[i, 0] / PX_PER_MM

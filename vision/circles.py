@@ -1,0 +1,77 @@
+"""Small operations on sets of circles that every stage shares: sizes snapped to the standard ones, centre
+distances, greedy keeping by rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.config import VisionSettings
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+# Two first-pass circles of the same size closer than this fraction of their radius are one base seen twice.
+SAME_BASE_CENTER_FRACTION = 0.3
+
+
+def snap_diameters(
+    diameter_mm: FloatArray, sizes_mm: tuple[float, ...], tolerance_mm: float
+) -> tuple[FloatArray, BoolArray]:
+    """Nearest standard size (mm) to each fitted diameter (N,), and whether it is within ``tolerance_mm``."""
+    sizes = np.asarray(sizes_mm, dtype=np.float64)
+    if len(diameter_mm) == 0:
+        return np.zeros(0), np.zeros(0, np.bool_)
+    diff = np.abs(diameter_mm[:, None] - sizes[None, :])
+    best = np.argmin(diff, axis=1)
+    nearest = sizes[best]
+    return nearest, np.abs(diameter_mm - nearest) <= tolerance_mm
+
+
+def centre_distances(center: FloatArray, other: FloatArray | None = None) -> FloatArray:
+    """(K, M) distances from the centres (K, 2) to ``other`` (M, 2) (to each other when not given: (K, K))."""
+    to = center if other is None else other
+    return np.asarray(np.hypot(center[:, None, 0] - to[None, :, 0], center[:, None, 1] - to[None, :, 1]), np.float64)
+
+
+def keep_best(rank: FloatArray, clash: BoolArray, absorbs: BoolArray | None = None) -> NDArray[np.intp]:
+    """Indices kept by a greedy pass in order of falling ``rank`` (K,): a candidate is kept unless it clashes
+    (``clash`` (K, K)) with one kept before it; if ``absorbs[i, j]`` holds for every kept j it clashes with, it
+    takes their place instead."""
+    kept = np.zeros(len(rank), np.bool_)
+    for i in np.argsort(-rank, kind="stable"):
+        hit = kept & clash[i]
+        if not hit.any():
+            kept[i] = True
+        elif absorbs is not None and np.all(absorbs[i, hit]):
+            kept[hit] = False
+            kept[i] = True
+    return np.flatnonzero(kept).astype(np.intp)
+
+
+def firsts_first(rank: FloatArray, second: BoolArray) -> FloatArray:
+    """``rank`` (K,) lowered for the rows where ``second`` (K,) holds below every other row, their order kept."""
+    if rank.size == 0:
+        return rank
+    return np.asarray(rank - second * (float(np.ptp(rank)) + 1.0), dtype=np.float64)
+
+
+def ray_distance_to_circle(
+    ray_center: FloatArray, center: FloatArray, radius: FloatArray, directions: FloatArray
+) -> FloatArray:
+    """Where each ray from ``ray_center`` (K, 2) meets the circle (``center`` (K, 2), ``radius`` (K,)): distance
+    along the ray (K, n), for a ray start inside the circle."""
+    off = ray_center - center
+    b = directions @ off.T  # (n, K): direction . offset
+    c = (off * off).sum(axis=1) - radius * radius
+    disc = np.maximum(b * b - c[None, :], 0.0)
+    return np.asarray((-b + np.sqrt(disc)).T, dtype=np.float64)
+
+
+def max_overlap_mm(px_per_mm: float, settings: VisionSettings) -> float:
+    """How far (mm) two bases may seem to overlap in an image of ``px_per_mm``: where figures blur a size is read one
+    step too large now and then, and bases in contact overlap by more."""
+    coarse = px_per_mm < settings.outline_min_px_per_mm
+    return settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm

@@ -30,6 +30,11 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
    things that cannot both stand the better scored stands.
 8. Bases beside their unit, kept aside in both looks, stand where their unit's bases are (:mod:`vision.units`).
 9. Sizes by the vote of each base's unit (:mod:`vision.units`).
+10. The learned verifier (:mod:`vision.verify`) says which of the circles read are bases: it looks at each whole,
+    inside, rim and surroundings against the mat around it, and takes over from the hand rules above where those
+    were chosen on one renderer's look (``min_figure_contrast`` 0: no figure asked for; ``outline_min_px_per_mm``
+    beyond any camera: the appearance fit reads sizes only).
+11. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
 
 :func:`fit_known_bases` fits the bases again where their sizes are known (:mod:`vision.known`).
 """

@@ -1,6 +1,7 @@
 """The detector as its hand rules stood before the learned verifier took the decision over: a figure on every base,
-and the appearance fit's centres from 1.2 px/mm. The rules are still there, each behind its setting; the tests of a
-rule's own behaviour run them with these settings, where the rule is on."""
+the appearance fit's centres from 1.2 px/mm, and the sigmas of bases fitted at a roster's sizes as they were. The
+rules are still there, each behind its setting; the tests of a rule's own behaviour run them with these settings,
+where the rule is on."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ HAND_RULES = {
     "min_figure_contrast": 6.0,
     "colour_min_figure_contrast": 8.0,
     "outline_min_px_per_mm": 1.2,
+    "known_misfit_scale": 2.5,
     "verifier_min_probability": 0.0,
 }
 

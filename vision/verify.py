@@ -148,13 +148,19 @@ def load_verifier(path: str | Path | None = None) -> Verifier:
     :class:`~vision.errors.SettingsError` when the file is no verifier of today's features."""
     if path is None:
         return _shipped()
-    return _read(Path(path))
+    return _read_cached(str(Path(path).resolve()))
 
 
 @lru_cache(maxsize=1)
 def _shipped() -> Verifier:
     with resources.as_file(resources.files("vision").joinpath("data", "verifier.npz")) as path:
         return _read(path)
+
+
+# every frame's detection asks for the verifier: a file named in the settings is read once
+@lru_cache(maxsize=4)
+def _read_cached(path: str) -> Verifier:
+    return _read(Path(path))
 
 
 def _read(path: Path) -> Verifier:

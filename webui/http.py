@@ -21,7 +21,8 @@ from numpy.typing import NDArray
 
 import calibration
 from webui.errors import HTTP_CONFLICT, HTTP_FORBIDDEN, HTTP_UNSUPPORTED, ApiError, UploadError
-from webui.live import LiveTable, Result, Snapshot
+from webui.hub import Result, Snapshot
+from webui.live import LiveTable
 from webui.settings import WebuiSettings
 
 TOKEN_HEADER = "X-Tableref-Token"

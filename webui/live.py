@@ -18,8 +18,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -33,10 +33,12 @@ import vision
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, marker_drift_px
 from tableref.config import Config
-from tableref.pipeline import EmptyTable, FrameAnalysis, detect_frame, empty_table
+from tableref.pipeline import FrameAnalysis, detect_frame
 from tableref.sources import SourceError
+from webui.empty import EmptyTables
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, FeedFrame, Scene, outline_mm
+from webui.hub import STARTING, FrameView, Hub, Result
 from webui.roster import declared_bases, empty_roster, follow
 from webui.settings import WebuiSettings
 from webui.settle import SettleWatch, reaching_in, thumbnail
@@ -44,7 +46,6 @@ from webui.settle import SettleWatch, reaching_in, thumbnail
 log = logging.getLogger(__name__)
 
 # Camera states shown in the status bar.
-STARTING = "starting"
 LIVE = "live"
 LOST = "lost"
 RECONNECTING = "reconnecting"
@@ -66,192 +67,6 @@ COVERED_MESSAGE = "something reaches over the table (a hand held still?): measur
 _POLL_S = 1.0
 
 ToPixels = Callable[[NDArray[np.float64], float], NDArray[np.float64]]
-
-
-@dataclass(frozen=True)
-class FrameView:
-    """A frame as viewers get it: ``jpeg`` scaled down for the screen; ``width_px`` x ``height_px`` is the full
-    frame size (overlays are in full-frame pixels); ``wall_time`` in s since the epoch."""
-
-    seq: int
-    index: int
-    wall_time: float
-    jpeg: bytes
-    width_px: int
-    height_px: int
-    scene: str
-
-
-@dataclass(frozen=True)
-class Result:
-    """One settled frame measured and judged.
-
-    ``state`` is the table state the rules saw (roster identities applied), ``outlines_px`` (N, V, 2) and
-    ``centers_px`` (N, 2) its models' base outlines and centres in full-frame pixels of ``frame``, in state order;
-    ``calibration`` the calibration report; ``json`` the viewers' JSON, made once.
-    """
-
-    seq: int
-    frame: FrameView
-    state: rules.TableState
-    findings: tuple[rules.Finding, ...]
-    profile: rules.RuleProfile
-    outlines_px: NDArray[np.float64]
-    centers_px: NDArray[np.float64]
-    calibration: Mapping[str, Any]
-    analyzed_at: float
-    analysis_ms: float
-    json: str = field(repr=False)
-
-    def findings_document(self) -> dict[str, Any]:
-        """The findings document of ``tableref check --json``."""
-        return rules.findings_document(self.profile.name, list(self.findings))
-
-
-@dataclass(frozen=True)
-class Status:
-    """What the status bar shows. Times are s since the epoch."""
-
-    camera: str
-    source: str
-    source_kind: str
-    settled: bool
-    fps: float
-    frame_seq: int
-    frame_scene: str | None
-    frame_size: tuple[int, int] | None
-    result_seq: int
-    result_scene: str | None
-    last_update: float | None
-    message: str | None
-    analysing: bool
-    frozen: bool
-    frozen_at: float | None
-    profile: str
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["fps"] = round(self.fps, 2)
-        out["frame_size"] = list(self.frame_size) if self.frame_size else None
-        return out
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What every reader sees at one moment: the frame to show (the frozen result's while frozen), the result,
-    the status, and the status as JSON (made once per snapshot, not once per viewer)."""
-
-    seq: int
-    frame: FrameView | None
-    result: Result | None
-    status: Status
-    status_json: str = field(repr=False)
-
-
-_KEEP: Any = object()
-
-
-class Hub:
-    """The latest snapshot, and a condition viewers wait on for the next one."""
-
-    def __init__(self, source: str, source_kind: str, profile: str) -> None:
-        self._cond = threading.Condition()
-        self._seq = 0
-        self._frame: FrameView | None = None
-        self._result: Result | None = None
-        self._frozen: Result | None = None
-        self._frozen_at: float | None = None
-        self._status = Status(
-            camera=STARTING,
-            source=source,
-            source_kind=source_kind,
-            settled=False,
-            fps=0.0,
-            frame_seq=0,
-            frame_scene=None,
-            frame_size=None,
-            result_seq=0,
-            result_scene=None,
-            last_update=None,
-            message=None,
-            analysing=False,
-            frozen=False,
-            frozen_at=None,
-            profile=profile,
-        )
-        self._snapshot = self._compose()
-
-    def _compose(self) -> Snapshot:
-        result = self._frozen or self._result
-        frame = self._frozen.frame if self._frozen else self._frame
-        status = replace(
-            self._status,
-            frame_seq=frame.seq if frame else 0,
-            frame_scene=frame.scene if frame else None,
-            frame_size=(frame.width_px, frame.height_px) if frame else None,
-            result_seq=result.seq if result else 0,
-            result_scene=result.frame.scene if result else None,
-            last_update=result.analyzed_at if result else None,
-            frozen=self._frozen is not None,
-            frozen_at=self._frozen_at,
-        )
-        return Snapshot(self._seq, frame, result, status, json.dumps(status.to_dict()))
-
-    def update(self, frame: FrameView | None = _KEEP, result: Result | None = _KEEP, **status: Any) -> None:
-        """Publish a new frame, result and/or status fields, and wake the viewers."""
-        with self._cond:
-            if frame is not _KEEP:
-                self._frame = frame
-            if result is not _KEEP:
-                self._result = result
-            if status:
-                self._status = replace(self._status, **status)
-            self._seq += 1
-            self._snapshot = self._compose()
-            self._cond.notify_all()
-
-    def snapshot(self) -> Snapshot:
-        with self._cond:
-            return self._snapshot
-
-    def wait(self, after_seq: int, timeout_s: float) -> Snapshot:
-        """The first snapshot newer than ``after_seq``, or the current one after ``timeout_s``."""
-        with self._cond:
-            self._cond.wait_for(lambda: self._snapshot.seq > after_seq, timeout_s)
-            return self._snapshot
-
-    def wait_result(self, after_seq: int, timeout_s: float) -> Snapshot:
-        """The first snapshot whose live result is newer than ``after_seq`` (or the current one on time-out)."""
-        with self._cond:
-            self._cond.wait_for(lambda: self._result is not None and self._result.seq > after_seq, timeout_s)
-            return self._snapshot
-
-    def live_result(self) -> Result | None:
-        """The newest result, frozen or not."""
-        with self._cond:
-            return self._result
-
-    def live_result_seq(self) -> int:
-        with self._cond:
-            return self._result.seq if self._result else 0
-
-    def freeze(self) -> Snapshot:
-        """Hold the current result and its frame for every reader until :meth:`unfreeze`. 409 with no result."""
-        with self._cond:
-            if self._result is None:
-                raise ApiError("nothing to freeze yet: no frame has been measured", HTTP_CONFLICT)
-            if self._frozen is None:
-                self._frozen = self._result
-                self._frozen_at = time.time()
-        self.update()
-        return self.snapshot()
-
-    def unfreeze(self) -> Snapshot:
-        with self._cond:
-            self._frozen = None
-            self._frozen_at = None
-        self.update()
-        return self.snapshot()
 
 
 def encode_jpeg(image_bgr: NDArray[np.uint8], max_side_px: int, quality: int) -> bytes:
@@ -383,11 +198,7 @@ class LiveTable:
         # the last measurement of each camera position, for measuring only what changed in the next frame
         self._analyses: dict[str, FrameAnalysis] = {}
         # the table seen empty, per camera position: what changed since is a strong cue of a base
-        self._empties: dict[str, EmptyTable] = {}
-        self._empty_times: dict[str, float] = {}
-        self._capture_empty = False
-        # what came of the last capture asked for, for the Setup screen
-        self._empty_note: str | None = None
+        self.empties = EmptyTables()
         self._detected: dict[str, _Detected] = {}
         self._scene_of_result: str | None = None
         self._force = False
@@ -492,32 +303,22 @@ class LiveTable:
 
     def capture_empty(self) -> None:
         """Take the next settled frame as the table seen empty (its terrain on it, no models yet)."""
+        self.empties.ask()
         with self._lock:
-            self._capture_empty = True
             self._force = True
         self._wake.set()
 
     def forget_empty(self) -> bool:
         """Detect without the empty table of the scene on screen from now on; False when none was captured."""
-        key = self._current_scene()
+        known = self.empties.forget(self._current_scene())
         with self._lock:
-            known = key is not None and self._empties.pop(key, None) is not None
-            self._empty_times.pop(key or "", None)
             self._analyses.clear()
             self._force = True
         return known
 
     def empty_status(self) -> dict[str, Any]:
-        """Whether the scene on screen has an empty table (and when it was captured, s since the epoch), and
-        whether a capture waits for the next settled frame."""
-        key = self._current_scene()
-        with self._lock:
-            return {
-                "captured": key is not None and key in self._empties,
-                "captured_at": self._empty_times.get(key or ""),
-                "pending": self._capture_empty,
-                "note": self._empty_note,
-            }
+        """The empty table of the scene on screen (see :meth:`webui.empty.EmptyTables.status`)."""
+        return self.empties.status(self._current_scene())
 
     def use_feed(self, feed: Feed) -> None:
         """Watch another feed from now on (an uploaded photo)."""
@@ -677,10 +478,8 @@ class LiveTable:
         scene: Scene = job.frame.scene
         start = time.perf_counter()
         if scene.state is not None:
-            with self._lock:
-                asked, self._capture_empty = self._capture_empty, False
-            if asked:
-                self._empty_failed("a table state shows no camera frame")
+            if self.empties.due():
+                self.hub.update(message=self.empties.failed("a table state shows no camera frame"))
             detected = _as_detections(scene.state, scene.px_per_mm)
             scale = scene.px_per_mm
 
@@ -695,7 +494,7 @@ class LiveTable:
             with self._lock:
                 cal = self._calibrations.get(scene.key)
                 spec = self._spec
-                reference = self._empties.get(scene.key)
+                reference = self.empties.of(scene.key)
                 # bases the user declared are measured at their size and rim height, as `tableref analyze` does
                 declared = declared_bases(self._rosters.get(scene.key, scene.roster))
                 # only what changed since is measured again, while the calibration and the declared bases hold
@@ -737,33 +536,18 @@ class LiveTable:
 
     def _take_empty(self, job: _DetectJob) -> bool:
         """Keep this settled frame as the table seen empty, where a capture was asked for; True when it was."""
+        if not self.empties.due():
+            return False
         with self._lock:
-            if not self._capture_empty:
-                return False
-            self._capture_empty = False
             spec = self._spec
         scene = job.frame.scene
-        try:
-            empty = empty_table(job.frame.image_bgr, spec, self.config, scene.camera)
-        except calibration.CalibrationError as exc:
-            self._empty_failed(str(exc))
-            return True
+        said = self.empties.take(scene.key, job.frame.image_bgr, spec, self.config, scene.camera)
         with self._lock:
-            self._empties[scene.key] = empty
-            self._empty_times[scene.key] = time.time()
             # measured without it before: the next frame is measured whole
             self._analyses.pop(scene.key, None)
             self._force = True
-        with self._lock:
-            self._empty_note = None
-        self.hub.update(analysing=False, message="empty table captured: only what is put down from now on is measured")
+        self.hub.update(analysing=False, message=said)
         return True
-
-    def _empty_failed(self, why: str) -> None:
-        note = f"the empty table was not captured: {why}"
-        with self._lock:
-            self._empty_note = note
-        self.hub.update(analysing=False, message=note)
 
     def _judge(self, key: str) -> None:
         """Identities from the roster, the rules, and a new result for the viewers."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import rules
 from tableref.report import describe_finding, finding_measure, format_length
-from webui.live import Result, Status
+from webui.hub import Result, Status
 
 # Players' colours (the screens use the same ones, in the same order); models of no unit are grey.
 PLAYER_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")

@@ -22,7 +22,8 @@ from tableref.config import load_config
 from tableref.sources import SourceError
 from tests.webui.conftest import fast_settings, start_live, two_sides, wait_for
 from webui.feeds import Feed, FeedFrame, ImageFeed, Scene, draw_state, load_sample_scenes
-from webui.live import COVERED_MESSAGE, ENDED, LIVE, LOST, RECONNECTING, STARTING, Hub, LiveTable, encode_jpeg
+from webui.hub import STARTING, Hub
+from webui.live import COVERED_MESSAGE, ENDED, LIVE, LOST, RECONNECTING, LiveTable, encode_jpeg
 from webui.settle import SettleWatch, changed_fraction, thumbnail
 
 REPO = Path(__file__).resolve().parents[2]
@@ -492,7 +493,8 @@ def test_after_a_move_only_the_places_that_changed_are_measured_again_then_the_w
 def test_a_frame_owed_a_whole_measurement_passes_it_on_to_the_frame_that_replaces_it(
     first_whole: bool, second_whole: bool, whole: bool
 ):
-    from webui.live import FrameView, _DetectJob, _Jobs
+    from webui.hub import FrameView
+    from webui.live import _DetectJob, _Jobs
 
     scene = Scene(key="cam")
     first, second = (

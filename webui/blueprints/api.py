@@ -28,7 +28,8 @@ from webui.http import (
     snapshot,
     upload_bytes,
 )
-from webui.live import CHANGE_WAIT_S, Result
+from webui.hub import Result
+from webui.live import CHANGE_WAIT_S
 from webui.report import report_context
 from webui.roster import roster_from_bytes, roster_from_json, suggest_units
 

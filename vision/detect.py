@@ -65,7 +65,7 @@ from vision.reference import change_map, changed_share
 from vision.refine import refine_rims
 from vision.rim import ray_directions
 from vision.seeds import find_seeds
-from vision.units import final_bases, top_colours
+from vision.units import final_bases, plain_groups, top_colours
 from vision.verdicts import first_tests, other_impostors, printed_rings
 from vision.verify import features, load_verifier
 
@@ -94,7 +94,9 @@ def detect_bases(
     if settings.verifier_min_probability > 0 and len(found):
         verifier = load_verifier(settings.verifier_file or None)
         likely = verifier.probability(features(np.asarray(topdown_bgr), found, scale))
-        found = found[likely >= settings.verifier_min_probability]
+        # a lone plain disc reads like a token to the verifier; a unit of them, side by side and alike, is bases
+        grouped = plain_groups(found, np.asarray(topdown_bgr), scale, settings)
+        found = found[(likely >= settings.verifier_min_probability) | grouped]
     if reference_bgr is None:
         return found
     change = change_map(

@@ -92,6 +92,29 @@ def _in_groups(linked: BoolArray, min_size: int) -> BoolArray:
     return np.asarray(np.bincount(label, minlength=m)[label] >= min_size, np.bool_)
 
 
+def plain_groups(
+    found: BaseDetections, image: NDArray[np.uint8], px_per_mm: float, settings: VisionSettings
+) -> BoolArray:
+    """(N,) which of the bases ``found`` stand in a group of at least ``kin_group_min`` clear discs (scoring at
+    least ``kin_group_min_score``) that would be one unit's as :func:`beside_kin` links them: within
+    ``kin_reach_mm`` edge to edge, fitted diameters within ``size_vote_window_mm``, tops' chromaticities (read
+    from ``image``, (H, W, 3) BGR or (H, W) grey) within ``size_vote_colour``: their lightness is not compared, as
+    the light across a unit's few inches changes it more than the paint does. A lone plain disc may be a token; a
+    unit on plain bases stands together, each base like the next."""
+    n = len(found)
+    if settings.kin_group_min <= 0 or n < settings.kin_group_min:
+        return np.zeros(n, np.bool_)
+    clear = found.score >= settings.kin_group_min_score
+    fitted_mm = 2.0 * found.radius_px / px_per_mm
+    gap_mm = centre_distances(found.center_px) / px_per_mm - (found.diameter_mm[:, None] + found.diameter_mm) / 2
+    linked = (gap_mm < settings.kin_reach_mm) & (np.abs(fitted_mm[:, None] - fitted_mm) < settings.size_vote_window_mm)
+    if settings.size_vote_colour > 0:
+        lab = top_colours(image, found.center_px, found.radius_px, settings)
+        chroma = lab[:, 1:]
+        linked &= np.linalg.norm(chroma[:, None, :] - chroma[None, :, :], axis=2) < settings.size_vote_colour
+    return np.asarray(clear & _in_groups(linked & clear[:, None] & clear[None, :], settings.kin_group_min), np.bool_)
+
+
 def beside_kin(
     found: BaseDetections, plain: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings
 ) -> NDArray[np.intp]:

@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from tableref.config import load_config
 from tests.vision import vision_scenes as vs
 from tests.vision.hand_rules import hand_rule_settings
 from vision import (
@@ -471,6 +472,25 @@ def test_a_unit_on_plain_bases_is_found_as_a_group(
         order = np.argsort(dets.center_px[:, 0])
         np.testing.assert_allclose(dets.center_px[order], centres_px, atol=0.3 * px_per_mm)
         np.testing.assert_array_equal(dets.diameter_mm, 32.0)
+
+
+@pytest.mark.parametrize(("count", "group_min", "whole"), [(4, 3, True), (5, 3, True), (4, 0, False), (2, 3, False)])
+def test_with_the_verifier_a_unit_on_plain_bases_still_stands_as_a_group(
+    count: int, group_min: int, whole: bool
+) -> None:
+    # the default detector: its verifier takes a lone plain disc for a token, but not a unit of them side by side
+    settings = dataclasses.replace(load_config().vision, kin_group_min=group_min)
+    assert settings.verifier_min_probability > 0
+    shape = (100, 80 + 37 * count)
+    centres_px = np.array([(40.0 + 37 * i, 50.0) for i in range(count)])
+    sand, green = (120.0, 160.0, 190.0), (70.0, 110.0, 80.0)
+    plain = [((float(x), float(y)), 32.0) for x, y in centres_px]
+    scene = vs.draw_colour_scene(shape, 1.0, [], np.random.default_rng(count), green, sand, sand, plain)
+    dets = detect_bases(scene.image_bgr, 1.0, settings)
+    # without the group (the rule off, or a pair), the verifier alone keeps fewer of them
+    assert (len(dets) == count) == whole
+    if whole:
+        np.testing.assert_allclose(dets.center_px[np.argsort(dets.center_px[:, 0])], centres_px, atol=0.3)
 
 
 # A 30 mm disc on the mat at 1.5 px/mm (a 4K frame's top-down view), blurred and noisy, with a token's printed

@@ -69,23 +69,7 @@ def fit_at_sizes(
     then fitted again at its unit's pooled rim height (:func:`pooled_heights`). See :func:`fit_known_bases`."""
     directions = ray_directions(settings.rays)
     radius_px = known[rows] / 2.0 * scale
-    read_mm, _fits = snap_diameters(2.0 * detections.radius_px[rows] / scale, settings.base_sizes_mm, np.inf)
-    # a size read wrong was a reading of part of the rim (or of more than the rim): the base lies up to the
-    # difference of the radii away, in a direction the reading does not tell, so the fit starts round it too
-    offset_px = np.abs(detections.radius_px[rows] - radius_px)
-    ring = _start_ring(settings.misread_start_steps, settings.misread_start_directions)
-    misread = read_mm != known[rows]
-    # each base's starts in a row: where it was detected, then the ring round it where its size was read wrong
-    counts = 1 + misread * len(ring)
-    group = np.repeat(np.arange(rows.size), counts)
-    starts = detections.center_px[rows][group].copy()
-    firsts = np.cumsum(counts) - counts
-    # the ring spreads a base's starts round where it was read: those need no further starts along the nadir line. A
-    # roster's declared bases keep them (fitted from one start, medians 0.0004-0.002 mm higher on five of seven 4K sets)
-    ringed = ~declared[rows][group]
-    ringed[firsts] = False
-    for k, first_start in zip(np.flatnonzero(misread), firsts[misread], strict=True):
-        starts[first_start + 1 : first_start + counts[k]] += offset_px[k] * ring
+    read_mm, starts, group, ringed = _starts(detections, rows, known, declared, scale, settings)
     every_ray = np.ones((group.size, len(directions)), np.bool_)
     # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak, a
     # neighbour) go before the first step too
@@ -129,6 +113,59 @@ def fit_at_sizes(
             grey, scale, known_settings, look, radius_px, known[rows], top_lab[rows], held, parallax, cast
         )
     spread_px = _start_spread_px(middle_of(fitted.center_px, parallax), pull, group, first, settings.misread_margin)
+    return _fitted_rows(
+        detections, rows, look, radius_px, known, heights, declared, read_mm, spread_px, scale, parallax, settings
+    )
+
+
+def _starts(
+    detections: BaseDetections,
+    rows: NDArray[np.intp],
+    known: FloatArray,
+    declared: BoolArray,
+    scale: float,
+    settings: VisionSettings,
+) -> tuple[FloatArray, FloatArray, NDArray[np.intp], BoolArray]:
+    """Where the fit at the known sizes starts for each of the ``rows``: the sizes read (R,), the starts (S, 2) in
+    pixels, the row each start belongs to (S,) as an index into ``rows``, and which starts fit from the first start
+    only (S,): where the base was detected, then a ring round it where its size was read wrong."""
+    radius_px = known[rows] / 2.0 * scale
+    read_mm, _fits = snap_diameters(2.0 * detections.radius_px[rows] / scale, settings.base_sizes_mm, np.inf)
+    # a size read wrong was a reading of part of the rim (or of more than the rim): the base lies up to the
+    # difference of the radii away, in a direction the reading does not tell, so the fit starts round it too
+    offset_px = np.abs(detections.radius_px[rows] - radius_px)
+    ring = _start_ring(settings.misread_start_steps, settings.misread_start_directions)
+    misread = read_mm != known[rows]
+    # each base's starts in a row: where it was detected, then the ring round it where its size was read wrong
+    counts = 1 + misread * len(ring)
+    group = np.repeat(np.arange(rows.size), counts)
+    starts = detections.center_px[rows][group].copy()
+    firsts = np.cumsum(counts) - counts
+    # the ring spreads a base's starts round where it was read: those need no further starts along the nadir line. A
+    # roster's declared bases keep them (fitted from one start, medians 0.0004-0.002 mm higher on five of seven 4K sets)
+    ringed = ~declared[rows][group]
+    ringed[firsts] = False
+    for k, first_start in zip(np.flatnonzero(misread), firsts[misread], strict=True):
+        starts[first_start + 1 : first_start + counts[k]] += offset_px[k] * ring
+    return read_mm, starts, group, ringed
+
+
+def _fitted_rows(
+    detections: BaseDetections,
+    rows: NDArray[np.intp],
+    look: OutlineFit,
+    radius_px: FloatArray,
+    known: FloatArray,
+    heights: FloatArray,
+    declared: BoolArray,
+    read_mm: FloatArray,
+    spread_px: FloatArray,
+    scale: float,
+    parallax: RimParallax,
+    settings: VisionSettings,
+) -> BaseDetections:
+    """``detections`` with the ``rows`` the fit ``look`` (one per row) placed at their known sizes: centres, sizes,
+    sigmas and doubts (see :func:`fit_at_sizes`)."""
     done = rows[look.ok]
     center = detections.center_px.copy()
     radius, size = detections.radius_px.copy(), detections.diameter_mm.copy()

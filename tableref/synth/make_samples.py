@@ -23,6 +23,7 @@ from calibration.spec import TableSpec, table_spec_from_dict
 from tableref.synth.generate import Clutter, fit_camera, random_scene
 from tableref.synth.render import render
 from tableref.synth.scene import Scene
+from tableref.synth.wide.tables import spec_toml
 
 DEFAULT_OUT = Path("sample_images")
 # A 30" x 22" skirmish board with four markers at its corners, turned every which way: a spec other than the
@@ -103,29 +104,6 @@ SAMPLES = (
 )
 
 
-def _toml(spec: TableSpec) -> str:
-    """A table spec as TOML (the format of calibration/default_table.toml)."""
-    lines = [
-        "[table]",
-        f"width_mm = {spec.width_mm}",
-        f"depth_mm = {spec.depth_mm}",
-        "",
-        "[markers]",
-        f'dictionary = "{spec.dictionary}"',
-    ]
-    for m in spec.markers:
-        lines += [
-            "",
-            "[[markers.marker]]",
-            f"id = {m.id}",
-            f"size_mm = {m.size_mm}",
-            f"x_mm = {m.x_mm}",
-            f"y_mm = {m.y_mm}",
-            f"rotation_deg = {m.rotation_deg}",
-        ]
-    return "\n".join(lines) + "\n"
-
-
 # The empty table's frame is rendered with other sensor noise than the game's: a capture of its own.
 EMPTY_SEED_OFFSET = 1_000_003
 
@@ -165,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     default = resources.files("calibration").joinpath("default_table.toml").read_text("utf-8")
     (args.out / "table.toml").write_text(default, encoding="utf-8")
-    (args.out / "small_table.toml").write_text(_toml(_small_table()), encoding="utf-8")
+    (args.out / "small_table.toml").write_text(spec_toml(_small_table()), encoding="utf-8")
     known = {s.name for s in SAMPLES}
     unknown = sorted(set(args.only or ()) - known)
     if unknown:

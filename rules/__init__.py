@@ -5,7 +5,7 @@ The one verb is :func:`check`: a state and a rule profile in, every finding out.
 
 from rules.check import check
 from rules.errors import ProfileError, RulesError, StateError
-from rules.findings import CLEAR, CLOSE, KINDS, Finding, findings_document
+from rules.findings import CLEAR, CLOSE, KINDS, UNSEEN, Finding, findings_document
 from rules.geometry import BaseArrays
 from rules.measure import LineVerdict, Measurement, judge_line, measure, pair_gap
 from rules.movement import ModelMove, UnitMove, check_moves, move_findings
@@ -28,6 +28,7 @@ __all__ = [
     "CLEAR",
     "CLOSE",
     "KINDS",
+    "UNSEEN",
     "BaseArrays",
     "Finding",
     "LineVerdict",

@@ -6,51 +6,22 @@ candidate pairs from a spatial index; no Python loop runs over pairs of models.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 import shapely
 from numpy.typing import NDArray
 
-from rules.findings import CLEAR, CLOSE, KINDS, Finding
+from rules.findings import CLEAR, CLOSE, KINDS, UNSEEN, Finding
 from rules.geometry import BaseArrays, FloatArray, IntArray, candidate_pairs
+from rules.lines import EPS_MM, Verdict, judge, seen_gap_mm
 from rules.profile import RuleProfile
-from rules.state import TableState
+from rules.state import Model, TableState
 
 BoolArray = NDArray[np.bool_]
 
-# Centre arithmetic leaves float noise of ~1e-12 mm and the oval search ~1e-6 mm; a line is judged with this
-# slack so that a gap placed exactly on it counts as on it. It is far below any measurement.
-_EPS_MM = 1e-5
-
 # Base outlines against terrain: 4 * 32 vertices keep the polygon within 0.01 mm of a 100 mm base.
 _QUAD_SEGS = 32
-
-
-@dataclass(frozen=True)
-class _Verdict:
-    """Per-pair judgement against one line: ``met`` (on the rule's side) and ``close`` (cannot tell)."""
-
-    met: BoolArray
-    close: BoolArray
-
-    @property
-    def reported(self) -> BoolArray:
-        return self.met | self.close
-
-    @property
-    def surely_met(self) -> BoolArray:
-        return self.met & ~self.close
-
-
-def _within(gap: FloatArray, limit: float, band: FloatArray) -> _Verdict:
-    """Gap <= limit (inclusive), and whether the line lies within ``band`` of the gap."""
-    return _Verdict(gap <= limit + _EPS_MM, (band > 0) & (np.abs(gap - limit) <= band))
-
-
-def _below(gap: FloatArray, limit: float, band: FloatArray) -> _Verdict:
-    """Gap < limit (strict), and whether the line lies within ``band`` of the gap."""
-    return _Verdict(gap < limit - _EPS_MM, (band > 0) & (np.abs(gap - limit) <= band))
 
 
 def _call(close: bool) -> str:
@@ -76,9 +47,8 @@ class _Context:
         self.model_unit = np.array([-1 if m.unit is None else unit_index[m.unit] for m in state.models], dtype=np.intp)
         self.unit_size = np.bincount(self.model_unit[self.model_unit >= 0], minlength=len(self.unit_ids))
         model_index = {m: n for n, m in enumerate(self.ids)}
-        self.unit_leader = np.array(
-            [-1 if u.leader is None else model_index[u.leader] for u in state.units], dtype=np.intp
-        )
+        # A leader not seen in this state leads no one in it.
+        self.unit_leader = np.array([model_index.get(u.leader or "", -1) for u in state.units], dtype=np.intp)
         # Per model, the size and leader of its unit (0 and -1 for a model with no unit): a sentinel at the end of
         # each per-unit array answers for unit index -1.
         self.size_of_model = np.append(self.unit_size, 0)[self.model_unit]
@@ -93,11 +63,12 @@ class _Context:
             profile.contact.gap_mm,
             cohesion.range_mm if cohesion.mode == "chain" else 0.0,
         )
-        reach += self.k * np.sqrt(2.0) * (float(sigma.max()) if len(sigma) else 0.0) + _EPS_MM
+        reach += self.k * np.sqrt(2.0) * (float(sigma.max()) if len(sigma) else 0.0) + EPS_MM
         self.pi, self.pj = candidate_pairs(self.bases, reach)
         self.gap = self.bases.gaps_mm(self.pi, self.pj)
         self.pair_sigma = self.bases.pair_sigma_mm(self.pi, self.pj)
         self.band = self.k * self.pair_sigma
+        self.solid = state.measured
         ui, uj = self.model_unit[self.pi], self.model_unit[self.pj]
         player = np.append(self.unit_player, -1)
         pli, plj = player[ui], player[uj]
@@ -110,7 +81,11 @@ class _Context:
         sigma = self.bases.pair_sigma_mm(np.full(len(others), model, dtype=np.intp), others)
         return gap, sigma
 
-    def pair_finding(self, kind: str, rows: IntArray, limit: float, verdict: _Verdict) -> list[Finding]:
+    def within(self, gap: FloatArray, limit: float, sigma: FloatArray) -> Verdict:
+        """Gaps within ``limit`` (inclusive), judged as solid bases when the state was measured by a camera."""
+        return judge(gap, limit, sigma, self.k, solid=self.solid)
+
+    def pair_finding(self, kind: str, rows: IntArray, limit: float, verdict: Verdict) -> list[Finding]:
         """One finding per candidate pair ``rows``; models listed in the order of their units in the state."""
         out = []
         for r in rows:
@@ -123,7 +98,7 @@ class _Context:
                     kind=kind,
                     models=(self.ids[i], self.ids[j]),
                     units=units,
-                    gap_mm=float(self.gap[r]),
+                    gap_mm=float(seen_gap_mm(self.gap[r], self.solid and kind != "overlap")),
                     limit_mm=limit,
                     sigma_mm=float(self.pair_sigma[r]),
                     call=_call(bool(verdict.close[r])),
@@ -134,7 +109,7 @@ class _Context:
 
 def _engaged(ctx: _Context) -> list[Finding]:
     limit = ctx.profile.engagement.range_mm
-    verdict = _within(ctx.gap, limit, ctx.band)
+    verdict = ctx.within(ctx.gap, limit, ctx.pair_sigma)
     rows = np.flatnonzero(ctx.enemy & verdict.reported)
     if len(rows) == 0:
         return []
@@ -149,9 +124,12 @@ def _engaged(ctx: _Context) -> list[Finding]:
 
 
 def _overlaps(ctx: _Context) -> list[Finding]:
+    """Bases overlapping deeper than the profile allows. Measured bases are solid: an apparent overlap within what
+    the measurement allows is contact, and only one clearly beyond it (a base on or over another) is reported."""
     limit = ctx.profile.overlap.gap_mm
-    verdict = _below(ctx.gap, limit, ctx.band)
-    return ctx.pair_finding("overlap", np.flatnonzero(verdict.reported), limit, verdict)
+    verdict = judge(ctx.gap, limit, ctx.pair_sigma, ctx.k, strict=True)
+    rows = verdict.surely_met if ctx.solid else verdict.reported
+    return ctx.pair_finding("overlap", np.flatnonzero(rows), limit, verdict)
 
 
 def _components(n: int, ei: IntArray, ej: IntArray) -> IntArray:
@@ -255,7 +233,7 @@ def _cohesion_finding(ctx: _Context, u: int, models: IntArray, gaps: list[tuple[
 
 def _chain_cohesion(ctx: _Context) -> list[Finding]:
     limit = ctx.profile.cohesion.range_mm
-    verdict = _within(ctx.gap, limit, ctx.band)
+    verdict = ctx.within(ctx.gap, limit, ctx.pair_sigma)
     # Judged twice: counting uncertain pairs as within (what surely breaks) and as outside (what may break).
     sure, sure_labels, sure_main = _chain_offenders(ctx, ctx.same_unit & verdict.reported)
     maybe, maybe_labels, maybe_main = _chain_offenders(ctx, ctx.same_unit & verdict.surely_met)
@@ -288,7 +266,7 @@ def _leader_cohesion(ctx: _Context) -> list[Finding]:
     leaders = leader[models]
     gap = ctx.bases.gaps_mm(models, leaders)
     sigma = ctx.bases.pair_sigma_mm(models, leaders)
-    verdict = _within(gap, limit, ctx.k * sigma)
+    verdict = ctx.within(gap, limit, sigma)
     out = []
     for u in range(len(ctx.unit_ids)):
         mine = ctx.model_unit[models] == u
@@ -301,7 +279,7 @@ def _leader_cohesion(ctx: _Context) -> list[Finding]:
 
 
 def _multi_contact(ctx: _Context) -> list[Finding]:
-    verdict = _within(ctx.gap, ctx.profile.contact.gap_mm, ctx.band)
+    verdict = ctx.within(ctx.gap, ctx.profile.contact.gap_mm, ctx.pair_sigma)
     rows = np.flatnonzero(ctx.enemy & verdict.reported)
     touching: dict[int, dict[int, bool]] = {}
     for r in rows:
@@ -343,7 +321,7 @@ def _off_table(ctx: _Context) -> list[Finding]:
         axis=0,
     )
     limit = 0.0 - ctx.profile.placement.off_table_mm
-    verdict = _below(margin, limit, ctx.k * ctx.bases.sigma_most_mm)
+    verdict = judge(margin, limit, ctx.bases.sigma_most_mm, ctx.k, strict=True)
     return [
         Finding(
             kind="off_table",
@@ -392,23 +370,77 @@ def _in_terrain(ctx: _Context) -> list[Finding]:
     return out
 
 
+def _unseen(state: TableState) -> list[Finding]:
+    """One finding per unit (and one for models of no unit) listing its models the state does not show."""
+    order = {u.id: n for n, u in enumerate(state.units)}
+    groups: dict[str | None, list[Model]] = {}
+    for m in sorted(state.unseen, key=lambda m: order.get(m.unit or "", len(order))):
+        groups.setdefault(m.unit, []).append(m)
+    return [
+        Finding(
+            kind="unseen",
+            models=tuple(m.id for m in models),
+            unit=unit,
+            call=CLOSE,
+            reason=UNSEEN,
+            last_seen_mm=tuple((m.id, m.x_mm, m.y_mm) for m in models),
+        )
+        for unit, models in groups.items()
+    ]
+
+
+def _opened_by_unseen(state: TableState, profile: RuleProfile, findings: list[Finding]) -> list[Finding]:
+    """``findings`` with every call an unseen model could change left open.
+
+    The state is judged again with its unseen models at their last places. A unit with unseen models keeps the
+    cohesion finding of that judgement (else the one of its seen models), open: the unseen could bridge or break
+    it, and an unseen leader is still the one to keep cohesion to. An engagement the seen models do not make but an
+    unseen model at its last place could is reported open. A clear engagement of seen models stands: unseen models
+    cannot undo it.
+    """
+    hidden = {m.unit for m in state.unseen if m.unit is not None}
+    whole_state = replace(state, models=state.models + state.unseen, unseen=())
+    whole = _Context(whole_state, profile)
+    cohesion = {f.unit: f for f in _cohesion(whole) if f.unit in hidden}
+    out = []
+    for f in findings:
+        if f.kind == "cohesion" and f.unit in hidden:
+            f = cohesion.pop(f.unit, f)
+            f = replace(f, call=CLOSE, reason=UNSEEN)
+        out.append(f)
+    out += [replace(f, call=CLOSE, reason=UNSEEN) for f in cohesion.values()]
+    engaged = {frozenset(f.units) for f in findings if f.kind == "engaged"}
+    unseen_ids = {m.id for m in state.unseen}
+    for f in _engaged(whole):
+        if frozenset(f.units) not in engaged and unseen_ids.intersection(f.models):
+            out.append(replace(f, call=CLOSE, reason=UNSEEN))
+    return out
+
+
+def _cohesion(ctx: _Context) -> list[Finding]:
+    mode = ctx.profile.cohesion.mode
+    if mode == "chain":
+        return _chain_cohesion(ctx)
+    if mode == "leader":
+        return _leader_cohesion(ctx)
+    return []
+
+
 def check(state: TableState, profile: RuleProfile) -> list[Finding]:
     """Every finding of ``state`` under ``profile``, in the order of :data:`rules.findings.KINDS`.
 
     Engagement is judged between models of units of different players; models with no unit take part in the
     overlap and placement checks only. A finding is reported when its rule is met, and also, with
-    ``call="close"``, when the measurement cannot tell which side of the line it is on.
+    ``call="close"``, when the measurement cannot tell which side of the line it is on. The state's unseen models
+    are reported per unit, and every call they could change is open (``reason="unseen"``).
     """
     ctx = _Context(state, profile)
-    findings = _engaged(ctx)
-    mode = profile.cohesion.mode
-    if mode == "chain":
-        findings += _chain_cohesion(ctx)
-    elif mode == "leader":
-        findings += _leader_cohesion(ctx)
+    findings = _engaged(ctx) + _cohesion(ctx)
     findings += _overlaps(ctx)
     if profile.multi_contact.enabled:
         findings += _multi_contact(ctx)
     findings += _off_table(ctx)
     findings += _in_terrain(ctx)
+    if state.unseen:
+        findings = _unseen(state) + _opened_by_unseen(state, profile, findings)
     return sorted(findings, key=lambda f: KINDS.index(f.kind))

@@ -6,10 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 #: The kinds of finding, in the order reports list them.
-KINDS = ("engaged", "cohesion", "overlap", "multi_contact", "off_table", "in_terrain", "illegal_move")
+KINDS = ("unseen", "engaged", "cohesion", "overlap", "multi_contact", "off_table", "in_terrain", "illegal_move")
 
 CLEAR = "clear"
 CLOSE = "close"
+
+#: Why a call is open beyond the measurement itself: a model it depends on is not seen.
+UNSEEN = "unseen"
 
 # Reports round millimetres to a micrometre: finer digits are float noise, not measurement.
 _REPORT_DECIMALS = 3
@@ -21,7 +24,9 @@ class Finding:
 
     ``gap_mm`` is the measured edge-to-edge gap behind the call and ``limit_mm`` the line it was judged against;
     ``sigma_mm`` is the 1-sigma uncertainty of that gap. ``call`` is ``clear`` when the measurement excludes the
-    other side of the line and ``close`` when it cannot tell.
+    other side of the line and ``close`` when it cannot tell; ``reason`` says why a call is open beyond the
+    measurement (``unseen``: a model it depends on is not seen). An ``unseen`` finding lists a unit's models the
+    state does not show, with ``last_seen_mm`` ((id, x_mm, y_mm), ...) where each was last seen.
     """
 
     kind: str
@@ -33,6 +38,8 @@ class Finding:
     sigma_mm: float | None = None
     call: str | None = None
     terrain: str | None = None
+    reason: str | None = None
+    last_seen_mm: tuple[tuple[str, float, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -49,6 +56,12 @@ class Finding:
             out["call"] = self.call
         if self.terrain is not None:
             out["terrain"] = self.terrain
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.last_seen_mm:
+            out["last_seen_mm"] = {
+                m: [round(x, _REPORT_DECIMALS), round(y, _REPORT_DECIMALS)] for m, x, y in self.last_seen_mm
+            }
         return out
 
     @staticmethod
@@ -67,6 +80,8 @@ class Finding:
             sigma_mm=opt_float("sigma_mm"),
             call=data.get("call"),
             terrain=data.get("terrain"),
+            reason=data.get("reason"),
+            last_seen_mm=tuple((str(m), float(p[0]), float(p[1])) for m, p in data.get("last_seen_mm", {}).items()),
         )
 
 

@@ -10,11 +10,9 @@ import numpy as np
 from rules.errors import StateError
 from rules.findings import CLEAR, CLOSE
 from rules.geometry import BaseArrays
+from rules.lines import judge, seen_gap_mm
 from rules.profile import RuleProfile
 from rules.state import TableState
-
-# Lines are judged with the same slack as the check, so a gap placed exactly on a line counts as on it.
-_EPS_MM = 1e-5
 
 
 @dataclass(frozen=True)
@@ -50,14 +48,17 @@ class Measurement:
         }
 
 
-def judge_line(line: str, gap_mm: float, sigma_mm: float, limit_mm: float, close_sigmas: float) -> LineVerdict:
-    """Whether a gap of ``gap_mm`` (1-sigma ``sigma_mm``) is within ``limit_mm``, and whether that can be told."""
-    band = close_sigmas * sigma_mm
+def judge_line(
+    line: str, gap_mm: float, sigma_mm: float, limit_mm: float, close_sigmas: float, solid: bool = False
+) -> LineVerdict:
+    """Whether a gap of ``gap_mm`` (1-sigma ``sigma_mm``) is within ``limit_mm``, and whether that can be told;
+    ``solid`` judges two measured bases, whose true gap cannot be negative (:func:`rules.lines.judge`)."""
+    verdict = judge(np.array([gap_mm]), limit_mm, np.array([sigma_mm]), close_sigmas, solid=solid)
     return LineVerdict(
         line=line,
         limit_mm=limit_mm,
-        within=gap_mm <= limit_mm + _EPS_MM,
-        call=CLOSE if band > 0 and abs(gap_mm - limit_mm) <= band else CLEAR,
+        within=bool(verdict.met[0]),
+        call=CLOSE if verdict.close[0] else CLEAR,
     )
 
 
@@ -67,7 +68,14 @@ def pair_gap(state: TableState, a: str, b: str) -> tuple[float, float]:
     Raises :class:`StateError` when a model id is not in the state or both ids are the same model.
     """
     index = {m.id: n for n, m in enumerate(state.models)}
+    unseen = {m.id: m for m in state.unseen}
     for model_id in (a, b):
+        if model_id in unseen:
+            m = unseen[model_id]
+            raise StateError(
+                f"model {model_id!r} is not seen in this state (last seen at x {m.x_mm:.1f} mm, y {m.y_mm:.1f} mm): "
+                "a measurement needs both models in view"
+            )
         if model_id not in index:
             known = ", ".join(sorted(index)) or "none"
             raise StateError(f"model {model_id!r} is not in the state (models: {known})")
@@ -86,5 +94,6 @@ def measure(state: TableState, a: str, b: str, profile: RuleProfile) -> Measurem
     """
     gap, sigma = pair_gap(state, a, b)
     k = profile.calls.close_sigmas
-    verdicts = tuple(judge_line(line, gap, sigma, limit, k) for line, limit in profile.limits().items())
-    return Measurement(a, b, gap, sigma, verdicts)
+    solid = state.measured
+    verdicts = tuple(judge_line(line, gap, sigma, limit, k, solid) for line, limit in profile.limits().items())
+    return Measurement(a, b, float(seen_gap_mm(np.array([gap]), solid)[0]), sigma, verdicts)

@@ -130,13 +130,19 @@ class Terrain:
 @dataclass(frozen=True)
 class TableState:
     """Everything the rules need. ``extras`` carries top-level JSON sections the rules do not read (a camera's
-    calibration report, say) so that writing a loaded state back loses nothing."""
+    calibration report, say) so that writing a loaded state back loses nothing.
+
+    ``unseen`` are models known to be on the table that this state does not show (hidden, off the frame, missed),
+    each at the place it was last seen. ``measured`` says the models' places were measured by a camera: their
+    bases are solid, so a gap can only look negative through the measurement's error."""
 
     table: Table
     units: tuple[Unit, ...] = ()
     models: tuple[Model, ...] = ()
     terrain: tuple[Terrain, ...] = ()
     extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    unseen: tuple[Model, ...] = ()
+    measured: bool = False
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -179,8 +185,10 @@ def _validate(state: TableState) -> None:
             raise StateError(f"{where}: move_in must be a non-negative number of inches, got {u.move_in!r}")
     model_ids: set[str] = set()
     members: dict[str, list[str]] = {}
-    for i, m in enumerate(state.models):
-        where = f"models[{i}] (id {m.id!r})"
+    listed = [("models", i, m) for i, m in enumerate(state.models)]
+    listed += [("unseen", i, m) for i, m in enumerate(state.unseen)]
+    for section, i, m in listed:
+        where = f"{section}[{i}] (id {m.id!r})"
         if m.id in model_ids:
             raise StateError(f"{where}: duplicate model id; every model id must be unique")
         model_ids.add(m.id)
@@ -345,24 +353,11 @@ def state_from_dict(data: Any) -> TableState:
             )
         )
 
-    models = []
-    for i, obj in enumerate(top.array("models")):
-        r = _Reader(obj, f"models[{i}]")
-        model_id = r.ident()
-        where = f"models[{i}] (id {model_id!r})"
-        r.where = where
-        unit = r.obj.get("unit")
-        models.append(
-            Model(
-                id=model_id,
-                unit=None if unit is None else r.ident("unit"),
-                x_mm=r.number("x_mm"),
-                y_mm=r.number("y_mm"),
-                base=_base_from(r.obj.get("base"), where),
-                sigma_mm=r.number("sigma_mm", 0.0),
-                doubt_mm=_doubt_from(r.obj.get("doubt_mm"), where),
-            )
-        )
+    models = [_model_from(obj, f"models[{i}]") for i, obj in enumerate(top.array("models"))]
+    unseen = [_model_from(obj, f"unseen[{i}]") for i, obj in enumerate(top.array("unseen"))]
+    measured = top.obj.get("measured", False)
+    if not isinstance(measured, bool):
+        raise StateError(f"state: 'measured' must be true or false, got {measured!r}")
 
     terrain = []
     for i, obj in enumerate(top.array("terrain")):
@@ -379,9 +374,28 @@ def state_from_dict(data: Any) -> TableState:
             )
         )
 
-    known = {"table", "units", "models", "terrain"}
+    known = {"table", "units", "models", "terrain", "unseen", "measured"}
     extras = {k: v for k, v in top.obj.items() if k not in known}
-    return TableState(table, tuple(units), tuple(models), tuple(terrain), MappingProxyType(extras))
+    return TableState(
+        table, tuple(units), tuple(models), tuple(terrain), MappingProxyType(extras), tuple(unseen), measured
+    )
+
+
+def _model_from(obj: Any, where: str) -> Model:
+    r = _Reader(obj, where)
+    model_id = r.ident()
+    where = f"{where} (id {model_id!r})"
+    r.where = where
+    unit = r.obj.get("unit")
+    return Model(
+        id=model_id,
+        unit=None if unit is None else r.ident("unit"),
+        x_mm=r.number("x_mm"),
+        y_mm=r.number("y_mm"),
+        base=_base_from(r.obj.get("base"), where),
+        sigma_mm=r.number("sigma_mm", 0.0),
+        doubt_mm=_doubt_from(r.obj.get("doubt_mm"), where),
+    )
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
@@ -420,6 +434,8 @@ def state_to_dict(state: TableState) -> dict[str, Any]:
             for u in state.units
         ],
         "models": [_model_to_dict(m) for m in state.models],
+        **({"unseen": [_model_to_dict(m) for m in state.unseen]} if state.unseen else {}),
+        **({"measured": True} if state.measured else {}),
         "terrain": [
             _drop_none({"id": t.id, "kind": t.kind, "height_mm": t.height_mm, "polygon": [list(p) for p in t.polygon]})
             for t in state.terrain

@@ -147,6 +147,6 @@ def judge_pairs(state: rules.TableState, pairs: Sequence[LinePair], close_sigmas
         if pair.a not in present or pair.b not in present:
             continue
         gap, sigma = rules.pair_gap(state, pair.a, pair.b)
-        verdict = rules.judge_line(pair.line, gap, sigma, pair.limit_mm, close_sigmas)
+        verdict = rules.judge_line(pair.line, gap, sigma, pair.limit_mm, close_sigmas, state.measured)
         out.append(CallResult(pair, gap, sigma, verdict.call, verdict.within))
     return out

@@ -160,21 +160,14 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     state = carry_identities(analysis.state, roster, config.pipeline.roster_gate_mm, take_bases=True)
     findings = rules.check(state, profile)
-    found = {m.id for m in state.models}
-    missing = [m.id for m in roster.models if m.id not in found]
     if args.json:
         doc = rules.findings_document(profile.name, findings)
-        doc["missing"] = missing
+        doc["missing"] = [m.id for m in state.unseen]
         doc["state"] = rules.state_to_dict(state)
         print(json.dumps(doc, indent=2))
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
         print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm))
-        if missing:
-            print(
-                f"\nNot found in the frame ({len(missing)} of {len(roster.models)} roster models, left out of the "
-                f"rules): {', '.join(missing)}"
-            )
     return EXIT_OK
 
 

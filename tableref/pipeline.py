@@ -322,6 +322,7 @@ def state_from_detections(
         table=rules.Table(spec.width_mm, spec.depth_mm),
         models=models,
         extras=MappingProxyType({"calibration": report}),
+        measured=True,
     )
     return state, random[order]
 
@@ -621,13 +622,14 @@ def standing_on_declared(model: rules.Model, base: rules.RoundBase | rules.OvalB
 def carry_identities(
     detected: rules.TableState, roster: rules.TableState, gate_mm: float, take_bases: bool = False
 ) -> rules.TableState:
-    """Give each detected model the id and unit of the roster model it matches (minimum total distance, no match
-    farther than ``gate_mm``). Unmatched detections keep fresh ids that clash with no roster id; the roster's
-    units, terrain and table come along. With ``take_bases``, a matched model also stands on the roster model's base
-    when both are round: the roster says what each model stands on, the camera only measures it. A size read wrong
-    by d mm (in diameter) widens the model's sigma by d / 2, in quadrature."""
+    """Give each detected model the id and unit of the roster model it matches (minimum total distance, no match farther
+    than ``gate_mm``). Unmatched detections keep fresh ids that clash with no roster id; roster models matched by
+    no detection are ``unseen``, at the roster's place for them; the
+    roster's units, terrain and table come along. With ``take_bases``, a matched model also stands on the roster
+    model's base when both are round: the roster says what each model stands on, the camera only measures it. A
+    size read wrong by d mm (in diameter) widens the model's sigma by d / 2, in quadrature."""
     det = detected.models
-    ros = roster.models
+    ros = roster.models + roster.unseen
     rows, cols = match_models(det, ros, gate_mm)
     matched = dict(zip(rows.tolist(), cols.tolist(), strict=True))
     taken = {m.id for m in ros}
@@ -648,6 +650,10 @@ def carry_identities(
             taken.add(new_id)
             models.append(rules.Model(new_id, None, m.x_mm, m.y_mm, m.base, m.sigma_mm, m.doubt_mm))
     present = {m.id for m in models}
-    # A leader that was not found (removed as a casualty, or hidden) cannot lead in this state.
-    units = tuple(u if u.leader is None or u.leader in present else replace(u, leader=None) for u in roster.units)
-    return rules.TableState(detected.table, units, tuple(models), roster.terrain, detected.extras)
+    unseen = tuple(r for r in ros if r.id not in present)
+    known = present | {m.id for m in unseen}
+    # A leader the roster names but does not place leads no one here.
+    units = tuple(u if u.leader is None or u.leader in known else replace(u, leader=None) for u in roster.units)
+    return rules.TableState(
+        detected.table, units, tuple(models), roster.terrain, detected.extras, unseen, detected.measured
+    )

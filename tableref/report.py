@@ -6,7 +6,9 @@ import rules
 
 MM_PER_INCH = 25.4
 
-_TITLES = {
+#: A heading per kind of finding, for every report.
+TITLES = {
+    "unseen": "Not seen (calls about them are open)",
     "engaged": "Engaged",
     "cohesion": "Out of cohesion",
     "overlap": "Overlapping bases",
@@ -36,6 +38,10 @@ def _unit_label(state: rules.TableState, unit_id: str) -> str:
 def describe_finding(state: rules.TableState, f: rules.Finding) -> str:
     """Who a finding is about, in words: units by name, then the models."""
     models = ", ".join(f.models)
+    if f.kind == "unseen":
+        owner = _unit_label(state, f.unit) if f.unit else "no unit"
+        count = f"{len(f.models)} model{'s' if len(f.models) != 1 else ''}"
+        return f"{count} of {owner} not seen: {models}"
     if f.kind == "engaged":
         a, b = f.units
         return f"{_unit_label(state, a)} and {_unit_label(state, b)}, closest {models}"
@@ -54,10 +60,20 @@ def finding_measure(f: rules.Finding) -> str:
     if f.gap_mm is None or f.limit_mm is None:
         return ""
     if f.kind == "overlap":
-        return f"{format_length(-f.gap_mm, f.sigma_mm)} deep, allowed {format_length(-f.limit_mm)}"
+        allowed = format_length(-f.limit_mm)
+        if f.gap_mm < 0:
+            return f"{format_length(-f.gap_mm, f.sigma_mm)} deep, allowed {allowed}"
+        return f"measured {format_length(f.gap_mm, f.sigma_mm)} apart, may be over {allowed} deep"
     if f.kind == "off_table":
         return f"{format_length(-f.gap_mm, f.sigma_mm)} over the edge"
     return f"gap {format_length(f.gap_mm, f.sigma_mm)}, limit {format_length(f.limit_mm)}"
+
+
+def finding_note(f: rules.Finding) -> str:
+    """Why a call is open beyond its measurement (empty when it is not)."""
+    if f.reason == rules.UNSEEN and f.kind != "unseen":
+        return "open: a model it depends on is not seen"
+    return ""
 
 
 def format_findings(
@@ -76,9 +92,11 @@ def format_findings(
         group = [f for f in findings if f.kind == kind]
         if not group:
             continue
-        lines.append(f"\n{_TITLES[kind]} ({len(group)})")
+        lines.append(f"\n{TITLES[kind]} ({len(group)})")
         for f in group:
             call = f"[{f.call}]" if f.call else ""
             measure = finding_measure(f)
-            lines.append(f"  {call:8} {describe_finding(state, f)}" + (f"  ({measure})" if measure else ""))
+            note = finding_note(f)
+            why = f"  ({note})" if note else ""
+            lines.append(f"  {call:8} {describe_finding(state, f)}" + (f"  ({measure})" if measure else "") + why)
     return "\n".join(lines)

@@ -564,6 +564,9 @@ class LiveTable:
         self._result_seq += 1
         now = time.time()
         doc = result_document(self._result_seq, detected.frame, state, findings, profile, outlines, centers, now)
+        last_places = rules.TableState(state.table, models=tuple(replace(m, unit=None) for m in state.unseen))
+        ghosts = _pixels(last_places, detected.to_px, detected.rim_height_mm)
+        place_in_frame(doc.get("unseen", []), *ghosts)
         doc["analysis_ms"] = round(detected.analysis_ms, 1)
         doc["remeasured_share"] = round(detected.remeasured_share, 3)
         result = Result(
@@ -614,6 +617,15 @@ def _pixels(
     return _readonly(np.asarray(outlines, dtype=np.float64)), _readonly(np.asarray(centers, dtype=np.float64))
 
 
+def place_in_frame(
+    models: list[dict[str, Any]], outlines_px: NDArray[np.float64], centers_px: NDArray[np.float64]
+) -> None:
+    """Give each model dict its base outline (V, 2) and centre (2,) in frame pixels, rounded for the viewers."""
+    for m, outline, center in zip(models, outlines_px, centers_px, strict=True):
+        m["outline_px"] = np.round(outline, _PX_DECIMALS).tolist()
+        m["center_px"] = np.round(center, _PX_DECIMALS).tolist()
+
+
 def result_document(
     seq: int,
     frame: FrameView,
@@ -627,9 +639,7 @@ def result_document(
     """What the screens draw: the state (rules format) with each model's outline and centre in frame pixels, the
     findings, the profile's lines and the frame it belongs to."""
     doc = rules.state_to_dict(state)
-    for m, outline, center in zip(doc["models"], outlines_px, centers_px, strict=True):
-        m["outline_px"] = np.round(outline, _PX_DECIMALS).tolist()
-        m["center_px"] = np.round(center, _PX_DECIMALS).tolist()
+    place_in_frame(doc["models"], outlines_px, centers_px)
     players = list(dict.fromkeys(u.player for u in state.units if u.player))
     doc.update(
         {

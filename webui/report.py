@@ -8,22 +8,13 @@ import time
 from typing import Any
 
 import rules
-from tableref.report import describe_finding, finding_measure, format_length
+from tableref.report import TITLES, describe_finding, finding_measure, finding_note, format_length
 from webui.hub import Result, Status
 
 # Players' colours (the screens use the same ones, in the same order); models of no unit are grey.
 PLAYER_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 NO_PLAYER_COLOUR = "#9e9e9e"
 
-TITLES = {
-    "engaged": "Engaged",
-    "cohesion": "Out of cohesion",
-    "overlap": "Overlapping bases",
-    "multi_contact": "In base contact with two enemy units",
-    "off_table": "Off the table",
-    "in_terrain": "In solid terrain",
-    "illegal_move": "Illegal move",
-}
 LINE_TITLES = {"engagement": "engagement range", "base_contact": "base contact", "cohesion": "cohesion range"}
 
 
@@ -100,7 +91,7 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         {
             "title": TITLES.get(f.kind, f.kind),
             "text": describe_finding(state, f),
-            "measure": finding_measure(f),
+            "measure": "; ".join(x for x in (finding_measure(f), finding_note(f)) if x),
             "call": f.call or "",
         }
         for f in res.findings

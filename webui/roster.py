@@ -109,12 +109,16 @@ def follow(
     Returns (state, roster): ``state`` is ``detected`` with the ids and units of the roster models each detection
     matched (within ``gate_mm``), the roster's units and terrain, and base overrides applied; the new roster has
     the matched models at their new places, the unmatched roster models where they were last seen, and every new
-    detection as a model of no unit.
+    detection as a model of no unit. A unit's model not seen is ``unseen`` in the state; a model of no unit not
+    seen is not (no call the referee makes depends on it) but stays in the roster.
     """
     carried = carry_identities(detected, roster, gate_mm)
     overrides = base_overrides(roster)
     models = tuple(standing_on_declared(m, overrides[m.id]) if m.id in overrides else m for m in carried.models)
-    state = replace(carried, models=models)
+    unseen = tuple(m for m in carried.unseen if m.unit is not None)
+    placed = {m.id for m in models + unseen}
+    units = tuple(u if u.leader is None or u.leader in placed else replace(u, leader=None) for u in carried.units)
+    state = replace(carried, units=units, models=models, unseen=unseen)
     seen = {m.id: m for m in state.models}
     kept = [
         replace(
@@ -127,9 +131,9 @@ def follow(
         )
         if m.id in seen
         else m
-        for m in roster.models
+        for m in roster.models + roster.unseen
     ]
-    known = {m.id for m in roster.models}
+    known = {m.id for m in roster.models + roster.unseen}
     kept += [m for m in state.models if m.id not in known]
     units = tuple(
         u if u.leader is None or any(m.id == u.leader and m.unit == u.id for m in kept) else replace(u, leader=None)

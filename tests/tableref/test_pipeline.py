@@ -155,7 +155,7 @@ def test_an_outline_read_by_its_top_disc_stands_a_whole_shift_from_its_base(
     [
         # Two models side by side both moved 20 mm right: the optimal matching keeps them apart.
         ([(120.0, 100.0), (160.0, 100.0)], {"a1": (120.0, 100.0), "a2": (160.0, 100.0)}),
-        # One model gone (the leader): the other keeps its id; the unit loses its leader.
+        # One model not seen (the leader): the other keeps its id; the leader is unseen, still the unit's leader.
         ([(140.0, 100.0)], {"a2": (140.0, 100.0)}),
         # A newcomer far from every roster model gets a fresh id.
         (
@@ -170,7 +170,11 @@ def test_carry_identities(detected: list[tuple[float, float]], expected: dict[st
     state = carry_identities(found, roster, gate_mm=40.0)
     assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == expected
     assert all((m.unit == "a") is m.id.startswith("a") for m in state.models)
-    assert (state.unit("a").leader == "a1") is ("a1" in expected)
+    roster_place = {m.id: (m.x_mm, m.y_mm) for m in roster.models}
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.unseen} == {
+        k: v for k, v in roster_place.items() if k not in expected
+    }
+    assert state.unit("a").leader == "a1"
 
 
 ROUND_27 = rules.RoundBase(27.0)

@@ -132,9 +132,14 @@ def test_dashboard_loads_on_the_bundled_sample(page: Any):
         assert [f["models"] for f in shown] == [",".join(f["models"]) for f in api["findings"]]
         if not api["findings"]:
             assert "No findings" in page.inner_text("#findings")
-        models = served.get("/api/state")["models"]
-        assert page.locator("#overlay [data-model]").count() == len(models)
-        assert page.locator("#map [data-model]").count() == len(models)
+        state = served.get("/api/state")
+        models, unseen = state["models"], state.get("unseen", [])
+        assert page.locator("#overlay .base[data-model]").count() == len(models)
+        assert page.locator("#map .base[data-model]").count() == len(models)
+        # every roster model not seen is drawn where it was last seen, and said in words
+        assert page.locator("#map .ghost").count() == len(unseen)
+        said = sum(len(f["models"]) for f in api["findings"] if f["kind"] == "unseen")
+        assert said == len(unseen)
         assert "camera: live" in page.inner_text("#st-camera")
         assert "8/8 markers" in page.inner_text("#st-calibration") or "markers" in page.inner_text("#st-calibration")
         assert page.evaluate("window.tableref.link") == "live updates"

@@ -508,3 +508,30 @@ def test_a_frame_owed_a_whole_measurement_passes_it_on_to_the_frame_that_replace
     assert isinstance(job, _DetectJob)
     assert job.frame is second.frame and job.whole is whole
     assert jobs.take(0.01) is None
+
+
+def test_roster_models_not_seen_are_reported_and_drawn_where_last_seen():
+    from webui.feeds import StateFeed
+
+    roster = _state()
+    hidden = {"b1", "b2"}
+    shown = rules.TableState(
+        roster.table, models=tuple(dataclasses.replace(m, unit=None) for m in roster.models if m.unit != "b")
+    )
+    settings = fast_settings()
+    feed = StateFeed(shown, "hidden", settings.state_px_per_mm, settings.replay_fps, roster=roster)
+    live = start_live(feed, settings)
+    try:
+        wait_for(lambda: live.hub.snapshot().result is not None, what="the first result")
+        result = live.hub.snapshot().result
+    finally:
+        live.stop()
+    assert result is not None
+    doc = json.loads(result.json)
+    assert sorted(m["id"] for m in doc["unseen"]) == sorted(hidden)
+    last = {m.id: (m.x_mm, m.y_mm) for m in roster.models}
+    for m in doc["unseen"]:
+        assert (m["x_mm"], m["y_mm"]) == last[m["id"]]
+        assert len(m["outline_px"]) > 8 and len(m["center_px"]) == 2
+    unseen = [f for f in doc["findings"] if f["kind"] == "unseen"]
+    assert [(f["unit"], sorted(f["models"]), f["call"]) for f in unseen] == [("b", sorted(hidden), "close")]

@@ -15,6 +15,7 @@ const TR = (() => {
   // Event-stream errors in a row before falling back to polling.
   const MAX_STREAM_ERRORS = 3;
   const KIND_TITLES = {
+    unseen: "Not seen",
     engaged: "Engaged",
     cohesion: "Out of cohesion",
     overlap: "Overlapping bases",
@@ -211,6 +212,7 @@ const TR = (() => {
   function models(r) {
     const out = new Map();
     for (const m of r.models) out.set(m.id, m);
+    for (const m of r.unseen || []) out.set(m.id, m);
     return out;
   }
 
@@ -240,6 +242,7 @@ const TR = (() => {
   // Marks of the findings, given where each model is and how big it is in the drawing's units.
   function drawMarks(g, r, pos, radius, font) {
     r.findings.forEach((f, i) => {
+      if (f.kind === "unseen") return; // its models are drawn as ghosts
       const call = f.call || "clear";
       const cls = (base) => `${base} ${call}`;
       const mark = (e) => { e.dataset.finding = String(i); return e; };
@@ -325,7 +328,13 @@ const TR = (() => {
       const poly = el("polygon", { points, class: "base", stroke: colour(m) }, bases);
       poly.dataset.model = m.id;
     }
-    const pos = (id) => (byId.has(id) ? byId.get(id).center_px : null);
+    // Models not seen, where they were last seen: calls about them are open.
+    for (const m of r.unseen || []) {
+      if (!m.outline_px) continue;
+      const points = m.outline_px.map((p) => p.join(",")).join(" ");
+      el("polygon", { points, class: "ghost", stroke: colour(m) }, bases).dataset.model = m.id;
+    }
+    const pos = (id) => (byId.has(id) && byId.get(id).center_px ? byId.get(id).center_px : null);
     const radius = (id) => {
       const m = byId.get(id);
       const c = m.center_px;
@@ -354,14 +363,16 @@ const TR = (() => {
     const colour = colourOf(r);
     const byId = models(r);
     const bases = el("g", {}, svg);
-    for (const m of r.models) {
+    const drawBase = (m, cls) => {
       const [a, b, rot] = semiAxes(m.base);
       const e = el("ellipse", {
-        cx: m.x_mm, cy: m.y_mm, rx: a, ry: b, class: "base", stroke: colour(m),
+        cx: m.x_mm, cy: m.y_mm, rx: a, ry: b, class: cls, stroke: colour(m),
         transform: rot ? `rotate(${rot} ${m.x_mm} ${m.y_mm})` : "",
       }, bases);
       e.dataset.model = m.id;
-    }
+    };
+    for (const m of r.models) drawBase(m, "base");
+    for (const m of r.unseen || []) drawBase(m, "ghost");
     const font = Math.max(W, D) / 60;
     const pos = (id) => (byId.has(id) ? [byId.get(id).x_mm, byId.get(id).y_mm] : null);
     const radius = (id) => Math.max(...semiAxes(byId.get(id).base).slice(0, 2));
@@ -390,6 +401,11 @@ const TR = (() => {
 
   function describe(r, f) {
     const models = f.models.join(", ");
+    if (f.kind === "unseen") {
+      const n = f.models.length;
+      const owner = f.unit ? unitName(r, f.unit) : "no unit";
+      return `${n} model${n === 1 ? "" : "s"} of ${owner} not seen: calls about them are open (${models})`;
+    }
     if (f.kind === "engaged" && f.units) return `${unitName(r, f.units[0])} and ${unitName(r, f.units[1])}: closest ${models}`;
     if (f.kind === "cohesion") return `${unitName(r, f.unit)}: ${models}`;
     if (f.kind === "multi_contact") return `${models} touches ${f.units.map((u) => unitName(r, u)).join(" and ")}`;
@@ -398,10 +414,15 @@ const TR = (() => {
   }
 
   function measureText(f) {
-    if (f.gap_mm === undefined || f.limit_mm === undefined) return "";
-    if (f.kind === "overlap") return `${length(-f.gap_mm, f.sigma_mm)} deep, allowed ${length(-f.limit_mm)}`;
+    const opened = f.reason === "unseen" && f.kind !== "unseen" ? " · open: a model it depends on is not seen" : "";
+    if (f.gap_mm === undefined || f.limit_mm === undefined) return opened.slice(3);
+    if (f.kind === "overlap") {
+      const allowed = length(-f.limit_mm);
+      if (f.gap_mm < 0) return `${length(-f.gap_mm, f.sigma_mm)} deep, allowed ${allowed}`;
+      return `measured ${length(f.gap_mm, f.sigma_mm)} apart, may be over ${allowed} deep`;
+    }
     if (f.kind === "off_table") return `${length(-f.gap_mm, f.sigma_mm)} over the edge`;
-    return `gap ${length(f.gap_mm, f.sigma_mm)}, limit ${length(f.limit_mm)}`;
+    return `gap ${length(f.gap_mm, f.sigma_mm)}, limit ${length(f.limit_mm)}${opened}`;
   }
 
   function renderFindings(ul, r, onPick) {
@@ -421,7 +442,7 @@ const TR = (() => {
       li.dataset.models = f.models.join(",");
       const badge = document.createElement("span");
       badge.className = `badge ${call}`;
-      badge.textContent = call === "close" ? "too close to call" : "clear";
+      badge.textContent = f.kind === "unseen" ? "open" : call === "close" ? "too close to call" : "clear";
       const kind = document.createElement("span");
       kind.className = "kind";
       kind.textContent = KIND_TITLES[f.kind] || f.kind;

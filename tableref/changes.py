@@ -181,3 +181,36 @@ def merged(boxes: list[Box]) -> list[Box]:
             if joined:
                 break
     return out
+
+
+# Points sampled over a base's place: its centre and two rings, at 0.4 and 0.8 of its radius (the rim's edge and a
+# shadow beside it are left out: a neighbour moving changes those).
+_PLACE_RINGS = ((0.4, 6), (0.8, 12))
+
+
+def changed_share(
+    mask: NDArray[np.bool_],
+    calibration: TableCalibration,
+    centers_mm: NDArray[np.float64],
+    radii_mm: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """(N,) the share of each base's place, centres ``centers_mm`` (N, 2) and radii ``radii_mm`` (N,) on the table,
+    that changed in ``mask`` (h, w), a small copy of frames of the calibration's size; a point outside the frame
+    counts as changed (nothing there can be told)."""
+    offsets = [np.zeros((1, 2))]
+    for share, count in _PLACE_RINGS:
+        angles = np.arange(count) * (2.0 * math.pi / count)
+        offsets.append(share * np.column_stack([np.cos(angles), np.sin(angles)]))
+    unit = np.concatenate(offsets)
+    n = len(centers_mm)
+    if n == 0:
+        return np.empty(0)
+    points = centers_mm[:, None, :] + radii_mm[:, None, None] * unit[None]
+    px = calibration.table_to_image(points.reshape(-1, 2), 0.0)
+    small_h, small_w = mask.shape
+    u = np.round((px[:, 0] + 0.5) * small_w / calibration.image_width - 0.5)
+    v = np.round((px[:, 1] + 0.5) * small_h / calibration.image_height - 0.5)
+    inside = np.isfinite(u) & np.isfinite(v) & (u >= 0) & (u < small_w) & (v >= 0) & (v < small_h)
+    hit = np.ones(len(u), dtype=bool)
+    hit[inside] = mask[v[inside].astype(np.intp), u[inside].astype(np.intp)]
+    return np.asarray(hit.reshape(n, -1).mean(axis=1), dtype=np.float64)

@@ -32,7 +32,15 @@ UNIT_PREFIX = "u"
 # Reports round millimetres to a micrometre: finer digits are float noise, not measurement.
 _DECIMALS = 3
 
-EVENT_KINDS = ("engaged", "disengaged", "cohesion_broken", "cohesion_restored", "overlap", "illegal_move")
+EVENT_KINDS = (
+    "engaged",
+    "disengaged",
+    "cohesion_broken",
+    "cohesion_restored",
+    "overlap",
+    "illegal_move",
+    "question",
+)
 LOWER_BOUND_NOTE = (
     "A displacement is where a model stood before and after, so it is a lower bound of the distance it really "
     "travelled; path_mm is the shortest legal path around other models and terrain."
@@ -73,9 +81,9 @@ class Event:
 
 @dataclass(frozen=True)
 class Track:
-    """What identity tracking remembers after a settled state: the last identified state, the models that went
-    missing (last seen), every id ever used, and every unit with its leader (a leader missing from a state is
-    cleared there, and comes back with its model)."""
+    """What identity tracking remembers after a settled state: the last identified state, the models on the table
+    that it does not show (``gone``: unseen, at the place each was last seen), every id ever used, and every unit
+    with its leader."""
 
     state: rules.TableState | None
     gone: Mapping[str, rules.Model]
@@ -116,9 +124,11 @@ def _size_mm(m: rules.Model) -> float:
     return 2.0 * max(a, b)
 
 
-def _match(detected: Sequence[rules.Model], known: Sequence[rules.Model], settings: ReviewSettings) -> dict[int, int]:
-    """detected index -> known index: minimum sum of squared displacements, none beyond the gate or across base
-    sizes.
+def _match(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], reach_mm: Sequence[float], settings: ReviewSettings
+) -> dict[int, int]:
+    """detected index -> known index: minimum sum of squared displacements, none beyond the known model's
+    ``reach_mm`` or across base sizes.
 
     Squared, because models in a line that all move along it have the same total displacement whichever way
     they are paired; the sum of squares is least for the pairing in which they moved alike, as units do.
@@ -129,10 +139,23 @@ def _match(detected: Sequence[rules.Model], known: Sequence[rules.Model], settin
     cost = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
     sizes_a = np.array([_size_mm(m) for m in detected])
     sizes_b = np.array([_size_mm(m) for m in known])
-    gate = settings.track_gate_mm**2
-    cost[np.abs(sizes_a[:, None] - sizes_b[None, :]) > settings.size_tolerance_mm] = gate * 2.0 + 1.0
+    reach = np.asarray(reach_mm, dtype=np.float64)
+    gate = float(reach.max()) ** 2
+    barred = (np.abs(sizes_a[:, None] - sizes_b[None, :]) > settings.size_tolerance_mm) | (cost > reach[None, :] ** 2)
+    cost[barred] = gate * 2.0 + 1.0
     rows, cols = gated_assignment(cost, gate)
     return dict(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
+def reach_mm(unit: rules.Unit | None, profile: rules.RuleProfile | None, settings: ReviewSettings) -> float:
+    """The farthest a model of ``unit`` can be from where it stood one settled state before: its Move, the most
+    the profile allows beyond it (an Advance and a Charge), and the measurement's margin; ``track_gate_mm`` when
+    the unit's Move (or the profile) is not known."""
+    if unit is None or unit.move_in is None or profile is None:
+        return settings.track_gate_mm
+    mv = profile.movement
+    most_in = unit.move_in * (1.0 + mv.advance_moves) + math.ceil(unit.move_in * mv.charge_fraction)
+    return most_in * MM_PER_INCH + settings.reach_margin_mm
 
 
 def _fresh(prefix: str, used: set[str]) -> str:
@@ -168,11 +191,16 @@ def suggest_units(models: Sequence[rules.Model], gap_mm: float) -> list[list[int
 
 
 def _state_of(
-    detected: rules.TableState, models: list[rules.Model], units: tuple[rules.Unit, ...], terrain: Any
+    detected: rules.TableState,
+    models: list[rules.Model],
+    units: tuple[rules.Unit, ...],
+    terrain: Any,
+    unseen: Sequence[rules.Model] = (),
 ) -> rules.TableState:
-    present = {m.id for m in models}
+    present = {m.id for m in models} | {m.id for m in unseen}
     shown = tuple(u if u.leader is None or u.leader in present else replace(u, leader=None) for u in units)
-    return rules.TableState(detected.table, shown, tuple(models), terrain, detected.extras)
+    kept = tuple(sorted(unseen, key=lambda m: m.id))
+    return rules.TableState(detected.table, shown, tuple(models), terrain, detected.extras, kept, detected.measured)
 
 
 def identify(
@@ -181,13 +209,23 @@ def identify(
     index: int,
     settings: ReviewSettings,
     roster: rules.TableState | None = None,
-) -> tuple[rules.TableState, list[Placement], list[Placement], Track]:
+    profile: rules.RuleProfile | None = None,
+    changed: Mapping[str, float] | None = None,
+) -> tuple[rules.TableState, list[Placement], list[Placement], Track, list[Event]]:
     """Give the models of a detected settled state (fresh ids, no units) the identities of the game so far.
 
-    The first state takes them from ``roster`` (roster models not seen wait, as if missing, for a later state),
-    or suggests units. Later states match the models of the previous state (a gated minimum-cost assignment on
-    centre displacement, same base size), then the missing ones; what is left is added, with fresh ids and
-    suggested units. Returns (identified state, removed, added, track after it).
+    The first state takes them from ``roster`` (roster models not seen are unseen, at the roster's places), or
+    suggests units. A later state matches the models of the state before and the unseen ones, each only within
+    the distance its unit can move (:func:`reach_mm`; a model whose place did not change, only within
+    ``still_reach_mm``), by a minimum-cost assignment on squared displacement at the same base size.
+
+    ``changed`` (model id -> share of its base's place that changed in the picture since the state before; None:
+    not known) decides what became of a model the detector did not find: where its place did not change it is
+    still there; where it changed and no new base of its size appeared, its place was seen empty: a casualty,
+    removed. Otherwise it stays on the table, unseen, at its last place; a new base of its size beyond its reach is
+    a question (an event), never a move. Detections left over are added, with fresh ids and suggested units.
+
+    Returns (identified state, removed, added, track after it, questions).
     """
     used = set(track.used_ids)
     units = list(track.units)
@@ -195,40 +233,58 @@ def identify(
     terrain: Any = track.state.terrain if track.state is not None else ()
     removed: list[Placement] = []
     added: list[Placement] = []
+    questions: list[Event] = []
     if track.state is None and roster is not None:
         carried = carry_identities(detected, roster, settings.track_gate_mm)
-        used |= {m.id for m in roster.models} | {m.id for m in carried.models}
+        used |= {m.id for m in roster.models + roster.unseen} | {m.id for m in carried.models}
         units = list(roster.units)
         terrain = roster.terrain
-        seen = {m.id for m in carried.models}
-        gone = {m.id: m for m in roster.models if m.id not in seen}
+        gone = {m.id: m for m in carried.unseen}
         models = list(carried.models)
         new = [k for k, m in enumerate(models) if m.unit is None]
     else:
         previous = list(track.state.models) if track.state is not None else []
-        to_prev = _match(detected.models, previous, settings)
-        rest = [k for k in range(len(detected.models)) if k not in to_prev]
-        missing = list(gone.values())
-        to_gone = _match([detected.models[k] for k in rest], missing, settings)
+        known = previous + list(gone.values())
+        by_id = {u.id: u for u in units}
+
+        def still(m: rules.Model) -> bool:
+            return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
+
+        reach = [
+            settings.still_reach_mm
+            if k < len(previous) and still(m)
+            else reach_mm(by_id.get(m.unit or ""), profile, settings)
+            for k, m in enumerate(known)
+        ]
+        to_known = _match(detected.models, known, reach, settings)
         models = []
         new = []
         for k, m in enumerate(detected.models):
-            if k in to_prev:
-                known = previous[to_prev[k]]
-                models.append(replace(m, id=known.id, unit=known.unit))
-            elif k in rest and rest.index(k) in to_gone:
-                known = missing[to_gone[rest.index(k)]]
-                del gone[known.id]
-                models.append(replace(m, id=known.id, unit=known.unit))
-                added.append(Placement(known.id, known.unit, index, (m.x_mm, m.y_mm), returned=True))
-            else:
+            if k not in to_known:
                 models.append(replace(m, id=_fresh(MODEL_PREFIX, used), unit=None))
                 new.append(len(models) - 1)
-        matched = {previous[j].id for j in to_prev.values()}
-        for p in previous:
-            if p.id not in matched:
-                gone[p.id] = p
+                continue
+            j = to_known[k]
+            models.append(replace(m, id=known[j].id, unit=known[j].unit))
+            if j >= len(previous):
+                del gone[known[j].id]
+                added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
+        matched = {known[j].id for j in to_known.values()}
+        fresh = [models[k] for k in new]
+        for p, r in zip(previous, reach, strict=False):
+            if p.id in matched:
+                continue
+            if still(p):
+                # nothing changed where it stands: it is still there, the detector missed it
+                models.append(p)
+                continue
+            alike = [m for m in fresh if abs(_size_mm(m) - _size_mm(p)) <= settings.size_tolerance_mm]
+            if changed is not None and not alike:
                 removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
+                continue
+            gone[p.id] = p
+            if alike:
+                questions.append(_question(p, alike, r, index))
     if new:
         unit_ids = {u.id for u in units}
         for group in suggest_units([models[k] for k in new], settings.group_gap_mm):
@@ -241,8 +297,20 @@ def identify(
             added += [Placement(models[k].id, models[k].unit, index, (models[k].x_mm, models[k].y_mm)) for k in new]
     used |= {m.id for m in models}
     models.sort(key=lambda m: m.id)
-    state = _state_of(detected, models, tuple(units), terrain)
-    return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units))
+    state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
+    return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _question(lost: rules.Model, alike: Sequence[rules.Model], reach: float, index: int) -> Event:
+    """A model not found, and the nearest new base of its size, beyond where it could have moved."""
+    d = [math.hypot(m.x_mm - lost.x_mm, m.y_mm - lost.y_mm) for m in alike]
+    k = int(np.argmin(d))
+    m = alike[k]
+    detail = (
+        f"{lost.id} not seen; a new model at ({m.x_mm:.0f}, {m.y_mm:.0f}) mm, {d[k]:.0f} mm from where {lost.id} "
+        f"stood, farther than it can move ({reach:.0f} mm)"
+    )
+    return Event(index, "question", (lost.unit,) if lost.unit else (), (lost.id,), detail)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -335,12 +403,15 @@ def review_state(
     settings: ReviewSettings,
     roster: rules.TableState | None = None,
     actions: Mapping[str, str] | None = None,
+    changed: Mapping[str, float] | None = None,
 ) -> ReviewedState:
-    """Identify, judge and compare one detected settled state with the one before (None for the first)."""
+    """Identify, judge and compare one detected settled state with the one before (None for the first);
+    ``changed`` as :func:`identify` takes it."""
     index = 0 if previous is None else previous.index + 1
     track = EMPTY_TRACK if previous is None else previous.track
-    state, removed, added, track = identify(detected, track, index, settings, roster)
+    state, removed, added, track, questions = identify(detected, track, index, settings, roster, profile, changed)
     findings, moves, verdicts, events = _judge(state, index, previous, profile, actions)
+    events = (*events, *questions)
     return ReviewedState(
         index, frame, time_s, state, findings, moves, verdicts, tuple(removed), tuple(added), events, track
     )
@@ -394,9 +465,11 @@ def regroup(
     out: list[ReviewedState] = []
     for s in states:
         models = [replace(m, unit=unit_of(m.id, m.unit)) for m in s.state.models]
-        state = _state_of(s.state, models, unit_list, s.state.terrain)
+        unseen = [replace(m, unit=unit_of(m.id, m.unit)) for m in s.state.unseen]
+        state = _state_of(s.state, models, unit_list, s.state.terrain, unseen)
         previous = out[-1] if out else None
         findings, moves, verdicts, events = _judge(state, s.index, previous, profile, actions)
+        events = (*events, *(e for e in s.events if e.kind == "question"))
         gone = {k: replace(m, unit=unit_of(k, m.unit)) for k, m in s.track.gone.items()}
         track = Track(state, MappingProxyType(gone), s.track.used_ids, unit_list)
         removed = tuple(replace(p, unit=unit_of(p.model, p.unit)) for p in s.removed)

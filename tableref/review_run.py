@@ -26,6 +26,7 @@ import vision
 from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
 from calibration.table import TableCalibration, calibrate_table, marker_drift_px
+from tableref.changes import changed_mask, changed_share
 from tableref.config import Config
 from tableref.motion import SettleWatch, reaching_in, thumbnail
 from tableref.pipeline import EmptyTable, detect_frame, empty_table
@@ -216,6 +217,26 @@ class Reviewer:
         self.skipped = 0
         self.covered = 0
         self.recalibrated = 0
+        # the last measured settled frame as a change-detection copy: where a model not found stood, did it change?
+        self.last_view: NDArray[np.uint8] | None = None
+
+    def _view(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        return thumbnail(image, min(self.config.pipeline.change_thumb_px, image.shape[1]))
+
+    def _changed(
+        self, view: NDArray[np.uint8], previous: ReviewedState | None, cal: TableCalibration, fresh: bool
+    ) -> dict[str, float] | None:
+        """Per model of the state before (seen or not), the share of its place that changed since: None when that
+        cannot be told (the first state, or a camera that moved)."""
+        if previous is None or self.last_view is None or fresh or self.last_view.shape != view.shape:
+            return None
+        p = self.config.pipeline
+        mask = changed_mask(view, self.last_view, p.change_min_delta, p.change_noise_sigmas, p.change_min_pixels)
+        models = previous.state.models + previous.state.unseen
+        centers = np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
+        radii = np.array([min(m.base.semi_axes_mm) for m in models], dtype=np.float64)
+        shares = changed_share(mask, cal, centers, radii)
+        return {m.id: float(x) for m, x in zip(models, shares, strict=True)}
 
     def _calibrate(self, image: NDArray[np.uint8]) -> TableCalibration:
         if self.calibration is None:
@@ -254,6 +275,7 @@ class Reviewer:
                 self.empty = empty_table(rec.image(empty_at), self.spec, self.config, self.camera)
             watch.update(resume.anchor, resume.spell_time_s)
             measured = resume.anchor
+            self.last_view = self._view(rec.image(previous.frame))
             spell_done = True
             start = resume.frame + 1
             progress(start)
@@ -289,6 +311,7 @@ class Reviewer:
                 # A resumed review calibrates on this frame: the camera stood here for the states from now on.
                 self.store.set_meta(calibration_frame=str(sample.index))
                 self.recalibrated += previous is not None
+            view = self._view(sample.image_bgr)
             reviewed = review_state(
                 analysis.state,
                 sample.index,
@@ -298,7 +321,9 @@ class Reviewer:
                 s,
                 self.roster,
                 self.actions,
+                self._changed(view, previous, cal, fresh),
             )
+            self.last_view = view
             # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
             anchor = watch.anchor if watch.anchor is not None else thumb
             moved_at = watch.moved_at if watch.moved_at is not None else sample.time_s

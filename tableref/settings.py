@@ -76,6 +76,11 @@ class ReviewSettings:
     # and its base size changed by at most size_tolerance_mm.
     track_gate_mm: float
     size_tolerance_mm: float
+    # A model of a unit whose Move is known is paired only within its reach (Move, Advance and Charge) plus
+    # reach_margin_mm; one whose place did not change (less than changed_share of it) only within still_reach_mm.
+    reach_margin_mm: float
+    changed_share: float
+    still_reach_mm: float
     # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
     # suggested as one unit.
     group_gap_mm: float

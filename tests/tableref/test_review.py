@@ -47,48 +47,81 @@ LINE = {"r1": ("red", 400.0, 400.0), "r2": ("red", 440.0, 400.0), "r3": ("red", 
 )
 def test_a_unit_moving_along_its_own_line_keeps_its_ids(dx: float, dy: float) -> None:
     start = roster(LINE)
-    first, *_, track = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    first, *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
     assert {m.id: (m.x_mm, m.y_mm) for m in first.models} == {k: (x, y) for k, (_, x, y) in LINE.items()}
     moved = detected([(x + dx, y + dy) for _, x, y in LINE.values()])
-    state, removed, added, _ = identify(moved, track, 1, SETTINGS)
-    assert (removed, added) == ([], [])
+    state, removed, added, _, questions = identify(moved, track, 1, SETTINGS, profile=SKIRMISH)
+    assert (removed, added, questions) == ([], [], [])
     assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {k: (x + dx, y + dy) for k, (_, x, y) in LINE.items()}
     assert all(m.unit == "red" for m in state.models)
 
 
+STILL = {"r1": 0.0, "r2": 0.0, "r3": 0.0}
+R3_CHANGED = {**STILL, "r3": 0.9}
+R1_CHANGED = {**STILL, "r1": 0.9}
+
+
 @pytest.mark.parametrize(
-    ("points", "sizes", "removed_ids", "added_count"),
+    ("points", "sizes", "changed", "removed_ids", "unseen_ids", "added_count", "questions"),
     [
-        ([(400.0, 400.0), (440.0, 400.0)], None, ["r3"], 0),  # a casualty
-        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0), (1500.0, 200.0)], None, [], 1),  # a reinforcement
-        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 401.0)], None, ["r3"], 1),  # beyond the gate
-        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0)], [32.0, 32.0, 50.0], ["r3"], 1),  # another base size
-        ([(440.0, 400.0), (480.0, 400.0), (1700.0, 1100.0)], None, ["r1"], 1),  # one removed, one added far off
+        # r3 not found, its place seen empty: a casualty
+        ([(400.0, 400.0), (440.0, 400.0)], None, R3_CHANGED, ["r3"], [], 0, 0),
+        # r3 not found where nothing changed: still there, the detector missed it
+        ([(400.0, 400.0), (440.0, 400.0)], None, STILL, [], [], 0, 0),
+        # r3 not found and the picture not compared: unseen, at its last place, never a casualty
+        ([(400.0, 400.0), (440.0, 400.0)], None, None, [], ["r3"], 0, 0),
+        # a reinforcement
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0), (1500.0, 200.0)], None, STILL, [], [], 1, 0),
+        # a base of r3's size beyond its reach (15" + margin): a question, not a move
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 430.0)], None, R3_CHANGED, [], ["r3"], 1, 1),
+        # another base size where r3 stood: r3 was taken off, a new model put down
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0)], [32.0, 32.0, 50.0], R3_CHANGED, ["r3"], [], 1, 0),
+        # r1 gone from its place, a base of its size far off: a question
+        ([(440.0, 400.0), (480.0, 400.0), (1700.0, 1100.0)], None, R1_CHANGED, [], ["r1"], 1, 1),
     ],
 )
-def test_removed_and_added_models(
-    points: list[tuple[float, float]], sizes: list[float] | None, removed_ids: list[str], added_count: int
+def test_removed_unseen_and_added_models(
+    points: list[tuple[float, float]],
+    sizes: list[float] | None,
+    changed: dict[str, float] | None,
+    removed_ids: list[str],
+    unseen_ids: list[str],
+    added_count: int,
+    questions: int,
 ) -> None:
-    *_, track = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
-    state, removed, added, after = identify(detected(points, sizes), track, 1, SETTINGS)
+    start = roster(LINE)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    state, removed, added, after, asked = identify(detected(points, sizes), track, 1, SETTINGS, None, SKIRMISH, changed)
     assert sorted(p.model for p in removed) == removed_ids
-    assert len(added) == added_count
+    assert sorted(m.id for m in state.unseen) == unseen_ids == sorted(after.gone)
+    assert len(added) == added_count and len(asked) == questions
+    assert all(q.kind == "question" and "not seen; a new model at" in q.detail for q in asked)
     new_ids = {p.model for p in added}
     assert not new_ids & set(LINE)  # fresh ids never reuse an id of the game
-    assert {m.id for m in state.models} == (set(LINE) - set(removed_ids)) | new_ids
+    assert {m.id for m in state.models} == (set(LINE) - set(removed_ids) - set(unseen_ids)) | new_ids
     assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
-    assert set(after.gone) == set(removed_ids)
 
 
-def test_a_model_missed_once_comes_back_with_its_id() -> None:
-    *_, track = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
-    _, removed, _, track = identify(detected([(400.0, 400.0), (440.0, 400.0)]), track, 1, SETTINGS)
-    assert [p.model for p in removed] == ["r3"]
-    state, removed, added, track = identify(
+def test_a_model_unseen_once_comes_back_with_its_id() -> None:
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
+    state, removed, _, track, _ = identify(detected([(400.0, 400.0), (440.0, 400.0)]), track, 1, SETTINGS)
+    assert removed == [] and [m.id for m in state.unseen] == ["r3"]
+    state, removed, added, track, _ = identify(
         detected([(400.0, 400.0), (440.0, 400.0), (481.0, 400.0)]), track, 2, SETTINGS
     )
     assert removed == [] and [(p.model, p.returned) for p in added] == [("r3", True)]
-    assert state.model("r3").unit == "red" and not track.gone
+    assert state.model("r3").unit == "red" and not track.gone and state.unseen == ()
+
+
+def test_a_roster_model_never_seen_is_unseen_and_its_calls_open() -> None:
+    start = roster({**LINE, "b1": ("blue", 520.0, 400.0)})
+    state, *_ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    assert [m.id for m in state.unseen] == ["b1"]
+    found = rules.check(state, SKIRMISH)
+    assert [(f.kind, f.call) for f in found if f.kind in ("unseen", "engaged")] == [
+        ("unseen", "close"),
+        ("engaged", "close"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -159,11 +192,11 @@ def test_events(after: dict[str, tuple[str, float, float]], kinds: list[str]) ->
     assert [e.kind for e in states[2].events if e.kind != "illegal_move"] == back
 
 
-def test_removed_and_added_models_are_not_moves() -> None:
+def test_unseen_and_added_models_are_not_moves() -> None:
     after = {k: v for k, v in RED_BLUE.items() if k != "r2"} | {"b9": ("blue", 1600.0, 1000.0)}
     _, second = _game(RED_BLUE, after)
     assert second.moves == () and second.verdicts == ()
-    assert [p.model for p in second.removed] == ["r2"] and len(second.added) == 1
+    assert [m.id for m in second.state.unseen] == ["r2"] and len(second.added) == 1
 
 
 def test_timeline_document() -> None:
@@ -180,7 +213,7 @@ def test_timeline_document() -> None:
     assert doc["removed"] == [] and doc["added"] == []
 
 
-def test_a_returned_leader_leads_again() -> None:
+def test_an_unseen_leader_still_leads() -> None:
     units = (dataclasses.replace(UNITS[0], leader="r1"), UNITS[1])
     start = dataclasses.replace(roster(RED_BLUE), units=units)
     seq = [
@@ -189,7 +222,8 @@ def test_a_returned_leader_leads_again() -> None:
         (2, 2.0, detected([(x, y) for _, x, y in RED_BLUE.values()])),
     ]
     states = review_states(seq, SKIRMISH, SETTINGS, start)
-    assert [s.state.unit("red").leader for s in states] == ["r1", None, "r1"]
+    assert [s.state.unit("red").leader for s in states] == ["r1", "r1", "r1"]
+    assert [[m.id for m in s.state.unseen] for s in states] == [[], ["r1"], []]
 
 
 @pytest.mark.parametrize(

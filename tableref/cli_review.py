@@ -11,6 +11,7 @@ from typing import Any
 from tableref.cli_options import add_config_option, add_json_option, add_roster_options, add_table_options
 from tableref.errors import UsageError
 from tableref.progress import Progress
+from tableref.report import format_game
 from tableref.review_run import Recording, ReviewJob, review_many
 from tableref.review_store import ReviewStore
 
@@ -85,6 +86,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
                 print(f"{s['source']}: failed: {s['error']}")
                 continue
             notes = [" (resumed)"] if s["resumed"] else []
+            if s.get("afresh"):
+                notes.append(" (another recording than the one reviewed there before: reviewed afresh)")
             if s.get("covered"):
                 notes.append(f" ({s['covered']} still spells with something reaching in were not taken)")
             if s.get("recalibrated"):
@@ -92,6 +95,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
             if s.get("skipped"):
                 notes.append(f" ({s['skipped']} settled frames could not be measured)")
             print(f"{s['source']}: {s['states']} settled states in {s['out']}{''.join(notes)}")
+            with ReviewStore(s["out"], readonly=True) as store:
+                print(format_game(store.timeline()))
     return EXIT_FAILED if failed else EXIT_OK
 
 

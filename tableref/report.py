@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import rules
 
 MM_PER_INCH = 25.4
@@ -99,4 +101,51 @@ def format_findings(
             note = finding_note(f)
             why = f"  ({note})" if note else ""
             lines.append(f"  {call:8} {describe_finding(state, f)}" + (f"  ({measure})" if measure else "") + why)
+    return "\n".join(lines)
+
+
+def _clock(time_s: float) -> str:
+    minutes, seconds = divmod(time_s, 60.0)
+    return f"{int(minutes)}:{seconds:04.1f}"
+
+
+def format_game(doc: dict[str, Any]) -> str:
+    """What happened in a reviewed game, state by state, from its timeline document
+    (:func:`tableref.review.timeline`): moves with their verdicts, casualties, arrivals, events and questions."""
+    moves: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for m in doc["moves"]:
+        moves.setdefault((m["to_state"], m["unit"] or "-"), []).append(m)
+    lines = []
+    for s in doc["states"]:
+        k = s["index"]
+        findings = s["findings"]
+        unseen = sum(len(f["models"]) for f in findings if f["kind"] == "unseen")
+        counted = [f for f in findings if f["kind"] != "unseen"]
+        head = f"State {k} at {_clock(s['time_s'])}: {len(s['models'])} models seen"
+        head += f", {unseen} not seen" if unseen else ""
+        lines.append(head + f"; {len(counted)} findings")
+        for v in (v for v in doc["unit_moves"] if v["to_state"] == k):
+            longest = max((m["distance_mm"] for m in moves.get((k, v["unit"]), [])), default=0.0)
+            verdict = "legal" if v["legal"] else "ILLEGAL"
+            call = ", too close to call" if v["call"] == rules.CLOSE else ""
+            action = v["action"] or "no plan fits"
+            why = f": {'; '.join(v['problems'])}" if v["problems"] and not v["legal"] else ""
+            lines.append(f"  {v['unit']} moved up to {format_length(longest)}: {action}, {verdict}{call}{why}")
+        for p in (p for p in doc["removed"] if p["state"] == k):
+            lines.append(f"  {p['model']} ({p['unit'] or 'no unit'}) taken off: a casualty")
+        arrived = [p for p in doc["added"] if p["state"] == k]
+        back = [p["model"] for p in arrived if p.get("returned")]
+        new = [p["model"] for p in arrived if not p.get("returned")]
+        if back:
+            lines.append(f"  seen again: {', '.join(back)}")
+        if new:
+            lines.append(f"  new on the table: {', '.join(new)}")
+        for e in (e for e in doc["events"] if e["state"] == k and e["kind"] != "illegal_move"):
+            lines.append(f"  {'question: ' if e['kind'] == 'question' else ''}{e['detail']}")
+    illegal = sum(not v["legal"] for v in doc["unit_moves"])
+    questions = sum(e["kind"] == "question" for e in doc["events"])
+    lines.append(
+        f"Game: {len(doc['states'])} settled states, {len(doc['unit_moves'])} unit moves ({illegal} illegal), "
+        f"{len(doc['removed'])} casualties, {questions} questions"
+    )
     return "\n".join(lines)

@@ -142,10 +142,36 @@ def _digest(path: str | None) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
+# A recording is known by its size and by these many bytes read at each of a few places through it.
+_FINGERPRINT_BYTES = 1 << 20
+_FINGERPRINT_PLACES = 5
+
+
+def _file_fingerprint(path: Path, digest: Any, named: bool) -> None:
+    size = path.stat().st_size
+    digest.update(f"{path.name if named else ''}:{size};".encode())
+    with path.open("rb") as f:
+        for k in range(_FINGERPRINT_PLACES):
+            f.seek(max(0, (size - _FINGERPRINT_BYTES) * k // max(1, _FINGERPRINT_PLACES - 1)))
+            digest.update(f.read(_FINGERPRINT_BYTES))
+
+
+def recording_fingerprint(path: str | Path) -> str:
+    """What a recording is, whatever its path: a hash of its size and of bytes from its start, middle and end
+    (every photo's, for a folder of photos). Another recording copied to the same path has another."""
+    p = Path(path)
+    digest = hashlib.sha256()
+    files = sorted(x for x in p.iterdir() if x.suffix.lower() in IMAGE_SUFFIXES) if p.is_dir() else [p]
+    for f in files:
+        _file_fingerprint(f, digest, named=p.is_dir())
+    return digest.hexdigest()[:24]
+
+
 def job_identity(job: ReviewJob, config: Config) -> dict[str, str]:
-    """What a review database must agree on before it is resumed."""
+    """What a review database must agree on before it is resumed: the recording's path and its content."""
     return {
         "source": str(Path(job.source).resolve()),
+        "content": recording_fingerprint(job.source),
         "table": _digest(job.table),
         "camera": _digest(job.camera),
         "roster": _digest(job.roster),
@@ -347,7 +373,7 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
     actions = load_actions(job.actions)
     recording = Recording(job.source, config.review.photo_period_s)
     with ReviewStore(job.out) as store:
-        store.claim(job_identity(job, config))
+        afresh = store.claim(job_identity(job, config))
         if actions:
             # Kept for judging again when the units are fixed later (the dashboard's review screen).
             store.set_meta(declared_actions=json.dumps(actions, sort_keys=True))
@@ -358,6 +384,7 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
                 "out": job.out,
                 "states": store.count(),
                 "resumed": True,
+                "afresh": False,
                 "skipped": 0,
                 "covered": 0,
                 "recalibrated": 0,
@@ -370,6 +397,7 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
             "out": job.out,
             "states": states,
             "resumed": resumed,
+            "afresh": afresh,
             "skipped": reviewer.skipped,
             "covered": reviewer.covered,
             "recalibrated": reviewer.recalibrated,

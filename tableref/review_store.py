@@ -128,19 +128,28 @@ class ReviewStore:
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
 
-    def claim(self, job: dict[str, str]) -> None:
+    def claim(self, job: dict[str, str]) -> bool:
         """Record what this database reviews, or check that it reviews the same job: resuming a different one
-        would mix two games."""
+        would mix two games. A job whose recording has other content (another recording copied to the same path)
+        is not that one's review: what was stored is dropped and the review starts afresh. Returns whether it was.
+        """
         meta = self.meta()
+        afresh = bool(meta) and "content" in job and meta.get("content") != job["content"]
+        if afresh:
+            with self.db:
+                for table in ("meta", "states", "moves", "placements", "events"):
+                    self.db.execute(f"DELETE FROM {table}")
+            meta = {}
         if not meta:
             self.set_meta(schema=SCHEMA_VERSION, **job)
-            return
+            return afresh
         for key, value in job.items():
             if meta.get(key) != value:
                 raise UsageError(
                     f"{self.path} holds a review with another {key} ({meta.get(key)!r}, not {value!r}); "
                     "expected the same recording, table, profile, roster, actions and settings (or another --out)"
                 )
+        return False
 
     # -- states ------------------------------------------------------------------------------------------------
 

@@ -179,6 +179,47 @@ def test_json_output_and_a_rerun_of_a_finished_review(
     assert code == 2 and "roster" in err and "another" in err
 
 
+def test_the_plain_output_tells_the_game(
+    capsys: pytest.CaptureFixture[str], game: GameVideo, roster: Path, tmp_path: Path
+) -> None:
+    code, stdout, _ = run(capsys, "review", game.path, "--roster", roster, "--out", tmp_path / "g.sqlite", "--quiet")
+    assert code == 0
+    lines = stdout.splitlines()
+    assert lines[0].endswith(f"4 settled states in {tmp_path / 'g.sqlite'}")
+    assert [x.split(":")[0] for x in lines if x.startswith("State ")] == [f"State {k} at 0" for k in range(4)]
+    assert any(x.startswith("  alpha moved up to 5.0") and x.endswith(": move, legal") for x in lines)
+    assert "  b2 (bravo) taken off: a casualty" in lines
+    assert any(x.startswith("  charlie moved up to ") and "ILLEGAL" in x for x in lines)
+    assert lines[-1] == "Game: 4 settled states, 3 unit moves (1 illegal), 1 casualties, 0 questions"
+
+
+def test_another_recording_at_the_same_path_is_reviewed_afresh(
+    capsys: pytest.CaptureFixture[str], game: GameVideo, tmp_path: Path
+) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    cap = cv2.VideoCapture(str(game.path))
+    lasts = [last for _, last in game.holds]
+    for index in range(lasts[-1] + 1):
+        ok, image = cap.read()
+        assert ok
+        if index in lasts:
+            cv2.imwrite(str(photos / f"shot{lasts.index(index)}.png"), image)
+    cap.release()
+    out = tmp_path / "p.sqlite"
+    # two states only, then the folder holds the whole game under the same path: a different recording
+    for extra in ("shot2.png", "shot3.png"):
+        (photos / extra).rename(tmp_path / extra)
+    code, stdout, _ = run(capsys, "review", photos, "--out", out, "--json", "--quiet")
+    assert code == 0 and len(json.loads(stdout)["states"]) == 2
+    for extra in ("shot2.png", "shot3.png"):
+        (tmp_path / extra).rename(photos / extra)
+    code, stdout, _ = run(capsys, "review", photos, "--out", out, "--quiet")
+    assert code == 0 and "reviewed afresh" in stdout.splitlines()[0]
+    with ReviewStore(out, readonly=True) as store:
+        assert [s.frame for s in store.states()] == [0, 1, 2, 3]
+
+
 def test_a_folder_of_photos(capsys: pytest.CaptureFixture[str], game: GameVideo, tmp_path: Path) -> None:
     photos = tmp_path / "photos"
     photos.mkdir()

@@ -486,11 +486,14 @@ def review_states(
     settings: ReviewSettings,
     roster: rules.TableState | None = None,
     actions: Mapping[str, str] | None = None,
+    changed: Sequence[Mapping[str, float] | None] | None = None,
 ) -> list[ReviewedState]:
-    """:func:`review_state` over a sequence of (frame, time_s, detected state)."""
+    """:func:`review_state` over a sequence of (frame, time_s, detected state), with ``changed`` per state."""
     out: list[ReviewedState] = []
-    for frame, time_s, state in detected:
-        out.append(review_state(state, frame, time_s, out[-1] if out else None, profile, settings, roster, actions))
+    for k, (frame, time_s, state) in enumerate(detected):
+        shares = changed[k] if changed is not None else None
+        previous = out[-1] if out else None
+        out.append(review_state(state, frame, time_s, previous, profile, settings, roster, actions, shares))
     return out
 
 

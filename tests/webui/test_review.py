@@ -48,7 +48,9 @@ def make_review_db(path: Path) -> Path:
         ),
     )
     seq = [(30 * k, float(k), _state(s)) for k, s in enumerate(GAME)]
-    states = review_states(seq, rules.load_profile("skirmish"), load_config().review, roster)
+    # every place counts as changed: a model not found was taken off
+    changed: list[dict[str, float] | None] = [None, {}, {}]
+    states = review_states(seq, rules.load_profile("skirmish"), load_config().review, roster, None, changed)
     anchor = np.zeros((4, 4), dtype=np.uint8)
     with ReviewStore(path) as store:
         store.set_meta(source="game.mp4", profile="skirmish")

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint pytest bench clean
+.PHONY: demo test lint pytest bench clean sample-game
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/tableref serve
+
+# a short rendered game with its roster, camera and truth, for `tableref review` (see the README)
+sample-game: $(STAMP)
+	$(BIN)/python -m tableref.synth.make_game --out sample_game
 
 test: lint pytest
 

@@ -22,7 +22,7 @@ import numpy as np
 
 import rules
 from tableref.assign import gated_assignment
-from tableref.pipeline import carry_identities, standing_on
+from tableref.pipeline import carry_identities, standing_on, standing_on_declared
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -139,9 +139,13 @@ def _match(
     cost = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
     sizes_a = np.array([_size_mm(m) for m in detected])
     sizes_b = np.array([_size_mm(m) for m in known])
+    # a size read in doubt (two standard sizes alike in the picture) may be either
+    doubt_a = np.array([m.base.size_sigma_mm for m in detected])
+    doubt_b = np.array([m.base.size_sigma_mm for m in known])
+    size_slack = settings.size_tolerance_mm + 2.0 * np.hypot(doubt_a[:, None], doubt_b[None, :])
     reach = np.asarray(reach_mm, dtype=np.float64)
     gate = float(reach.max()) ** 2
-    barred = (np.abs(sizes_a[:, None] - sizes_b[None, :]) > settings.size_tolerance_mm) | (cost > reach[None, :] ** 2)
+    barred = (np.abs(sizes_a[:, None] - sizes_b[None, :]) > size_slack) | (cost > reach[None, :] ** 2)
     cost[barred] = gate * 2.0 + 1.0
     rows, cols = gated_assignment(cost, gate)
     return dict(zip(rows.tolist(), cols.tolist(), strict=True))
@@ -265,7 +269,7 @@ def identify(
                 new.append(len(models) - 1)
                 continue
             j = to_known[k]
-            models.append(replace(m, id=known[j].id, unit=known[j].unit))
+            models.append(_as_known(m, known[j]))
             if j >= len(previous):
                 del gone[known[j].id]
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
@@ -299,6 +303,14 @@ def identify(
     models.sort(key=lambda m: m.id)
     state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
     return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:
+    """A detection that is ``known``: its id and unit, and its base where the detector read the size less surely."""
+    carried = replace(detected, id=known.id, unit=known.unit)
+    if known.base.size_sigma_mm < detected.base.size_sigma_mm and isinstance(known.base, rules.RoundBase):
+        return standing_on_declared(carried, known.base)
+    return carried
 
 
 def _question(lost: rules.Model, alike: Sequence[rules.Model], reach: float, index: int) -> Event:

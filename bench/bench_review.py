@@ -7,6 +7,9 @@ states are held ``--hold-s`` seconds; the frames of a hold differ by sensor nois
 with the default settings, as ``tableref review VIDEO`` would (without the progress bar), and the wall time is
 compared with the video's length. Decoding alone is timed on the same file for reference.
 
+It prints the bases found against the true count in every settled state: a fast review that finds no bases
+measures decoding, not a review.
+
 Run by hand: ``.venv/bin/python bench/bench_review.py [--resolutions 1080p,4k] [--hold-s 8] [--states 4]``.
 """
 
@@ -108,8 +111,11 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print("| video | length | frames | states found | review time | x real time | decode only (grab) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| video | length | frames | states found | bases found / true, per state | review time | x real time "
+        "| decode only (grab) |"
+    )
+    print("|---|---:|---:|---:|---|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for resolution in args.resolutions.split(","):
             scenes = game_scenes(resolution, args.states, args.seed)
@@ -128,9 +134,12 @@ def main() -> None:
                     rules.load_profile("skirmish"),
                 )
                 found = reviewer.run()
+                seen = [len(st.state.models) for st in store.states()]
             took = time.perf_counter() - start
+            bases = ", ".join(f"{n}/{len(sc.models)}" for n, sc in zip(seen, scenes, strict=False))
             print(
-                f"| {resolution} {FPS:.0f} fps {FOURCC} | {length_s:.1f} s | {frames} | {found} of {len(scenes)} | "
+                f"| {resolution} {FPS:.0f} fps {FOURCC} | {length_s:.1f} s | {frames} | {found} of {len(scenes)} "
+                f"| {bases} | "
                 f"{took:.1f} s | {length_s / took:.1f} | {grab:.1f} s ({length_s / grab:.1f}x) |",
                 flush=True,
             )

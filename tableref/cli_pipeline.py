@@ -138,7 +138,7 @@ def _cmd_detect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float) -> str:
+def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float, camera_given: bool) -> str:
     """How many models were measured at the bases the roster declares (:func:`tableref.pipeline.detect_frame`)."""
     report = state.extras.get("calibration", {})
     declared = report.get("declared_bases") or {"sizes": 0, "rim_heights": 0}
@@ -147,9 +147,10 @@ def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float) ->
             f"Measured {declared['sizes']} of the roster's {listed} models at their declared base sizes, "
             f"{declared['rim_heights']} of them at their declared rim heights too."
         )
+    needs = "a frame of" if camera_given else "a camera.json (--camera) and a frame of"
     return (
-        "The roster's base sizes were taken after measuring: measuring at them needs a camera.json and a frame of "
-        f"at least {min_px_per_mm:g} px/mm on the table (this one: {report.get('px_per_mm', 0.0):.2f})."
+        f"The roster's base sizes were taken after measuring: measuring at them needs {needs} at least "
+        f"{min_px_per_mm:g} px/mm on the table (this one: {report.get('px_per_mm', 0.0):.2f})."
     )
 
 
@@ -167,7 +168,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
-        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm))
+        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm, args.camera is not None))
     return EXIT_OK
 
 
@@ -214,7 +215,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(format_measurement(measurement, len(frames)))
-        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm))
+        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm, args.camera is not None))
     return EXIT_OK
 
 

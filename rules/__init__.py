@@ -20,6 +20,7 @@ from rules.state import (
     Unit,
     dump_state,
     load_state,
+    read_json,
     state_from_dict,
     state_to_dict,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "measure",
     "move_findings",
     "pair_gap",
+    "read_json",
     "state_from_dict",
     "state_to_dict",
 ]

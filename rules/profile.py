@@ -6,6 +6,7 @@ names only what it changes; a user's file may also say ``extends = "legion"`` to
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -17,6 +18,26 @@ from rules.errors import ProfileError
 COHESION_MODES = ("chain", "leader", "none")
 MOVEMENT_MODES = ("skirmish", "legion", "none")
 _DEFAULTS = "defaults"
+# The least value of each number of a profile: below it a rule would count gaps from the wrong side, or index
+# past a unit's neighbours. [overlap] gap_mm has its own check (an overlap depth, <= 0).
+# Whole numbers beyond this lose digits as floats (and overflow them far beyond).
+_LARGEST = 2.0**53
+_AT_LEAST: dict[str, int] = {
+    "engagement.range_mm": 0,
+    "contact.gap_mm": 0,
+    "cohesion.range_mm": 0,
+    "cohesion.neighbours": 1,
+    "cohesion.large_unit_size": 0,
+    "cohesion.large_unit_neighbours": 1,
+    "placement.off_table_mm": 0,
+    "calls.close_sigmas": 0,
+    "movement.charge_fraction": 0,
+    "movement.advance_moves": 0,
+    "movement.dense_segment_cost_mm": 0,
+    "movement.climb_min_height_mm": 0,
+    "movement.climb_move_fraction": 0,
+    "movement.still_mm": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -162,8 +183,23 @@ def _coerce(section: str, cls: type, raw: Any, where: str) -> Any:
         )
         if not ok:
             raise ProfileError(f"{where}: [{section}] {name} must be a {expected}, got {value!r}")
+        if expected in ("int", "float"):
+            _check_number(value, _AT_LEAST.get(f"{section}.{name}"), f"{where}: [{section}] {name}")
         values[name] = float(value) if expected == "float" else value
     return cls(**values)
+
+
+def _check_number(value: float, least: int | None, label: str) -> None:
+    # TOML spells nan and inf; either would turn every comparison with a gap into a silent "no".
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ProfileError(f"{label} must be a finite number, got {value!r}")
+    if isinstance(value, int) and abs(value) > _LARGEST:
+        raise ProfileError(
+            f"{label} must be a number of at most {_LARGEST:g} in size, got one of {len(str(value))} digits"
+        )
+    if least is not None and value < least:
+        expected = "must not be negative" if least == 0 else f"must be at least {least}"
+        raise ProfileError(f"{label} {expected}, got {value!r}")
 
 
 def profile_from_dict(data: dict[str, Any], where: str = "profile") -> RuleProfile:
@@ -184,14 +220,6 @@ def profile_from_dict(data: dict[str, Any], where: str = "profile") -> RuleProfi
         raise ProfileError(
             f"{where}: [movement] mode {profile.movement.mode!r} is not one of {', '.join(MOVEMENT_MODES)}"
         )
-    for label, value in (
-        ("[engagement] range_mm", profile.engagement.range_mm),
-        ("[contact] gap_mm", profile.contact.gap_mm),
-        ("[cohesion] range_mm", profile.cohesion.range_mm),
-        ("[calls] close_sigmas", profile.calls.close_sigmas),
-    ):
-        if value < 0:
-            raise ProfileError(f"{where}: {label} must not be negative, got {value}")
     if profile.overlap.gap_mm > 0:
         raise ProfileError(f"{where}: [overlap] gap_mm is an overlap depth and must be <= 0")
     return profile

@@ -445,23 +445,32 @@ def state_to_dict(state: TableState) -> dict[str, Any]:
     return out
 
 
-def load_state(path: str | Path) -> TableState:
-    """Read a table state JSON file. Raises :class:`StateError` for a missing file, bad JSON or bad content."""
+def read_json(path: str | Path, expected: str = "a table state JSON file") -> Any:
+    """The parsed JSON of the file at ``path``: the one reader of state files (and of files holding one), so that
+    every way such a file can be unreadable is one :class:`StateError` naming it and ``expected``."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise StateError(f"{p}: no such file; expected a table state JSON file") from None
+        raise StateError(f"{p}: no such file; expected {expected}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise StateError(f"{p}: cannot read it as text ({exc})") from None
+        raise StateError(f"{p}: cannot read it as text ({exc}); expected {expected}") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise StateError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        # The parser recurses once per level: a hostile file nests deeper than Python's stack.
+        raise StateError(f"{p}: JSON nested too deep to read; expected {expected}") from None
+
+
+def load_state(path: str | Path) -> TableState:
+    """Read a table state JSON file. Raises :class:`StateError` for a missing file, bad JSON or bad content."""
+    data = read_json(path)
     try:
         return state_from_dict(data)
     except StateError as exc:
-        raise StateError(f"{p}: {exc}") from None
+        raise StateError(f"{Path(path)}: {exc}") from None
 
 
 def dump_state(state: TableState, path: str | Path) -> None:

@@ -30,6 +30,8 @@ from tableref.report import format_findings, format_length
 from tableref.sources import read_image
 
 EXIT_OK = 0
+# Pictures `--annotate` writes: OpenCV has a writer for each of these wherever it is built.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 _PALETTE = ((0, 200, 255), (255, 120, 0), (80, 220, 80), (220, 80, 220), (0, 120, 255), (255, 220, 0))
 
 
@@ -125,10 +127,28 @@ def _summary(analysis: FrameAnalysis) -> str:
     return "\n".join(lines)
 
 
+def _check_image_out(path: Path, option: str) -> None:
+    """Before the work: an output picture OpenCV can write, into a folder that exists."""
+    if path.suffix.lower() not in IMAGE_SUFFIXES:
+        raise UsageError(f"{option} {path}: expected a file ending {', '.join(IMAGE_SUFFIXES)}")
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; expected a picture file to write")
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: no folder {path.parent} to write it into")
+
+
+def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:
+    # OpenCV says nothing but False when the folder is read-only or the disk is full.
+    if not cv2.imwrite(str(path), image):
+        raise UsageError(f"{option} {path}: could not be written; expected a writable folder with room")
+
+
 def _cmd_detect(args: argparse.Namespace) -> int:
+    if args.annotate:
+        _check_image_out(args.annotate, "--annotate")
     frame, analysis = _detect(args)
     if args.annotate:
-        cv2.imwrite(str(args.annotate), annotate(frame, analysis))
+        _write_image(args.annotate, annotate(frame, analysis), "--annotate")
     if args.json:
         print(json.dumps(rules.state_to_dict(analysis.state), indent=2))
     else:

@@ -8,9 +8,11 @@ fills it, and a key that the dataclass does not know, or a missing one, is an er
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -21,6 +23,10 @@ from tableref.settings import EvaluateSettings, PipelineSettings, ReviewSettings
 from vision.config import VisionSettings
 
 T = TypeVar("T")
+# Whole numbers beyond this lose digits as floats (and overflow them far beyond).
+_LARGEST = 2**53
+# A value quoted in a message is cut to this many characters.
+_SHOWN_CHARS = 40
 
 
 class ConfigError(ValueError):
@@ -32,6 +38,9 @@ def _check_value(value: Any, annotation: Any, where: str) -> Any:
     if annotation is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{where} must be a number, got {value!r}")
+        # TOML spells nan and inf, and whole numbers of any size: none of them is a usable setting.
+        if (isinstance(value, int) and abs(value) > _LARGEST) or not math.isfinite(value):
+            raise ConfigError(f"{where} must be a finite number, got {_shown(value)}")
         return float(value)
     if annotation is int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -61,6 +70,26 @@ def _check_value(value: Any, annotation: Any, where: str) -> Any:
     raise ConfigError(f"{where}: unsupported setting type {annotation!r}")
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else f"a number of {len(text)} digits"
+
+
+def _check_range(value: float, meta: Mapping[str, Any], where: str) -> None:
+    """The bounds set by ``tableref.settings.at_least`` or ``positive`` on a field."""
+    if "low" not in meta:
+        return
+    low, high, above = meta["low"], meta["high"], meta["above"]
+    if (value <= low if above else value < low) or (high is not None and value > high):
+        if above:
+            expected = f"more than {low:g}"
+        elif high is None:
+            expected = f"at least {low:g}"
+        else:
+            expected = f"from {low:g} to {high:g}"
+        raise ConfigError(f"{where} must be {expected}, got {_shown(value)}")
+
+
 def section_from_dict(cls: type[T], raw: Any, where: str) -> T:
     """Fill settings dataclass ``cls`` from one TOML table; every field must be present, no other key."""
     if not isinstance(raw, dict):
@@ -74,6 +103,8 @@ def section_from_dict(cls: type[T], raw: Any, where: str) -> T:
     if missing:
         raise ConfigError(f"[{where}] is missing {missing}")
     values = {n: _check_value(raw[n], hints[n], f"[{where}] {n}") for n in names}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        _check_range(values[f.name], f.metadata, f"[{where}] {f.name}")
     return cls(**values)
 
 
@@ -114,6 +145,12 @@ def _settings_data(path: str | Path | None) -> dict[str, Any]:
             user = tomllib.loads(p.read_text("utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"{p}: no such settings file") from None
+        except IsADirectoryError:
+            raise ConfigError(f"{p}: is a folder; expected a settings TOML file") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{p}: not text (not UTF-8); expected a settings TOML file") from None
+        except OSError as exc:
+            raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc}); expected a settings TOML file") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML ({exc})") from None
         data = _merge(data, user, str(p))

@@ -9,7 +9,6 @@ A frame ``NAME.jpg`` (or .png) is scored against ``NAME.truth.json`` beside it (
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -98,27 +97,38 @@ class Sample:
         return self.image.stem
 
 
+TRUTH_EXPECTED = "a table state JSON object with the frame's camera and render"
+
+
+def _sample(image: Path, truth_path: Path, use_camera: bool, use_empty: bool) -> Sample:
+    truth = rules.read_json(truth_path, TRUTH_EXPECTED)
+    if not isinstance(truth, dict):
+        raise SourceError(f"{truth_path}: expected {TRUTH_EXPECTED}, got a JSON {type(truth).__name__}")
+    table = truth.get("render", {}).get("table")
+    spec = table_spec_from_dict(table) if table else load_table_spec()
+    camera_path = image.with_suffix(".camera.json")
+    camera = None
+    if use_camera:
+        camera_data = truth.get("camera")
+        if camera_path.is_file():
+            camera_data = rules.read_json(camera_path, "a camera JSON file")
+        camera = camera_from_dict(camera_data) if camera_data else None
+    empty = image.with_name(f"{image.stem}.empty.jpg")
+    return Sample(image, truth, spec, camera, empty if use_empty and empty.is_file() else None)
+
+
 def load_samples(folder: str | Path, use_camera: bool = True, use_empty: bool = True) -> list[Sample]:
     """Every frame of ``folder`` that has a ``.truth.json`` beside it, in name order, with its table seen empty
-    (``NAME.empty.jpg`` beside it, where there is one and ``use_empty``). Raises SourceError."""
+    (``NAME.empty.jpg`` beside it, where there is one and ``use_empty``). Raises SourceError or StateError."""
     root = Path(folder)
     if not root.is_dir():
         raise SourceError(f"{root}: no such folder; expected a folder of frames with NAME.truth.json beside each")
-    out = []
-    for image in sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES):
-        truth_path = image.with_suffix(".truth.json")
-        if not truth_path.is_file():
-            continue
-        truth = json.loads(truth_path.read_text("utf-8"))
-        table = truth.get("render", {}).get("table")
-        spec = table_spec_from_dict(table) if table else load_table_spec()
-        camera_path = image.with_suffix(".camera.json")
-        camera = None
-        if use_camera:
-            camera_data = truth.get("camera") if not camera_path.is_file() else json.loads(camera_path.read_text())
-            camera = camera_from_dict(camera_data) if camera_data else None
-        empty = image.with_name(f"{image.stem}.empty.jpg")
-        out.append(Sample(image, truth, spec, camera, empty if use_empty and empty.is_file() else None))
+    images = sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    out = [
+        _sample(image, image.with_suffix(".truth.json"), use_camera, use_empty)
+        for image in images
+        if image.with_suffix(".truth.json").is_file()
+    ]
     if not out:
         raise SourceError(f"{root}: no frame with a NAME.truth.json beside it")
     return out

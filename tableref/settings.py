@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def at_least(low: float, high: float | None = None) -> dict[str, Any]:
+    """Field metadata: the setting lies in [low, high] (no upper end when ``high`` is None). Checked by
+    ``tableref.config`` when the settings are loaded, so that a bad value is named there, not met deep in a stage."""
+    return {"low": low, "high": high, "above": False}
+
+
+def positive() -> dict[str, Any]:
+    """Field metadata: the setting is more than 0 (a rate, a period or a scale that is divided by)."""
+    return {"low": 0, "high": None, "above": True}
 
 
 @dataclass(frozen=True)
@@ -11,33 +23,33 @@ class PipelineSettings:
 
     # The top-down view is made at the frame's own scale, clamped to this range (px per mm): finer adds no
     # detail, coarser loses it.
-    min_rectified_px_per_mm: float
-    max_rectified_px_per_mm: float
+    min_rectified_px_per_mm: float = field(metadata=positive())
+    max_rectified_px_per_mm: float = field(metadata=positive())
     # Markers are masked out of the top-down view with this margin around their black square (mm).
-    marker_mask_margin_mm: float
+    marker_mask_margin_mm: float = field(metadata=at_least(0))
     # Base rims stand this high above the table (mm), give or take rim_height_sigma_mm (bases are 3-5 mm).
-    rim_height_mm: float
-    rim_height_sigma_mm: float
+    rim_height_mm: float = field(metadata=at_least(0))
+    rim_height_sigma_mm: float = field(metadata=at_least(0))
     # Without a camera model the lens is uncorrected: this is added (in quadrature) to every position's sigma.
-    uncorrected_lens_sigma_mm: float
+    uncorrected_lens_sigma_mm: float = field(metadata=at_least(0))
     # A detection takes the identity of a roster model whose centre is within this distance (mm).
-    roster_gate_mm: float
+    roster_gate_mm: float = field(metadata=at_least(0))
     # ... and the roster model's round base when its diameter is within this distance (mm) of the size measured.
-    roster_size_tolerance_mm: float
+    roster_size_tolerance_mm: float = field(metadata=at_least(0))
     # Given the frame measured before, only what changed is measured again: frames are compared as blurred grey
     # copies at most change_thumb_px wide; a pixel changed by more than change_noise_sigmas times the difference's
     # noise and at least change_min_delta grey levels counts, in regions of at least change_min_pixels; each
     # changed region is grown by change_margin_mm on the table. More than max_changed_share of the view to measure
     # again: the whole frame is.
-    change_thumb_px: int
-    change_min_delta: int
-    change_noise_sigmas: float
-    change_min_pixels: int
-    change_margin_mm: float
-    max_changed_share: float
+    change_thumb_px: int = field(metadata=at_least(1))
+    change_min_delta: int = field(metadata=at_least(0, 255))
+    change_noise_sigmas: float = field(metadata=at_least(0))
+    change_min_pixels: int = field(metadata=at_least(0))
+    change_margin_mm: float = field(metadata=at_least(0))
+    max_changed_share: float = field(metadata=at_least(0, 1))
     # A base kept from the frame before may have moved by a little less than a change that shows: its sigma widens
     # by this (px of the top-down view, per axis).
-    kept_sigma_px: float
+    kept_sigma_px: float = field(metadata=at_least(0))
 
 
 @dataclass(frozen=True)
@@ -46,9 +58,9 @@ class EvaluateSettings:
 
     # A detection counts as a truth model when their centres are within this distance (mm); farther is a miss
     # and a false detection.
-    match_gate_mm: float
+    match_gate_mm: float = field(metadata=at_least(0))
     # Recall is taken over the bases with at least this fraction of their rim visible.
-    min_visibility: float
+    min_visibility: float = field(metadata=at_least(0, 1))
 
 
 @dataclass(frozen=True)
@@ -56,39 +68,39 @@ class ReviewSettings:
     """Settings of the review of a recorded game ([review] in defaults.toml)."""
 
     # Change detection runs on one frame every sample_interval_s of video; the others are only decoded.
-    sample_interval_s: float
+    sample_interval_s: float = field(metadata=positive())
     # Frames are compared as grey copies this wide: a pixel changed by more than motion_pixel_delta grey levels
     # counts, and more than motion_fraction of the pixels changed is movement.
-    motion_thumb_px: int
-    motion_pixel_delta: int
-    motion_fraction: float
+    motion_thumb_px: int = field(metadata=at_least(1))
+    motion_pixel_delta: int = field(metadata=at_least(0, 255))
+    motion_fraction: float = field(metadata=at_least(0, 1))
     # A still frame is covered (not settled) when a region changed (by more than covered_pixel_delta grey levels)
     # since the last measured state touches the frame's border and covers at least covered_fraction of it: an arm
     # reaching in.
-    covered_pixel_delta: int
-    covered_fraction: float
+    covered_pixel_delta: int = field(metadata=at_least(0, 255))
+    covered_fraction: float = field(metadata=at_least(0, 1))
     # The table is settled when nothing moved for this long (s); a folder of still photos counts each photo as
     # settled.
-    settle_s: float
+    settle_s: float = field(metadata=at_least(0))
     # Still photos of a folder are this far apart in time (s).
-    photo_period_s: float
+    photo_period_s: float = field(metadata=positive())
     # A model of one settled state is the same model in the next when its centre moved at most this far (mm)
     # and its base size changed by at most size_tolerance_mm.
-    track_gate_mm: float
-    size_tolerance_mm: float
+    track_gate_mm: float = field(metadata=at_least(0))
+    size_tolerance_mm: float = field(metadata=at_least(0))
     # A model of a unit whose Move is known is paired only within its reach (Move, Advance and Charge) plus
     # reach_margin_mm; one whose place did not change (less than changed_share of it) only within still_reach_mm.
-    reach_margin_mm: float
-    changed_share: float
-    still_reach_mm: float
+    reach_margin_mm: float = field(metadata=at_least(0))
+    changed_share: float = field(metadata=at_least(0, 1))
+    still_reach_mm: float = field(metadata=at_least(0))
     # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
     # suggested as one unit.
-    group_gap_mm: float
+    group_gap_mm: float = field(metadata=at_least(0))
     # The recording's first settled state, where at most this many bases are found in it, is the table seen empty
     # (before the models are deployed): the states after it are measured against it. -1: never.
-    empty_max_bases: int
+    empty_max_bases: int = field(metadata=at_least(-1))
     # Each settled frame is kept for the dashboard as a JPEG at most this long, at this quality (1-100).
-    stored_frame_max_side_px: int
-    stored_frame_jpeg_quality: int
+    stored_frame_max_side_px: int = field(metadata=at_least(1))
+    stored_frame_jpeg_quality: int = field(metadata=at_least(1, 100))
     # `--dask ADDRESS`: how long to wait for the scheduler (s) before saying it cannot be reached.
-    dask_connect_timeout_s: float
+    dask_connect_timeout_s: float = field(metadata=positive())

@@ -39,6 +39,7 @@ from webui.settings import WebuiSettings, load_webui_settings
 EXIT_OK = 0
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+MAX_PORT = 65535
 # A source word ending so is a table state file (served without a camera), not a frame source.
 STATE_SUFFIX = ".json"
 
@@ -91,6 +92,9 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    # Checked before anything starts: the socket call would raise OverflowError, not an OSError.
+    if not 0 <= args.port <= MAX_PORT:
+        raise ServeError(f"--port {args.port} is not a port; expected 1 to {MAX_PORT} (0: any free one)")
     settings = load_webui_settings(args.config)
     config = load_config(args.config)
     profile = rules.load_profile(args.profile)

@@ -47,6 +47,40 @@ def test_bad_arguments_give_one_line_and_exit_2(capsys: pytest.CaptureFixture[st
     assert message in err and err.startswith("tableref serve: error:") and err.count("\n") == 1
 
 
+def _settings_file(tmp: Path, text: str | bytes | None) -> Path:
+    if text is None:
+        return tmp
+    path = tmp / "settings.toml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("port", "settings", "message"),
+    [
+        ("-5", "", "--port -5 is not a port; expected 1 to 65535"),
+        ("70000", "", "--port 70000 is not a port; expected 1 to 65535"),
+        ("0", None, "is a folder; expected a settings TOML file"),
+        ("0", b"\xff\xfe\x00\x81", "not text (not UTF-8)"),
+        ("0", "[webui]\nmax_viewers = -1\n", "[webui] max_viewers must be at least 1, got -1"),
+        ("0", "[webui]\nmax_process_fps = 0\n", "[webui] max_process_fps must be more than 0, got 0.0"),
+        ("0", "[webui]\njpeg_quality = 0\n", "[webui] jpeg_quality must be from 1 to 100, got 0"),
+        ("0", "[webui]\nreplay_fps = inf\n", "[webui] replay_fps must be a finite number, got inf"),
+    ],
+)
+def test_bad_port_or_settings_give_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, port: str, settings: str | bytes | None, message: str
+):
+    config = _settings_file(tmp_path, settings)
+    code = main(["serve", "--source", str(sample_state_path()), "--port", port, "--config", str(config)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and err.startswith("tableref serve: error:") and err.count("\n") == 1
+
+
 def test_a_taken_port_is_a_one_line_error(capsys: pytest.CaptureFixture[str]):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -125,10 +125,15 @@ def _size_mm(m: rules.Model) -> float:
 
 
 def _match(
-    detected: Sequence[rules.Model], known: Sequence[rules.Model], reach_mm: Sequence[float], settings: ReviewSettings
+    detected: Sequence[rules.Model],
+    known: Sequence[rules.Model],
+    reach_mm: Sequence[float],
+    settings: ReviewSettings,
+    expected_mm: np.ndarray | None = None,
 ) -> dict[int, int]:
-    """detected index -> known index: minimum sum of squared displacements, none beyond the known model's
-    ``reach_mm`` or across base sizes.
+    """detected index -> known index: minimum sum of squared displacements from where each known model is
+    ``expected_mm`` (K, 2) (default: where it stood), none beyond the known model's ``reach_mm`` of where it stood
+    or across base sizes.
 
     Squared, because models in a line that all move along it have the same total displacement whichever way
     they are paired; the sum of squares is least for the pairing in which they moved alike, as units do.
@@ -136,7 +141,9 @@ def _match(
     if not detected or not known:
         return {}
     a, b = _xy(detected), _xy(known)
-    cost = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
+    away = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
+    e = b if expected_mm is None else expected_mm
+    cost = (a[:, None, 0] - e[None, :, 0]) ** 2 + (a[:, None, 1] - e[None, :, 1]) ** 2
     sizes_a = np.array([_size_mm(m) for m in detected])
     sizes_b = np.array([_size_mm(m) for m in known])
     # a size read in doubt (two standard sizes alike in the picture) may be either
@@ -145,7 +152,7 @@ def _match(
     size_slack = settings.size_tolerance_mm + 2.0 * np.hypot(doubt_a[:, None], doubt_b[None, :])
     reach = np.asarray(reach_mm, dtype=np.float64)
     gate = float(reach.max()) ** 2
-    barred = (np.abs(sizes_a[:, None] - sizes_b[None, :]) > size_slack) | (cost > reach[None, :] ** 2)
+    barred = (np.abs(sizes_a[:, None] - sizes_b[None, :]) > size_slack) | (away > reach[None, :] ** 2)
     cost[barred] = gate * 2.0 + 1.0
     rows, cols = gated_assignment(cost, gate)
     return dict(zip(rows.tolist(), cols.tolist(), strict=True))
@@ -261,6 +268,12 @@ def identify(
             for k, m in enumerate(known)
         ]
         to_known = _match(detected.models, known, reach, settings)
+        shift = _unit_shifts(detected.models, known, to_known, settings)
+        if shift:
+            # a unit moves as a unit: each of its models is looked for where the unit's move takes it
+            expected = _xy(known) + np.array([shift.get(m.unit or "", (0.0, 0.0)) for m in known])
+            to_known = _match(detected.models, known, reach, settings, expected)
+            shift = _unit_shifts(detected.models, known, to_known, settings)
         models = []
         new = []
         for k, m in enumerate(detected.models):
@@ -283,7 +296,8 @@ def identify(
                 models.append(p)
                 continue
             alike = [m for m in fresh if abs(_size_mm(m) - _size_mm(p)) <= settings.size_tolerance_mm]
-            if changed is not None and not alike:
+            # its unit moved: it left its place with them, and the detector missed it where it went
+            if changed is not None and not alike and p.unit not in shift:
                 removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
                 continue
             gone[p.id] = p
@@ -303,6 +317,25 @@ def identify(
     models.sort(key=lambda m: m.id)
     state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
     return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _unit_shifts(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], to_known: Mapping[int, int], settings: ReviewSettings
+) -> dict[str, tuple[float, float]]:
+    """Per unit that moved, the median displacement of its paired models (mm): a unit moved when at least two of
+    its models moved farther than ``still_reach_mm``."""
+    moved: dict[str, list[tuple[float, float]]] = {}
+    for k, j in to_known.items():
+        d = (detected[k].x_mm - known[j].x_mm, detected[k].y_mm - known[j].y_mm)
+        unit = known[j].unit
+        if unit is not None and math.hypot(*d) > settings.still_reach_mm:
+            moved.setdefault(unit, []).append(d)
+    out: dict[str, tuple[float, float]] = {}
+    for unit, ds in moved.items():
+        if len(ds) >= 2:
+            mid = np.median(np.array(ds), axis=0)
+            out[unit] = (float(mid[0]), float(mid[1]))
+    return out
 
 
 def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:

@@ -86,6 +86,8 @@ class VisionSettings:
             residuals cluster (clusters of this many consecutive rays; it divides ``rays``), times this factor.
         known_misfit_scale: that factor for bases fitted again at a known size and rim height
             (:func:`vision.detect.fit_known_bases`).
+        known_edge_share: such a base's sigma also holds this share of the distance between its centre and the
+            one the edges read, in quadrature: where the two readings disagree, one of them is off.
         known_starts: the starts (as ``outline_starts``) of a fit at a known size and rim height.
         known_min_px_per_mm: that fit runs on images at least this fine (with size and height held, the wall and
             the contact shadow no longer trade off against the footprint, so it can run where the free fit cannot).
@@ -306,6 +308,7 @@ class VisionSettings:
     outline_misfit_rays: int
     outline_misfit_scale: float
     known_misfit_scale: float
+    known_edge_share: float
     known_starts: tuple[float, ...]
     known_min_px_per_mm: float
     refit_read_sizes: bool
@@ -490,6 +493,8 @@ class VisionSettings:
             raise SettingsError(f"outline_misfit_scale must not be negative, got {self.outline_misfit_scale}")
         if self.known_misfit_scale < 0:
             raise SettingsError(f"known_misfit_scale must not be negative, got {self.known_misfit_scale}")
+        if self.known_edge_share < 0:
+            raise SettingsError(f"known_edge_share must not be negative, got {self.known_edge_share}")
         if self.rays % self.outline_sectors:
             raise SettingsError(
                 f"outline_sectors must divide rays (each sector the same number of rays), got {self.outline_sectors} "

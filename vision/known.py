@@ -173,6 +173,7 @@ def _fitted_rows(
     doubt = detections.model_doubt_mm.copy()
     height_share = detections.rim_height_share.copy()
     center[done] = middle_of(look.center_px[look.ok], parallax)
+    edges_apart_mm = np.hypot(*(center[done] - detections.center_px[done]).T) / scale
     radius[done], size[done] = radius_px[look.ok], known[done]
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
@@ -185,7 +186,8 @@ def _fitted_rows(
         settings.other_start_share * spread_px[look.ok] / scale,
         settings.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0,
     )
-    model_sigma[done] = np.hypot(model_sigma[done], misread_mm)
+    # the edges' reading disagreeing with this one is the same doubt seen from the other side: the larger counts
+    model_sigma[done] = np.hypot(model_sigma[done], np.maximum(misread_mm, settings.known_edge_share * edges_apart_mm))
     doubt[done] = wider_doubt(doubt[done], wall_misplaced_mm(look, center[done], scale, parallax, settings))
     # a size read rather than declared keeps its doubt
     diameter_sigma[done[declared[done]]] = 0.0

@@ -102,6 +102,18 @@ def test_removed_unseen_and_added_models(
     assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
 
 
+def test_a_model_missed_where_its_unit_moved_is_unseen_not_a_casualty() -> None:
+    start = roster(LINE)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    # the unit moved 150 mm; r2 was not found where it went, and every place of the unit changed
+    moved = detected([(400.0, 550.0), (480.0, 550.0)])
+    everywhere = {k: 1.0 for k in LINE}
+    state, removed, _, _, asked = identify(moved, track, 1, SETTINGS, None, SKIRMISH, everywhere)
+    assert removed == [] and asked == []
+    assert [m.id for m in state.unseen] == ["r2"]
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {"r1": (400.0, 550.0), "r3": (480.0, 550.0)}
+
+
 def test_a_model_unseen_once_comes_back_with_its_id() -> None:
     *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
     state, removed, _, track, _ = identify(detected([(400.0, 400.0), (440.0, 400.0)]), track, 1, SETTINGS)

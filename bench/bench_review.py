@@ -1,7 +1,7 @@
 """Benchmark of ``tableref review``: how many times faster than real time a recorded game is reviewed.
 
-A game is rendered at each resolution (a plain table seen from 1.4 m straight up, a dozen sand bases in four
-units, several settled states joined by moves with a hand over the moving models), each distinct frame once,
+A game is rendered at each resolution (a plain table seen from 1.4 m straight up, a dozen miniatures on black bases
+in four units, several settled states joined by moves with a hand over the moving models), each distinct frame once,
 and written as a 30 fps MPEG-4 video (``mp4v``, as a phone or a webcam recorder would give) whose settled
 states are held ``--hold-s`` seconds; the frames of a hold differ by sensor noise. The video is then reviewed
 with the default settings, as ``tableref review VIDEO`` would (without the progress bar), and the wall time is
@@ -34,7 +34,7 @@ from calibration.spec import load_table_spec
 from tableref.config import load_config
 from tableref.review_run import Recording, Reviewer
 from tableref.review_store import ReviewStore
-from tableref.synth.generate import RESOLUTIONS, fit_camera, plain_scene
+from tableref.synth.generate import RESOLUTIONS, fit_camera, make_figure, plain_scene
 from tableref.synth.render import render
 from tableref.synth.scene import SceneModel
 from tableref.synth.sequence import frame_seed, move_scenes
@@ -57,6 +57,8 @@ def game_scenes(resolution: str, states: int, seed: int) -> list:  # type: ignor
         x0, y0 = 350.0 + 350.0 * k, 300.0 + 200.0 * (k % 2)
         for j in range(3):
             places[f"{u.id}m{j}"] = (u.id, x0 + 40.0 * j, y0)
+    # the same miniature on each base in every state
+    figures = {k: make_figure(rng, 32.0, ((0.8, 0.75, 0.6), (0.6, 0.2, 0.15))) for k in places}
     out = []
     for s in range(states):
         if s:
@@ -64,7 +66,7 @@ def game_scenes(resolution: str, states: int, seed: int) -> list:  # type: ignor
             dy = float(rng.uniform(2.0, 5.5)) * INCH
             places = {k: (u, x, y + dy) if u == mover else (u, x, y) for k, (u, x, y) in places.items()}
         models = [
-            SceneModel(rules.Model(k, u, x, y, rules.RoundBase(32.0)), 4.0, "sand", "sand", 0.0, None)
+            SceneModel(rules.Model(k, u, x, y, rules.RoundBase(32.0)), 4.0, "black", "black", 0.0, figures[k])
             for k, (u, x, y) in places.items()
         ]
         out.append(dataclasses.replace(plain_scene(camera, spec, models), units=tuple(units)))

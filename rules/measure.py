@@ -87,13 +87,30 @@ def pair_gap(state: TableState, a: str, b: str) -> tuple[float, float]:
     return gap, float(bases.pair_sigma_mm(i, j)[0])
 
 
+def _lines_between(state: TableState, a: str, b: str, profile: RuleProfile) -> dict[str, float]:
+    """The lines of ``profile`` that apply to models ``a`` and ``b``: engagement between enemies, cohesion within a
+    unit, base contact always; every line where a model's unit (or a unit's player) is not known."""
+    units = {u.id: u for u in state.units}
+    ua, ub = (units.get(state.model(x).unit or "") for x in (a, b))
+    lines = profile.limits()
+    if ua is None or ub is None:
+        return lines
+    if ua.id != ub.id:
+        lines.pop("cohesion", None)
+    if ua.player is not None and ub.player is not None and ua.player == ub.player:
+        lines.pop("engagement", None)
+    return lines
+
+
 def measure(state: TableState, a: str, b: str, profile: RuleProfile) -> Measurement:
-    """Measure models ``a`` and ``b`` of ``state`` against every line of ``profile`` (``RuleProfile.limits``).
+    """Measure models ``a`` and ``b`` of ``state`` against every line of ``profile`` (``RuleProfile.limits``) that
+    applies to them: engagement between enemies, cohesion within a unit, base contact always.
 
     Raises :class:`StateError` when a model id is not in the state or both ids are the same model.
     """
     gap, sigma = pair_gap(state, a, b)
     k = profile.calls.close_sigmas
     solid = state.measured
-    verdicts = tuple(judge_line(line, gap, sigma, limit, k, solid) for line, limit in profile.limits().items())
+    lines = _lines_between(state, a, b, profile)
+    verdicts = tuple(judge_line(line, gap, sigma, limit, k, solid) for line, limit in lines.items())
     return Measurement(a, b, float(seen_gap_mm(np.array([gap]), solid)[0]), sigma, verdicts)

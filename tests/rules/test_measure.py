@@ -26,7 +26,7 @@ def test_verdicts(gap_mm: float, sigma_mm: float, line: str, within: bool, call:
     state = state_of(
         [
             model("a", "red", 100.0, 100.0, sigma_mm=sigma_mm),
-            model("b", "blue", 132.0 + gap_mm, 100.0, sigma_mm=sigma_mm),
+            model("b", "red" if line == "cohesion" else "blue", 132.0 + gap_mm, 100.0, sigma_mm=sigma_mm),
         ],
         UNITS,
     )
@@ -61,6 +61,21 @@ def test_bad_ids(a: str, b: str, message: str) -> None:
     state = state_of([model("a", "red", 100.0, 100.0), model("b", "blue", 200.0, 100.0)], UNITS)
     with pytest.raises(rules.StateError, match=message):
         rules.measure(state, a, b, rules.load_profile("legion"))
+
+
+@pytest.mark.parametrize(
+    ("unit_b", "lines"),
+    [
+        ("blue", ["engagement", "base_contact"]),  # enemies: no cohesion between them
+        ("red", ["base_contact", "cohesion"]),  # one unit: no engagement
+        ("green", ["base_contact"]),  # a friendly unit of the same player
+        (None, ["engagement", "base_contact", "cohesion"]),  # a model of no unit: every line
+    ],
+)
+def test_lines_that_apply_to_the_pair(unit_b: str | None, lines: list[str]) -> None:
+    units = [*UNITS, {"id": "green", "player": "A"}]
+    state = state_of([model("a", "red", 100.0, 100.0), model("b", unit_b, 200.0, 100.0)], units)
+    assert [v.line for v in rules.measure(state, "a", "b", rules.load_profile("skirmish")).verdicts] == lines
 
 
 def test_lines_follow_the_profile() -> None:

@@ -33,7 +33,7 @@ def _cmd_board(args: argparse.Namespace) -> int:
     print(
         f"Wrote {args.out}: ChArUco board of {settings.board_squares_x} x {settings.board_squares_y} squares of "
         f"{settings.board_square_mm:g} mm ({settings.board_dictionary}). Print at 100 %, keep it flat, and "
-        f"photograph it {settings.lens_min_views} or more times from different angles."
+        f"photograph it from 8 or more different angles (at least {settings.lens_min_views} must show the board)."
     )
     return EXIT_OK
 

@@ -111,6 +111,15 @@ def _detect(
     return frame, analysis
 
 
+def camera_hint(frame: Path, camera_given: bool) -> str | None:
+    """Where no camera.json was given but one lies beside the frame (``NAME.camera.json``, as the samples have), a
+    line that says so: without it the lens is not corrected and every position is that much less sure."""
+    beside = frame.with_name(frame.stem + ".camera.json")
+    if camera_given or not beside.is_file():
+        return None
+    return f"hint: {beside} lies beside the frame; --camera {beside} corrects the lens and narrows every sigma"
+
+
 def _summary(analysis: FrameAnalysis) -> str:
     cal = analysis.state.extras["calibration"]
     lines = [
@@ -153,6 +162,9 @@ def _cmd_detect(args: argparse.Namespace) -> int:
         print(json.dumps(rules.state_to_dict(analysis.state), indent=2))
     else:
         print(_summary(analysis))
+        hint = camera_hint(Path(args.frame), args.camera is not None)
+        if hint:
+            print(hint)
         if args.annotate:
             print(f"Annotated frame written to {args.annotate}")
     return EXIT_OK

@@ -211,3 +211,13 @@ def test_empty_table_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: P
     code, _, err = run(capsys, "detect", frame)
     assert code == 2
     assert "no bases on it" in err
+
+
+@pytest.mark.parametrize(("with_camera", "hinted"), [(False, True), (True, False)])
+def test_detect_points_at_a_camera_json_beside_the_frame(
+    capsys: pytest.CaptureFixture[str], with_camera: bool, hinted: bool
+) -> None:
+    args = ["detect", FRAME, *(["--camera", CAMERA] if with_camera else [])]
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    assert (f"hint: {CAMERA} lies beside the frame" in out) is hinted

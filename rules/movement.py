@@ -62,7 +62,7 @@ class ModelMove:
 class UnitMove:
     """A unit that moved: the action judged (declared, or the cheapest that makes the move legal), the verdict,
     and every problem found. ``call`` is ``close`` when a legal verdict rests on a path length within the
-    measurement's doubt of the allowance."""
+    measurement's doubt of the allowance, or on no allowance at all; ``note`` then says which."""
 
     unit: str
     action: str | None
@@ -72,6 +72,7 @@ class UnitMove:
     allowance_mm: float | None
     models: tuple[ModelMove, ...]
     problems: tuple[str, ...]
+    note: str = ""
 
 
 def moved_models(before: TableState, after: TableState, profile: RuleProfile) -> list[ModelMove]:
@@ -276,7 +277,12 @@ def _judge_skirmish(
     legal = [r for r in results if not r[1]]
     if legal:
         name, _, close, allowance = legal[0]
-        return UnitMove(unit_id, name, declared is not None, True, _call(close), allowance, tuple(moves), ())
+        if move_mm is None:
+            # nothing to measure the distance against: legal as far as the rest goes, the distance open
+            note = "the unit's Move is not known: how far it went was not judged"
+            return UnitMove(unit_id, name, declared is not None, True, CLOSE, None, tuple(moves), (), note)
+        note = "the path is within the measurement's doubt of the allowance" if close else ""
+        return UnitMove(unit_id, name, declared is not None, True, _call(close), allowance, tuple(moves), (), note)
     if declared is not None:
         name, problems, _, allowance = results[0]
         return UnitMove(unit_id, name, True, False, CLEAR, allowance, tuple(moves), tuple(problems))

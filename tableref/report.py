@@ -127,7 +127,7 @@ def format_game(doc: dict[str, Any]) -> str:
         for v in (v for v in doc["unit_moves"] if v["to_state"] == k):
             longest = max((m["distance_mm"] for m in moves.get((k, v["unit"]), [])), default=0.0)
             verdict = "legal" if v["legal"] else "ILLEGAL"
-            call = ", too close to call" if v["call"] == rules.CLOSE else ""
+            call = f" ({v['note']})" if v.get("note") else ", too close to call" if v["call"] == rules.CLOSE else ""
             action = v["action"] or "no plan fits"
             why = f": {'; '.join(v['problems'])}" if v["problems"] and not v["legal"] else ""
             lines.append(f"  {v['unit']} moved up to {format_length(longest)}: {action}, {verdict}{call}{why}")

@@ -592,6 +592,7 @@ def verdict_to_dict(v: rules.UnitMove, to_state: int) -> dict[str, Any]:
         "call": v.call,
         "allowance_mm": None if v.allowance_mm is None else _r(v.allowance_mm),
         "problems": list(v.problems),
+        "note": v.note,
     }
 
 

@@ -295,7 +295,15 @@ class ReviewStore:
 
 def _verdict_from_dict(d: dict[str, Any]) -> rules.UnitMove:
     return rules.UnitMove(
-        d["unit"], d["action"], d["declared"], d["legal"], d["call"], d["allowance_mm"], (), tuple(d["problems"])
+        d["unit"],
+        d["action"],
+        d["declared"],
+        d["legal"],
+        d["call"],
+        d["allowance_mm"],
+        (),
+        tuple(d["problems"]),
+        d.get("note", ""),
     )
 
 

@@ -207,3 +207,27 @@ def test_moving_into_melee(leader_contact: bool, straggler: bool, problem: str |
     else:
         assert not verdict.legal
         assert any(problem in p for p in verdict.problems), verdict.problems
+
+
+@pytest.mark.parametrize(
+    ("move_in", "dx_in", "legal", "call", "note"),
+    [
+        (6.0, 5.0, True, rules.CLEAR, ""),
+        (6.0, 14.0, False, rules.CLEAR, ""),
+        # no Move to judge the distance against: legal as far as the rest goes, the distance open
+        (None, 5.0, True, rules.CLOSE, "the unit's Move is not known"),
+        (None, 14.0, True, rules.CLOSE, "the unit's Move is not known"),
+    ],
+)
+def test_a_move_of_a_unit_whose_move_is_unknown_is_open(
+    move_in: float | None, dx_in: float, legal: bool, call: str, note: str
+) -> None:
+    units = [{"id": "red", "player": "A", **({"move_in": move_in} if move_in else {})}]
+    before = rules.state_from_dict(
+        {"table": {"width_mm": 1800, "depth_mm": 1200}, "units": units,
+         "models": [{"id": "r1", "unit": "red", "x_mm": 300, "y_mm": 300, "base": {"diameter_mm": 32}}]}
+    )  # fmt: skip
+    after = dataclasses.replace(before, models=(dataclasses.replace(before.models[0], x_mm=300 + dx_in * 25.4),))
+    (verdict,) = rules.check_moves(before, after, rules.load_profile("skirmish"))
+    assert (verdict.legal, verdict.call) == (legal, call)
+    assert verdict.note.startswith(note)

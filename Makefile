@@ -12,12 +12,22 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(BIN)/tableref serve
+# the demo is one game: the sample game played in a loop, with its roster, and its review on the Review screen
+GAME := sample_game
+demo: $(GAME)/review.sqlite
+	$(BIN)/tableref serve --source $(GAME)/game.avi --loop --roster $(GAME)/roster.json --table $(GAME)/table.toml \
+		--camera $(GAME)/camera.json --review $(GAME)/review.sqlite
+
+$(GAME)/game.avi: $(STAMP)
+	$(BIN)/python -m tableref.synth.make_game --out $(GAME)
+
+$(GAME)/review.sqlite: $(GAME)/game.avi
+	$(BIN)/tableref review $(GAME)/game.avi --roster $(GAME)/roster.json --table $(GAME)/table.toml \
+		--camera $(GAME)/camera.json --out $(GAME)/review.sqlite --quiet
 
 # a short rendered game with its roster, camera and truth, for `tableref review` (see the README)
 sample-game: $(STAMP)
-	$(BIN)/python -m tableref.synth.make_game --out sample_game
+	$(BIN)/python -m tableref.synth.make_game --out $(GAME)
 
 test: lint pytest
 

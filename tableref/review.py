@@ -338,6 +338,29 @@ def _unit_shifts(
     return out
 
 
+def pair_within_reach(
+    state: rules.TableState,
+    fresh_ids: frozenset[str],
+    profile: rules.RuleProfile | None,
+    settings: ReviewSettings,
+) -> rules.TableState:
+    """``state`` with its fresh detections (``fresh_ids``, of no unit) paired with its unseen models, each only within
+    its unit's reach (:func:`reach_mm`), least squared displacement first: a unit that moved farther than a
+    frame-to-frame gate keeps its ids. A paired detection takes the unseen model's id and unit."""
+    fresh = [k for k, m in enumerate(state.models) if m.id in fresh_ids]
+    if not fresh or not state.unseen:
+        return state
+    units = {u.id: u for u in state.units}
+    unseen = list(state.unseen)
+    reach = [reach_mm(units.get(m.unit or ""), profile, settings) for m in unseen]
+    to_unseen = _match([state.models[k] for k in fresh], unseen, reach, settings)
+    models = list(state.models)
+    for i, j in to_unseen.items():
+        models[fresh[i]] = _as_known(models[fresh[i]], unseen[j])
+    paired = {unseen[j].id for j in to_unseen.values()}
+    return replace(state, models=tuple(models), unseen=tuple(m for m in unseen if m.id not in paired))
+
+
 def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:
     """A detection that is ``known``: its id and unit, and its base where the detector read the size less surely."""
     carried = replace(detected, id=known.id, unit=known.unit)

@@ -83,7 +83,7 @@ def build_feed(args: argparse.Namespace, settings: WebuiSettings) -> tuple[Feed,
         return feed, f"the table state {args.source}"
     camera = load_camera(args.camera) if args.camera else None
     scene = Scene(key="camera", camera=camera, roster=_roster(args.roster))
-    feed = source_feed(args.source, scene, settings.replay_fps, settings.folder_period_s)
+    feed = source_feed(args.source, scene, settings.replay_fps, settings.folder_period_s, args.loop)
     return feed, f"{feed.kind} {feed.name}"
 
 
@@ -164,4 +164,5 @@ def add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0: any free one)")
     p.add_argument("--config", help="settings TOML overriding tableref/defaults.toml (its [webui] section too)")
     p.add_argument("--review", help="a game reviewed by `tableref review` (GAME.sqlite), shown on the Review screen")
+    p.add_argument("--loop", action="store_true", help="play a recorded --source again from its start when it ends")
     p.set_defaults(func=_cmd_serve)

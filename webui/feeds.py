@@ -50,6 +50,8 @@ class Scene:
     - ``roster``: the roster to start from (units, ids), or None for an empty one.
     - ``state``: for a table state feed, the exact state the frame was drawn from (nothing to detect), drawn at
       ``px_per_mm``.
+    - ``game``: which playing of a looped recording the frame belongs to: a new one starts the game over (the roster
+      from ``roster`` again), at the same camera position.
     """
 
     key: str
@@ -57,6 +59,7 @@ class Scene:
     roster: rules.TableState | None = None
     state: rules.TableState | None = None
     px_per_mm: float = 0.0
+    game: int = 0
 
 
 @dataclass(frozen=True)
@@ -100,12 +103,15 @@ class _Pacer:
 
 class SourceFeed(Feed):
     """A ``tableref.sources`` frame source: a live camera or stream at its own pace; a video at its frame rate; a
-    still image repeated at ``fps``; a folder's images each held for the source's period at ``fps``."""
+    still image repeated at ``fps``; a folder's images each held for the source's period at ``fps``. With ``loop``,
+    a recording is played again from its start when it ends, each playing a new ``game`` of the scene: the game
+    starts over, so its roster does too."""
 
-    def __init__(self, source: FrameSource, scene: Scene, fps: float) -> None:
+    def __init__(self, source: FrameSource, scene: Scene, fps: float, loop: bool = False) -> None:
         self.source = source
         self.scene = scene
         self.fps = fps
+        self.loop = loop
         self.name = source.name
         self.live = source.live
         self.kind = getattr(source, "kind", type(source).__name__)
@@ -116,11 +122,28 @@ class SourceFeed(Feed):
             for f in self.source.frames():
                 yield FeedFrame(f.index, _readonly(f.image_bgr), self.scene)
             return
+        if not self.loop:
+            yield from self._pass(self.scene, hold_last=True)
+            return
+        game = self.scene.game
+        while True:
+            scene = replace(self.scene, game=game)
+            game += 1
+            shown = False
+            for frame in self._pass(scene, hold_last=False):
+                shown = True
+                yield frame
+            if not shown:
+                return
+
+    def _pass(self, scene: Scene, hold_last: bool) -> Iterator[FeedFrame]:
+        """One pass through the recording, at its pace; ``hold_last``: its last frame then stays on (a still
+        image for ever, a folder's last image for its period)."""
         pacer = _Pacer(self.fps)
         start = time.monotonic()
         last: FeedFrame | None = None
         for f in self.source.frames():
-            frame = FeedFrame(f.index, _readonly(f.image_bgr), self.scene)
+            frame = FeedFrame(f.index, _readonly(f.image_bgr), scene)
             # Until this frame is due, the camera still shows the one before it.
             while last is not None and time.monotonic() - start < f.time_s:
                 pacer.wait()
@@ -128,7 +151,7 @@ class SourceFeed(Feed):
             pacer.wait()
             yield frame
             last = frame
-        if last is None:
+        if last is None or not hold_last:
             return
         hold_s = getattr(self.source, "period_s", 0.0) if len(self.source) != 1 else float("inf")
         end = time.monotonic() + hold_s
@@ -296,10 +319,10 @@ def state_feed(path: Path, px_per_mm: float, fps: float, roster: rules.TableStat
     return StateFeed(state, path.name, px_per_mm, fps, roster)
 
 
-def source_feed(spec: str, scene: Scene, fps: float, folder_period_s: float) -> Feed:
-    """A feed from a command-line word (camera index, stream URL, video, image or folder of images). Raises
-    ``tableref.sources.SourceError``."""
+def source_feed(spec: str, scene: Scene, fps: float, folder_period_s: float, loop: bool = False) -> Feed:
+    """A feed from a command-line word (camera index, stream URL, video, image or folder of images); ``loop``: a
+    recording plays again from its start when it ends. Raises ``tableref.sources.SourceError``."""
     source = open_source(spec, folder_period_s)
     if isinstance(source, StillImage):
         return ImageFeed(source.image, source.name, scene, fps)
-    return SourceFeed(source, scene, fps)
+    return SourceFeed(source, scene, fps, loop)

@@ -194,6 +194,8 @@ class LiveTable:
         self._spec = spec
         self._profile = profile
         self._rosters: dict[str, rules.TableState] = {}
+        # which playing of a looped recording each roster follows
+        self._games: dict[str, int] = {}
         self._calibrations: dict[str, TableCalibration] = {}
         # the last measurement of each camera position, for measuring only what changed in the next frame
         self._analyses: dict[str, FrameAnalysis] = {}
@@ -529,9 +531,12 @@ class LiveTable:
         ms = (time.perf_counter() - start) * 1e3
         with self._lock:
             self._detected[scene.key] = _Detected(detected, job.view, to_px, rim, ms, share)
-            if scene.key not in self._rosters:
+            # a looped recording playing again: the game, and so its roster, starts over
+            new_game = self._games.setdefault(scene.key, scene.game) != scene.game
+            if scene.key not in self._rosters or new_game:
                 roster = scene.roster if scene.roster is not None else empty_roster(detected.table)
                 self._rosters[scene.key] = roster
+                self._games[scene.key] = scene.game
         self._judge(scene.key)
 
     def _take_empty(self, job: _DetectJob) -> bool:
@@ -555,7 +560,8 @@ class LiveTable:
             detected = self._detected.get(key)
             if detected is None:
                 return
-            state, roster = follow(self._rosters[key], detected.state, self.config.pipeline.roster_gate_mm)
+            gate_mm = self.config.pipeline.roster_gate_mm
+            state, roster = follow(self._rosters[key], detected.state, gate_mm, self._profile, self.config.review)
             self._rosters[key] = roster
             profile = self._profile
         findings = tuple(rules.check(state, profile))

@@ -25,6 +25,8 @@ import numpy as np
 
 import rules
 from tableref.pipeline import carry_identities, standing_on, standing_on_declared
+from tableref.review import pair_within_reach
+from tableref.settings import ReviewSettings
 from webui.errors import UploadError
 
 OVERRIDES = "base_overrides"
@@ -102,7 +104,11 @@ def empty_roster(table: rules.Table) -> rules.TableState:
 
 
 def follow(
-    roster: rules.TableState, detected: rules.TableState, gate_mm: float
+    roster: rules.TableState,
+    detected: rules.TableState,
+    gate_mm: float,
+    profile: rules.RuleProfile | None = None,
+    review: ReviewSettings | None = None,
 ) -> tuple[rules.TableState, rules.TableState]:
     """Identities for a detected state, and the roster moved along.
 
@@ -110,9 +116,15 @@ def follow(
     matched (within ``gate_mm``), the roster's units and terrain, and base overrides applied; the new roster has
     the matched models at their new places, the unmatched roster models where they were last seen, and every new
     detection as a model of no unit. A unit's model not seen is ``unseen`` in the state; a model of no unit not
-    seen is not (no call the referee makes depends on it) but stays in the roster.
+    seen is not (no call the referee makes depends on it) but stays in the roster. With ``review`` settings, a
+    detection left over is paired with a unit's unseen model within that unit's reach (a unit that moved farther
+    than ``gate_mm`` between two results keeps its ids; see :func:`tableref.review.pair_within_reach`).
     """
     carried = carry_identities(detected, roster, gate_mm)
+    if review is not None:
+        known = {m.id for m in roster.models + roster.unseen}
+        fresh = frozenset(m.id for m in carried.models if m.id not in known)
+        carried = pair_within_reach(carried, fresh, profile, review)
     overrides = base_overrides(roster)
     models = tuple(standing_on_declared(m, overrides[m.id]) if m.id in overrides else m for m in carried.models)
     unseen = tuple(m for m in carried.unseen if m.unit is not None)

@@ -60,6 +60,18 @@ def test_folder_images_are_held_for_their_period(tmp_path: Path):
     assert shown[-1][0] == pytest.approx(0.4, abs=0.08)
 
 
+@pytest.mark.parametrize(("loop", "games"), [(False, [0, 0]), (True, [0, 0, 1, 1, 2])])
+def test_a_looped_recording_plays_again_as_a_new_game(tmp_path: Path, loop: bool, games: list[int]):
+    for k in range(2):
+        cv2.imwrite(str(tmp_path / f"{k}.png"), np.full((20, 30, 3), 50 * (k + 1), np.uint8))
+    feed = source_feed(str(tmp_path), Scene("s"), fps=500.0, folder_period_s=0.01, loop=loop)
+    shown = list(itertools.islice(feed.frames(), 400))
+    # one frame per image and game (a folder's image is repeated while it is held)
+    changes = [f for k, f in enumerate(shown) if k == 0 or f.image_bgr is not shown[k - 1].image_bgr]
+    assert [f.scene.game for f in changes][: len(games)] == games
+    assert {f.scene.key for f in shown} == {"s"}
+
+
 def test_a_still_image_becomes_an_image_feed():
     feed = source_feed(str(REPO / "sample_images/small_table_720p.jpg"), Scene("s"), fps=100.0, folder_period_s=1.0)
     assert isinstance(feed, ImageFeed)

@@ -38,6 +38,25 @@ def test_follow_carries_ids_and_units_and_moves_the_roster():
     assert [m.id for m in again.models] == ["r1", "r2"]
 
 
+@pytest.mark.parametrize(("review", "kept"), [(False, False), (True, True)])
+def test_a_unit_that_moved_farther_than_the_gate_keeps_its_ids_within_its_reach(review: bool, kept: bool):
+    from tableref.config import load_config
+
+    data = two_sides()
+    for u in data["units"]:
+        u["move_in"] = 6
+    roster = roster_from_json(data)
+    # the red squad moved 5" (127 mm): beyond the 40 mm gate, within a 6" Move
+    moved = [(300.0 + 127.0, 300.0), (330.0 + 127.0, 300.0), (365.0, 300.0), (900.0, 500.0), (930.0, 500.0)]
+    settings = load_config().review if review else None
+    state, new_roster = follow(roster, _detected(moved), GATE_MM, rules.load_profile("skirmish"), settings)
+    ids = {m.id for m in state.models}
+    assert ({"r1", "r2"} <= ids) is kept
+    assert ({m.id for m in state.unseen} == {"r1", "r2"}) is not kept
+    if kept:
+        assert new_roster.model("r1").x_mm == pytest.approx(427.0)
+
+
 def test_follow_applies_base_overrides():
     data = two_sides()
     data["base_overrides"] = {"r1": {"diameter_mm": 32}, "r2": {"width_mm": 60, "depth_mm": 35, "rotation_deg": 30}}

@@ -34,6 +34,8 @@ INCH = 25.4
 FRAME_SIZE = (1280, 720)
 CAMERA_POSITION_MM = (381.0, 300.0, 760.0)
 FPS = 10.0
+# Each settled state is held 3 s: long enough to read the findings when the demo plays the game.
+HOLD_FRAMES = 30
 SEED = 11
 
 UNITS = (
@@ -98,7 +100,7 @@ def make_game(out: Path) -> GameVideo:
         played,
         out / "game.avi",
         fps=FPS,
-        hold_frames=12,
+        hold_frames=HOLD_FRAMES,
         move_steps=2,
         frames_per_step=3,
         seed=SEED,

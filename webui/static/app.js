@@ -186,9 +186,12 @@ const TR = (() => {
     const stale = () => {
       if (!status) return;
       const other = !result || (status.frame_scene && result.frame.scene !== status.frame_scene);
-      overlay.classList.toggle("stale", Boolean(result) && other);
-      note.hidden = !other;
-      note.textContent = result ? "A new view: waiting for the table to settle to measure it" : "Waiting for the table to settle…";
+      // while the table moves, the marks are those of the last settled state, not of the picture under them
+      const moving = Boolean(result) && !other && status.settled === false;
+      overlay.classList.toggle("stale", Boolean(result) && (other || moving));
+      note.hidden = !(other || moving);
+      if (moving) note.textContent = "The table is moving: the marks are those of the last settled state";
+      else note.textContent = result ? "A new view: waiting for the table to settle to measure it" : "Waiting for the table to settle…";
     };
     onStatus((st) => {
       if (st.frame_seq) { wanted = st.frame_seq; load(); }

@@ -3,12 +3,13 @@
 The one verb is :func:`check`: a state and a rule profile in, every finding out. Knows nothing of cameras.
 """
 
+from rules.actions import PLAN_NAMES, Activation
 from rules.check import check
-from rules.errors import ProfileError, RulesError, StateError
+from rules.errors import ActionError, ProfileError, RulesError, StateError
 from rules.findings import CLEAR, CLOSE, KINDS, UNSEEN, Finding, findings_document
 from rules.geometry import BaseArrays
 from rules.measure import LineVerdict, Measurement, judge_line, measure, pair_gap
-from rules.movement import ModelMove, UnitMove, check_moves, move_findings
+from rules.movement import ModelMove, UnitMove, check_moves, move_findings, moves_document
 from rules.profile import RuleProfile, builtin_profiles, load_profile
 from rules.state import (
     Model,
@@ -29,7 +30,10 @@ __all__ = [
     "CLEAR",
     "CLOSE",
     "KINDS",
+    "PLAN_NAMES",
     "UNSEEN",
+    "ActionError",
+    "Activation",
     "BaseArrays",
     "Finding",
     "LineVerdict",
@@ -57,6 +61,7 @@ __all__ = [
     "load_state",
     "measure",
     "move_findings",
+    "moves_document",
     "pair_gap",
     "read_json",
     "state_from_dict",

@@ -11,3 +11,7 @@ class StateError(RulesError):
 
 class ProfileError(RulesError):
     """A rule profile that cannot be used: unknown name, bad TOML, missing or wrong field."""
+
+
+class ActionError(RulesError):
+    """Declared actions that cannot be used: an unknown action name, or an entry of the wrong shape."""

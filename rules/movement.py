@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
 
+# PLAN_NAMES and PLANS are re-exported: callers know them as rules.movement's.
+from rules.actions import PLAN_NAMES as PLAN_NAMES
+from rules.actions import PLANS, Activation, Plan, activations_from
 from rules.findings import CLEAR, CLOSE, Finding
 from rules.geometry import BaseArrays
 from rules.paths import segments_crossed, shortest_path_mm
@@ -29,15 +33,6 @@ FLY = "fly"
 THROUGH_MODELS = "through_models"
 CLIMB = "climb"
 CHARGE = "charge"
-
-# The skirmish plans, cheapest first: (name, extra Moves of Advance, Charge).
-PLANS: tuple[tuple[str, bool, bool], ...] = (
-    ("move", False, False),
-    ("charge", False, True),
-    ("advance", True, False),
-    ("advance+charge", True, True),
-)
-PLAN_NAMES = tuple(p[0] for p in PLANS)
 
 # Grown obstacles are drawn with 4 * 4 corners: a coarse polygon inside the true outline keeps the graph small
 # and the path a lower bound.
@@ -62,7 +57,8 @@ class ModelMove:
 class UnitMove:
     """A unit that moved: the action judged (declared, or the cheapest that makes the move legal), the verdict,
     and every problem found. ``call`` is ``close`` when a legal verdict rests on a path length within the
-    measurement's doubt of the allowance, or on no allowance at all; ``note`` then says which."""
+    measurement's doubt of the allowance, or on no allowance at all; ``note`` then says which.
+    ``attack_action`` says the move as judged uses the unit's Attack Action (an Advance, or leaving engagement)."""
 
     unit: str
     action: str | None
@@ -73,6 +69,10 @@ class UnitMove:
     models: tuple[ModelMove, ...]
     problems: tuple[str, ...]
     note: str = ""
+    attack_action: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def moved_models(before: TableState, after: TableState, profile: RuleProfile) -> list[ModelMove]:
@@ -97,13 +97,11 @@ def _inradius_mm(m: Model) -> float:
 
 
 def _obstacles(
-    state: TableState, bases: BaseArrays, exclude_unit: str | None, grow_mm: float, models: bool, kinds: tuple[str, ...]
+    state: TableState, bases: BaseArrays, exclude: set[str], grow_mm: float, models: bool, kinds: tuple[str, ...]
 ) -> list[BaseGeometry]:
     out: list[BaseGeometry] = []
     if models:
-        idx = np.array(
-            [i for i, m in enumerate(state.models) if m.unit is None or m.unit != exclude_unit], dtype=np.intp
-        )
+        idx = np.array([i for i, m in enumerate(state.models) if m.id not in exclude], dtype=np.intp)
         if len(idx):
             out.extend(shapely.buffer(bases.polygons(idx, _OBSTACLE_QUAD_SEGS), grow_mm, quad_segs=_OBSTACLE_QUAD_SEGS))
     for t in state.terrain:
@@ -113,8 +111,17 @@ def _obstacles(
 
 
 def _path_mm(
-    move: ModelMove, unit: Unit | None, before: TableState, bases: BaseArrays, profile: RuleProfile, bound_mm: float
+    move: ModelMove,
+    unit: Unit | None,
+    before: TableState,
+    bases: BaseArrays,
+    profile: RuleProfile,
+    bound_mm: float,
+    moving: set[str],
 ) -> float:
+    """The shortest legal path of one model. Every other model blocks it, friendly ones and its own unit-mates
+    included, except those in ``moving``: they moved too, in an order a pair of states does not show, so each may
+    have been out of the way when this one passed."""
     abilities = set(unit.abilities) if unit else set()
     if FLY in abilities:
         return move.distance_mm
@@ -132,16 +139,16 @@ def _path_mm(
                 climb_cost = profile.movement.climb_move_fraction * unit.move_in * MM_PER_INCH
     terrain = _without_terrain(before, climbed)
     if THROUGH_MODELS in abilities:
-        solid = _obstacles(terrain, bases, None, grow, models=False, kinds=("solid",))
+        solid = _obstacles(terrain, bases, set(), grow, models=False, kinds=("solid",))
         # Either around dense terrain, or straight through it paying for each separate piece crossed.
-        dense_grown = _obstacles(terrain, bases, None, grow, models=False, kinds=("dense",))
+        dense_grown = _obstacles(terrain, bases, set(), grow, models=False, kinds=("dense",))
         around = shortest_path_mm(move.from_mm, move.to_mm, solid + dense_grown, bound_mm)
         dense = [shapely.Polygon(t.polygon) for t in terrain.terrain if t.kind == "dense"]
         through = shortest_path_mm(move.from_mm, move.to_mm, solid, bound_mm)
         if through == move.distance_mm:
             through += profile.movement.dense_segment_cost_mm * segments_crossed(move.from_mm, move.to_mm, dense)
         return min(around, through) + climb_cost
-    obstacles = _obstacles(terrain, bases, move.unit, grow, models=True, kinds=("solid",))
+    obstacles = _obstacles(terrain, bases, moving | {move.model}, grow, models=True, kinds=("solid",))
     return shortest_path_mm(move.from_mm, move.to_mm, obstacles, bound_mm) + climb_cost
 
 
@@ -185,13 +192,19 @@ def _distance_verdict(moves: list[ModelMove], allowance_mm: float, k: float) -> 
 
 
 def check_moves(
-    before: TableState, after: TableState, profile: RuleProfile, actions: Mapping[str, str] | None = None
+    before: TableState,
+    after: TableState,
+    profile: RuleProfile,
+    actions: Mapping[str, str | Activation | Mapping[str, Any]] | None = None,
 ) -> list[UnitMove]:
     """Judge every unit that moved between ``before`` and ``after``.
 
-    ``actions`` maps unit ids to a declared plan (one of :data:`PLAN_NAMES`); an undeclared unit is judged by the
-    cheapest plan that makes its move legal. Pure: reads only its arguments.
+    ``actions`` maps unit ids to a declared plan (one of :data:`PLAN_NAMES`), or to ``{"action": NAME,
+    "attack_used": BOOL}`` (either key may be left out); an undeclared unit is judged by the cheapest plan that
+    makes its move legal. Raises :class:`~rules.errors.ActionError` for an unknown action. Pure: reads only its
+    arguments.
     """
+    declared = activations_from(actions)
     mode = profile.movement.mode
     moves = moved_models(before, after, profile)
     by_unit: dict[str, list[ModelMove]] = {}
@@ -210,23 +223,46 @@ def check_moves(
         move_mm = unit.move_in * MM_PER_INCH if unit and unit.move_in is not None else None
         longest = (move_mm or 0.0) * (2.0 + profile.movement.advance_moves)
         bound = max(longest, max(m.distance_mm for m in unit_moves)) * 1.5 + 100.0
-        with_paths = [
-            ModelMove(
-                m.model,
-                m.unit,
-                m.from_mm,
-                m.to_mm,
-                m.distance_mm,
-                _path_mm(m, unit, before, bases, profile, bound),
-                m.sigma_mm,
-            )
-            for m in unit_moves
-        ]
+        moving = {m.model for m in unit_moves}
+        with_paths = [replace(m, path_mm=_path_mm(m, unit, before, bases, profile, bound, moving)) for m in unit_moves]
         if mode == "skirmish":
-            out.append(_judge_skirmish(unit_id, unit, with_paths, move_mm, eng_before, eng_after, profile, actions))
+            activation = declared.get(unit_id, Activation())
+            engagement = (eng_before.enemies_of(unit_id), eng_after.enemies_of(unit_id))
+            out.append(_judge_skirmish(unit_id, unit, with_paths, move_mm, engagement, profile, activation))
         else:
-            out.append(_judge_legion(unit_id, with_paths, before, after, profile))
+            out.append(_judge_legion(unit_id, unit, with_paths, before, after, profile))
     return out
+
+
+def _allowance_mm(plan: Plan, move_mm: float, profile: RuleProfile) -> float:
+    charge_mm = math.ceil(profile.movement.charge_fraction * move_mm / MM_PER_INCH) * MM_PER_INCH
+    moves = (1.0 if plan.move else 0.0) + (profile.movement.advance_moves if plan.advance else 0.0)
+    return move_mm * moves + (charge_mm if plan.charge else 0.0)
+
+
+def _plan_problems(
+    plan: Plan, abilities: set[str], engaged: tuple[set[str], set[str]], activation: Activation
+) -> list[str]:
+    """What forbids ``plan`` besides its length; ``engaged`` holds the enemy units engaged before and after."""
+    ends_engaged = bool(engaged[1])
+    left = engaged[0] - engaged[1]
+    problems = []
+    if plan.charge and CHARGE not in abilities:
+        problems.append("the unit has no rule or ability that gives it Charge")
+    if plan.charge and not ends_engaged:
+        problems.append("a Charge must end within engagement range of an enemy unit")
+    if plan.advance and not plan.charge and ends_engaged:
+        problems.append("an Advance cannot end within engagement range")
+    if plan.advance and left:
+        problems.append(f"left engagement range of {', '.join(sorted(left))} and Advanced: both need the Attack Action")
+    if plan.advance and activation.attack_used:
+        problems.append("Advanced after the Attack Action was used: an Advance uses the Attack Action")
+    if left and activation.attack_used:
+        problems.append(
+            f"left engagement range of {', '.join(sorted(left))} after the Attack Action was used: "
+            "a unit that has used it cannot leave engagement range"
+        )
+    return problems
 
 
 def _judge_skirmish(
@@ -234,61 +270,56 @@ def _judge_skirmish(
     unit: Unit | None,
     moves: list[ModelMove],
     move_mm: float | None,
-    eng_before: _Engagement,
-    eng_after: _Engagement,
+    engaged: tuple[set[str], set[str]],
     profile: RuleProfile,
-    actions: Mapping[str, str] | None,
+    activation: Activation,
 ) -> UnitMove:
     k = profile.calls.close_sigmas
-    declared = actions.get(unit_id) if actions else None
+    declared = activation.action
     abilities = set(unit.abilities) if unit else set()
-    ends_engaged = bool(eng_after.enemies_of(unit_id))
-    left = eng_before.enemies_of(unit_id) - eng_after.enemies_of(unit_id)
     results = []
-    for name, advance, charge in PLANS:
-        if declared is not None and name != declared:
+    for plan in PLANS:
+        if declared is not None and plan.name != declared:
             continue
         problems: list[str] = []
         close = False
         allowance = None
         if move_mm is not None:
-            charge_mm = math.ceil(profile.movement.charge_fraction * move_mm / MM_PER_INCH) * MM_PER_INCH
-            allowance = move_mm * (1.0 + (profile.movement.advance_moves if advance else 0.0)) + (
-                charge_mm if charge else 0.0
-            )
+            allowance = _allowance_mm(plan, move_mm, profile)
             over, close = _distance_verdict(moves, allowance, k)
             if over:
                 worst = max(over, key=lambda m: m.path_mm)
                 problems.append(
                     f'{", ".join(m.model for m in over)} moved up to {worst.path_mm / MM_PER_INCH:.2f}" '
-                    f'(shortest legal path) against {allowance / MM_PER_INCH:.2f}" allowed for {name}'
+                    f'(shortest legal path) against {allowance / MM_PER_INCH:.2f}" allowed for {plan.name}'
                 )
-        if charge and CHARGE not in abilities:
-            problems.append("the unit has no rule or ability that gives it Charge")
-        if charge and not ends_engaged:
-            problems.append("a Charge must end within engagement range of an enemy unit")
-        if advance and not charge and ends_engaged:
-            problems.append("an Advance cannot end within engagement range")
-        if advance and left:
-            problems.append(
-                f"left engagement range of {', '.join(sorted(left))} and Advanced: both need the Attack Action"
-            )
-        results.append((name, problems, close, allowance))
+        problems += _plan_problems(plan, abilities, engaged, activation)
+        results.append((plan, problems, close, allowance))
+    # Leaving engagement uses the Attack Action whatever the plan; an Advance uses it too.
+    left = bool(engaged[0] - engaged[1])
     legal = [r for r in results if not r[1]]
     if legal:
-        name, _, close, allowance = legal[0]
+        plan, _, close, allowance = legal[0]
+        attack = left or plan.advance
         if move_mm is None:
             # nothing to measure the distance against: legal as far as the rest goes, the distance open
             note = "the unit's Move is not known: how far it went was not judged"
-            return UnitMove(unit_id, name, declared is not None, True, CLOSE, None, tuple(moves), (), note)
+            return UnitMove(unit_id, plan.name, declared is not None, True, CLOSE, None, tuple(moves), (), note, attack)
         note = "the path is within the measurement's doubt of the allowance" if close else ""
-        return UnitMove(unit_id, name, declared is not None, True, _call(close), allowance, tuple(moves), (), note)
+        return UnitMove(
+            unit_id, plan.name, declared is not None, True, _call(close), allowance, tuple(moves), (), note, attack
+        )
     if declared is not None:
-        name, problems, _, allowance = results[0]
-        return UnitMove(unit_id, name, True, False, CLEAR, allowance, tuple(moves), tuple(problems))
+        plan, problems, _, allowance = results[0]
+        attack = left or plan.advance
+        return UnitMove(
+            unit_id, plan.name, True, False, CLEAR, allowance, tuple(moves), tuple(problems), attack_action=attack
+        )
     # No plan makes the move legal: say why for each, so the judge sees every reading of the move.
-    problems = [f"as {name}: {p}" for name, plan_problems, _, _ in results for p in plan_problems]
-    return UnitMove(unit_id, None, False, False, CLEAR, results[0][3], tuple(moves), tuple(problems))
+    problems = [f"as {plan.name}: {p}" for plan, plan_problems, _, _ in results for p in plan_problems]
+    return UnitMove(
+        unit_id, None, False, False, CLEAR, results[0][3], tuple(moves), tuple(problems), attack_action=left
+    )
 
 
 def _call(close: bool) -> str:
@@ -296,12 +327,22 @@ def _call(close: bool) -> str:
 
 
 def _judge_legion(
-    unit_id: str, moves: list[ModelMove], before: TableState, after: TableState, profile: RuleProfile
+    unit_id: str,
+    unit: Unit | None,
+    moves: list[ModelMove],
+    before: TableState,
+    after: TableState,
+    profile: RuleProfile,
 ) -> UnitMove:
     contact = _Engagement(after, profile.contact.gap_mm)
     was = _Engagement(before, profile.contact.gap_mm)
     new_enemies = contact.enemies_of(unit_id) - was.enemies_of(unit_id)
     problems: list[str] = []
+    if new_enemies and unit is not None and not unit.melee:
+        problems.append(
+            f"moved into base contact with {', '.join(sorted(new_enemies))} without a melee weapon: only a unit "
+            "with a weapon of melee range may move into melee"
+        )
     if new_enemies:
         problems += _melee_problems(unit_id, new_enemies, after, profile)
     return UnitMove(
@@ -359,6 +400,11 @@ def _melee_problems(unit_id: str, enemies: set[str], state: TableState, profile:
 def _enemy(units: Mapping[str, Unit], a: str, b: str) -> bool:
     pa, pb = units[a].player, units[b].player
     return pa is not None and pb is not None and pa != pb
+
+
+def moves_document(profile_name: str, moves: list[UnitMove]) -> dict[str, Any]:
+    """The JSON document of move verdicts: ``{"profile": NAME, "moves": [verdict, ...]}``."""
+    return {"profile": profile_name, "moves": [m.to_dict() for m in moves]}
 
 
 def move_findings(moves: list[UnitMove]) -> list[Finding]:

@@ -87,7 +87,8 @@ class Table:
 
 @dataclass(frozen=True)
 class Unit:
-    """A unit: its models name it by ``id``. ``move_in`` is its Move in inches (None when unknown)."""
+    """A unit: its models name it by ``id``. ``move_in`` is its Move in inches (None when unknown). ``melee`` is
+    false for a unit with no weapon of melee range, which the Legion seed forbids to move into melee."""
 
     id: str
     player: str | None = None
@@ -95,6 +96,7 @@ class Unit:
     leader: str | None = None
     move_in: float | None = None
     abilities: tuple[str, ...] = ()
+    melee: bool = True
 
 
 @dataclass(frozen=True)
@@ -342,6 +344,10 @@ def state_from_dict(data: Any) -> TableState:
         if not all(isinstance(a, str) for a in abilities):
             raise StateError(f"units[{i}]: abilities must be a list of strings")
         leader = r.obj.get("leader")
+        # like every other optional field, null means "not said": a unit has a melee weapon unless told
+        melee = r.obj["melee"] if r.has("melee") else True
+        if not isinstance(melee, bool):
+            raise StateError(f"units[{i}]: 'melee' must be true or false (has a melee weapon), got {melee!r}")
         units.append(
             Unit(
                 id=r.ident(),
@@ -350,6 +356,7 @@ def state_from_dict(data: Any) -> TableState:
                 leader=None if leader is None else r.ident("leader"),
                 move_in=r.optional_number("move_in"),
                 abilities=tuple(abilities),
+                melee=melee,
             )
         )
 
@@ -429,6 +436,8 @@ def state_to_dict(state: TableState) -> dict[str, Any]:
                     "leader": u.leader,
                     "move_in": u.move_in,
                     "abilities": list(u.abilities),
+                    # written only when false: the default is a unit with a melee weapon
+                    "melee": None if u.melee else False,
                 }
             )
             for u in state.units

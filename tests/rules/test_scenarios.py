@@ -1,4 +1,9 @@
-"""Golden scenarios: hand-worked expected findings for each profile (see tests/rules/scenarios/*.json)."""
+"""Golden scenarios: hand-worked expected findings for each profile (see tests/rules/scenarios/*.json).
+
+A scenario with an ``after`` state (and maybe ``actions``) is a move: ``state`` is the table before it and the
+expected entries are the unit verdicts of ``rules.check_moves``, matched by unit id. Each expected
+problem is a part of the problem found at its place, so that a golden file need not repeat every measured digit.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +19,12 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 GAP_TOLERANCE_MM = 1e-3
 
 
-def _cases() -> list[Any]:
+def _cases(moves: bool = False) -> list[Any]:
     cases = []
     for path in sorted(SCENARIOS.glob("*.json")):
         data = json.loads(path.read_text())
+        if ("after" in data) is not moves:
+            continue
         for profile, expected in data["expected"].items():
             cases.append(pytest.param(path.stem, profile, expected, id=f"{path.stem}-{profile}"))
     return cases
@@ -32,6 +39,26 @@ def test_scenario_findings(scenario: str, profile: str, expected: list[dict[str,
     for g, e in zip(got, expected, strict=True):
         for key, value in e.items():
             if key.endswith("_mm"):
+                assert g[key] == pytest.approx(value, abs=GAP_TOLERANCE_MM), (key, g, e)
+            else:
+                assert g[key] == value, (key, g, e)
+
+
+@pytest.mark.parametrize(("scenario", "profile", "expected"), _cases(moves=True))
+def test_scenario_moves(scenario: str, profile: str, expected: list[dict[str, Any]]) -> None:
+    data = json.loads((SCENARIOS / f"{scenario}.json").read_text())
+    before = rules.state_from_dict(data["state"])
+    after = rules.state_from_dict(data["after"])
+    verdicts = rules.check_moves(before, after, rules.load_profile(profile), data.get("actions"))
+    got = sorted((v.to_dict() for v in verdicts), key=lambda v: str(v["unit"]))
+    expected = sorted(expected, key=lambda v: str(v["unit"]))
+    assert len(got) == len(expected), f"{scenario}/{profile}: got {json.dumps(got, indent=1)}"
+    for g, e in zip(got, expected, strict=True):
+        for key, value in e.items():
+            if key == "problems":
+                assert len(g[key]) == len(value), (g, e)
+                assert all(part in found for part, found in zip(value, g[key], strict=True)), (g[key], value)
+            elif key.endswith("_mm"):
                 assert g[key] == pytest.approx(value, abs=GAP_TOLERANCE_MM), (key, g, e)
             else:
                 assert g[key] == value, (key, g, e)

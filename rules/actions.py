@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rules.errors import ActionError
+from rules.state import read_json
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,15 @@ def activations_from(data: Any, where: str = "actions") -> dict[str, Activation]
     if not isinstance(data, Mapping):
         raise ActionError(f"{where}: expected an object mapping unit ids to actions, got {type(data).__name__}")
     return {str(unit): activation_from(value, f"{where}[{str(unit)!r}]") for unit, value in data.items()}
+
+
+def read_actions(path: str | Path) -> dict[str, Any]:
+    """The entries of an actions JSON file (unit id to a plan name or ``{"action": ..., "attack_used": ...}``), each
+    checked as :func:`activations_from` checks it and kept as written (so that they can be stored as JSON again).
+    Raises :class:`ActionError` or :class:`rules.StateError` naming the file."""
+    data = read_json(path, expected="an actions JSON file (unit ids to actions)")
+    try:
+        activations_from(data)
+    except ActionError as exc:
+        raise ActionError(f"{Path(path)}: {exc}") from None
+    return {str(unit): entry for unit, entry in (data or {}).items()}

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import rules
-from rules.actions import activations_from
+from rules.actions import activations_from, read_actions
 from tableref.cli_options import add_json_option, add_profile_option
 from tableref.report import format_length
 
@@ -18,11 +17,7 @@ def load_actions(path: str | None) -> dict[str, rules.Activation] | None:
     """An actions file: unit ids to a plan name or ``{"action": NAME, "attack_used": BOOL}``; None without one."""
     if path is None:
         return None
-    data = rules.read_json(path, expected="an actions JSON file (unit ids to actions)")
-    try:
-        return activations_from(data)
-    except rules.ActionError as exc:
-        raise rules.ActionError(f"{Path(path)}: {exc}") from None
+    return activations_from(read_actions(path))
 
 
 def format_moves(profile: rules.RuleProfile, moves: list[rules.UnitMove], before: str, after: str) -> str:

@@ -389,7 +389,7 @@ def moves_between(
     before: rules.TableState,
     after: rules.TableState,
     profile: rules.RuleProfile,
-    actions: Mapping[str, str] | None,
+    actions: Mapping[str, Any] | None,
     index: int,
 ) -> tuple[list[Move], list[rules.UnitMove]]:
     """The models that moved from settled state ``index - 1`` to ``index`` (removed and added models are not
@@ -470,7 +470,7 @@ def review_state(
     profile: rules.RuleProfile,
     settings: ReviewSettings,
     roster: rules.TableState | None = None,
-    actions: Mapping[str, str] | None = None,
+    actions: Mapping[str, Any] | None = None,
     changed: Mapping[str, float] | None = None,
 ) -> ReviewedState:
     """Identify, judge and compare one detected settled state with the one before (None for the first);
@@ -490,7 +490,7 @@ def _judge(
     index: int,
     previous: ReviewedState | None,
     profile: rules.RuleProfile,
-    actions: Mapping[str, str] | None,
+    actions: Mapping[str, Any] | None,
 ) -> tuple[tuple[rules.Finding, ...], tuple[Move, ...], tuple[rules.UnitMove, ...], tuple[Event, ...]]:
     """Findings of an identified state, its moves and verdicts since ``previous``, and the events."""
     findings = rules.check(state, profile)
@@ -508,7 +508,7 @@ def regroup(
     units: Sequence[rules.Unit],
     membership: Mapping[str, str | None],
     profile: rules.RuleProfile,
-    actions: Mapping[str, str] | None = None,
+    actions: Mapping[str, Any] | None = None,
 ) -> list[ReviewedState]:
     """The same reviewed game with the units fixed by the user: ``units`` replace the game's units and
     ``membership`` (model id -> unit id, or None for no unit) moves models between them; models not named keep
@@ -553,7 +553,7 @@ def review_states(
     profile: rules.RuleProfile,
     settings: ReviewSettings,
     roster: rules.TableState | None = None,
-    actions: Mapping[str, str] | None = None,
+    actions: Mapping[str, Any] | None = None,
     changed: Sequence[Mapping[str, float] | None] | None = None,
 ) -> list[ReviewedState]:
     """:func:`review_state` over a sequence of (frame, time_s, detected state), with ``changed`` per state."""

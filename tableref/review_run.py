@@ -26,6 +26,7 @@ import vision
 from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
 from calibration.table import TableCalibration, calibrate_table, marker_drift_px
+from rules.actions import read_actions
 from tableref.changes import changed_mask, changed_share
 from tableref.config import Config
 from tableref.motion import SettleWatch, reaching_in, thumbnail
@@ -181,21 +182,15 @@ def job_identity(job: ReviewJob, config: Config) -> dict[str, str]:
     }
 
 
-def load_actions(path: str | None) -> dict[str, str] | None:
-    """An actions file: JSON ``{"unit id": "move" | "charge" | "advance" | "advance+charge", ...}``."""
+def load_actions(path: str | None) -> dict[str, Any] | None:
+    """An actions file (:func:`rules.actions.read_actions`: unit ids to a plan name or ``{"action": ...,
+    "attack_used": ...}``), entries kept as written so that the review can store them."""
     if path is None:
         return None
-    p = Path(path)
     try:
-        data = json.loads(p.read_text("utf-8"))
-    except FileNotFoundError:
-        raise SourceError(f"{p}: no such actions file") from None
-    except json.JSONDecodeError as exc:
-        raise SourceError(f"{p}: not valid JSON ({exc})") from None
-    plans = rules.movement.PLAN_NAMES
-    if not isinstance(data, dict) or not all(isinstance(v, str) and v in plans for v in data.values()):
-        raise SourceError(f"{p}: expected an object mapping unit ids to one of {', '.join(plans)}")
-    return {str(k): v for k, v in data.items()}
+        return read_actions(path)
+    except rules.RulesError as exc:
+        raise SourceError(str(exc)) from None
 
 
 def _jpeg(image: NDArray[np.uint8], max_side_px: int, quality: int) -> bytes:
@@ -226,7 +221,7 @@ class Reviewer:
         profile: rules.RuleProfile,
         camera: CameraModel | None = None,
         roster: rules.TableState | None = None,
-        actions: Mapping[str, str] | None = None,
+        actions: Mapping[str, Any] | None = None,
     ) -> None:
         self.recording = recording
         self.store = store

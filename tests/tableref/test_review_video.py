@@ -165,6 +165,22 @@ def test_a_killed_review_resumes_without_loss_or_duplicates(
         assert resumed[key] == reviewed[key], key
 
 
+def test_actions_in_long_form_are_judged(game: GameVideo, roster: Path, tmp_path: Path) -> None:
+    # alpha declares an Advance although its Attack Action was used: its second move (an Advance) is illegal
+    actions = tmp_path / "actions.json"
+    actions.write_text('{"alpha": {"action": "advance", "attack_used": true}}')
+    out = tmp_path / "a.sqlite"
+    assert (
+        main(
+            ["review", str(game.path), "--roster", str(roster), "--actions", str(actions), "--out", str(out), "--quiet"]
+        )
+        == 0
+    )
+    with ReviewStore(out, readonly=True) as store:
+        verdicts = {(v["unit"], v["to_state"]): (v["action"], v["legal"]) for v in store.timeline()["unit_moves"]}
+    assert verdicts[("alpha", 2)] == ("advance", False)
+
+
 def test_json_output_and_a_rerun_of_a_finished_review(
     capsys: pytest.CaptureFixture[str], game: GameVideo, roster: Path, tmp_path: Path
 ) -> None:
@@ -258,6 +274,7 @@ def test_several_recordings_in_parallel(
     [
         (["nowhere.avi"], "no such"),
         (["{game}", "--actions", "nowhere.json"], "actions"),
+        (["{game}", "--actions", "{bad_actions}"], "'sprint'"),
         (["{game}", "--workers", "0"], "--workers"),
         (["{game}", "--profile", "nope"], "profile"),
     ],
@@ -265,7 +282,9 @@ def test_several_recordings_in_parallel(
 def test_bad_input_is_one_line(
     capsys: pytest.CaptureFixture[str], game: GameVideo, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    argv = [a.format(game=game.path) for a in args]
+    bad_actions = tmp_path / "bad_actions.json"
+    bad_actions.write_text('{"alpha": {"action": "sprint", "attack_used": true}}')
+    argv = [a.format(game=game.path, bad_actions=bad_actions) for a in args]
     code, _, err = run(capsys, "review", *argv, "--out", tmp_path / "x.sqlite", "--quiet")
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1

@@ -114,9 +114,21 @@ def _wait_results(pg: Any, frames: int = 2) -> None:
 
 
 def _page_findings(pg: Any) -> list[dict[str, str]]:
+    """The findings as the page lists them, strongest first, each with its index in the API's list."""
     return pg.eval_on_selector_all(
-        "#findings .finding", "els => els.map(e => ({models: e.dataset.models, cls: e.className}))"
+        "#findings .finding",
+        "els => els.map(e => ({models: e.dataset.models, cls: e.className, index: Number(e.dataset.index)}))",
     )
+
+
+# The page's order: what is illegal, then engagements, cohesion and what is not seen; clear calls before open ones.
+_RANK = {"illegal_move": 0, "overlap": 1, "off_table": 1, "in_terrain": 1, "multi_contact": 1, "engaged": 2}
+_RANK |= {"cohesion": 3, "unseen": 4}
+
+
+def _in_page_order(findings: list[dict[str, Any]]) -> list[int]:
+    ranks = [(_RANK[f["kind"]] * 2 + (f.get("call") == "close"), i) for i, f in enumerate(findings)]
+    return [i for _, i in sorted(ranks)]
 
 
 @pytest.mark.skipif(not sample_available(), reason="the sample frames are not in this checkout")
@@ -129,7 +141,8 @@ def test_dashboard_loads_on_the_bundled_sample(page: Any):
         _wait_results(page, frames=3)
         api = served.get("/api/findings")
         shown = _page_findings(page)
-        assert [f["models"] for f in shown] == [",".join(f["models"]) for f in api["findings"]]
+        assert [f["index"] for f in shown] == _in_page_order(api["findings"])
+        assert [f["models"] for f in shown] == [",".join(api["findings"][f["index"]]["models"]) for f in shown]
         if not api["findings"]:
             assert "No findings" in page.inner_text("#findings")
         state = served.get("/api/state")
@@ -165,9 +178,11 @@ def test_findings_appear_and_match_the_api(page: Any, uncertain_state: Served):
     api = uncertain_state.get("/api/findings")["findings"]
     assert {f["call"] for f in api} == {"clear", "close"}
     shown = _page_findings(page)
-    assert [f["models"] for f in shown] == [",".join(f["models"]) for f in api]
-    assert [f"call-{f['call']}" in s["cls"] for f, s in zip(api, shown, strict=True)] == [True] * len(api)
-    assert [f"kind-{f['kind']}" in s["cls"] for f, s in zip(api, shown, strict=True)] == [True] * len(api)
+    assert [s["index"] for s in shown] == _in_page_order(api)
+    listed = [api[s["index"]] for s in shown]
+    assert [s["models"] for s in shown] == [",".join(f["models"]) for f in listed]
+    assert [f"call-{f['call']}" in s["cls"] for f, s in zip(listed, shown, strict=True)] == [True] * len(api)
+    assert [f"kind-{f['kind']}" in s["cls"] for f, s in zip(listed, shown, strict=True)] == [True] * len(api)
     # Clicking a finding highlights its models in the frame and on the map.
     overlap = next(f for f in api if f["kind"] == "overlap")
     page.click(f'#findings .finding[data-models="{",".join(overlap["models"])}"]')

@@ -409,7 +409,7 @@ const TR = (() => {
       const owner = f.unit ? unitName(r, f.unit) : "no unit";
       return `${n} model${n === 1 ? "" : "s"} of ${owner} not seen: calls about them are open (${models})`;
     }
-    if (f.kind === "engaged" && f.units) return `${unitName(r, f.units[0])} and ${unitName(r, f.units[1])}: closest ${models}`;
+    if (f.kind === "engaged" && f.units) return `${unitName(r, f.units[0])} engaged with ${unitName(r, f.units[1])} (closest ${models})`;
     if (f.kind === "cohesion") return `${unitName(r, f.unit)}: ${models}`;
     if (f.kind === "multi_contact") return `${models} touches ${f.units.map((u) => unitName(r, u)).join(" and ")}`;
     if (f.kind === "in_terrain") return `${models} in ${f.terrain}`;
@@ -428,6 +428,28 @@ const TR = (() => {
     return `gap ${length(f.gap_mm, f.sigma_mm)}, limit ${length(f.limit_mm)}${opened}`;
   }
 
+  // Strongest first: what is illegal, then engagements, then cohesion, then what the camera does not see; within
+  // each, clear calls before open ones.
+  const KIND_RANK = { illegal_move: 0, overlap: 1, off_table: 1, in_terrain: 1, multi_contact: 1, engaged: 2, cohesion: 3, unseen: 4 };
+
+  function findingOrder(r) {
+    const rank = (f) => (KIND_RANK[f.kind] ?? 5) * 2 + (f.call === "close" ? 1 : 0);
+    return r.findings.map((f, i) => [f, i]).sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1]);
+  }
+
+  // "2 engaged · 1 out of cohesion · 3 open": what the list holds, in a line.
+  function findingCounts(r) {
+    const counts = new Map();
+    for (const f of r.findings) {
+      const name = f.kind === "unseen" ? "not seen" : (KIND_TITLES[f.kind] || f.kind).toLowerCase();
+      counts.set(name, (counts.get(name) || 0) + 1);
+    }
+    const open = r.findings.filter((f) => f.call === "close").length;
+    const parts = [...counts].map(([name, n]) => `${n} ${name}`);
+    if (open) parts.push(`${open} open`);
+    return parts.join(" · ");
+  }
+
   function renderFindings(ul, r, onPick) {
     ul.replaceChildren();
     if (!r.findings.length) {
@@ -437,7 +459,7 @@ const TR = (() => {
       ul.appendChild(li);
       return;
     }
-    r.findings.forEach((f, i) => {
+    for (const [f, i] of findingOrder(r)) {
       const li = document.createElement("li");
       const call = f.call || "clear";
       li.className = `finding kind-${f.kind} call-${call}`;
@@ -445,7 +467,8 @@ const TR = (() => {
       li.dataset.models = f.models.join(",");
       const badge = document.createElement("span");
       badge.className = `badge ${call}`;
-      badge.textContent = f.kind === "unseen" ? "open" : call === "close" ? "too close to call" : "clear";
+      badge.textContent = call === "close" ? "open" : "clear";
+      badge.title = call === "close" ? "too close to call, or a model it depends on is not seen" : "the measurement decides it";
       const kind = document.createElement("span");
       kind.className = "kind";
       kind.textContent = KIND_TITLES[f.kind] || f.kind;
@@ -458,7 +481,7 @@ const TR = (() => {
       li.append(badge, kind, what, measure);
       li.addEventListener("click", () => onPick(i, f));
       ul.appendChild(li);
-    });
+    }
   }
 
   let started = false;
@@ -472,7 +495,7 @@ const TR = (() => {
 
   return {
     api, start, onStatus, onResult, bindFrame, drawOverlay, drawMap, mark, el, length, inches,
-    renderFindings, colourOf, unitName, semiAxes, LINE_TITLES, PLAYER_COLOURS,
+    renderFindings, findingCounts, colourOf, unitName, semiAxes, LINE_TITLES, PLAYER_COLOURS,
     get status() { return status; },
     get result() { return result; },
   };

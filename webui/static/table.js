@@ -17,7 +17,7 @@
   function render(r) {
     TR.drawOverlay(overlay, r);
     TR.drawMap(map, r);
-    count.textContent = `(${r.findings.length})`;
+    count.textContent = r.findings.length ? `(${TR.findingCounts(r)})` : "(0)";
     TR.renderFindings(list, r, (i, f) => {
       const key = f.models.join(",");
       active = active === key ? null : key;

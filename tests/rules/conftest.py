@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -40,3 +41,21 @@ def canonical(findings: list[rules.Finding]) -> list[tuple[Any, ...]]:
 @pytest.fixture(params=rules.builtin_profiles())
 def any_profile(request: pytest.FixtureRequest) -> rules.RuleProfile:
     return rules.load_profile(request.param)
+
+
+def moved(state: rules.TableState, **positions: tuple[float, float]) -> rules.TableState:
+    models = tuple(
+        dataclasses.replace(m, x_mm=positions[m.id][0], y_mm=positions[m.id][1]) if m.id in positions else m
+        for m in state.models
+    )
+    return dataclasses.replace(state, models=models)
+
+
+def duel(abilities: list[str], enemy_x: float = 1500.0, extra: list[dict[str, Any]] | None = None, **kw: Any):  # type: ignore[no-untyped-def]
+    units = [
+        {"id": "red", "player": "A", "move_in": 6, "abilities": abilities},
+        {"id": "blue", "player": "B", "move_in": 6},
+        {"id": "wall", "player": "A", "move_in": 6},
+    ]
+    models = [model("r1", "red", 300.0, 600.0, 32, **kw), model("b1", "blue", enemy_x, 600.0, 32)]
+    return state_of(models + (extra or []), units)

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
 
 import rules
 from rules.movement import check_moves
-from tests.rules.conftest import model, state_of
+from tests.rules.conftest import duel, model, moved, state_of
 
 INCH = 25.4
 SKIRMISH = rules.load_profile("skirmish")
 LEGION = rules.load_profile("legion")
-
-
-def moved(state: rules.TableState, **positions: tuple[float, float]) -> rules.TableState:
-    models = tuple(
-        dataclasses.replace(m, x_mm=positions[m.id][0], y_mm=positions[m.id][1]) if m.id in positions else m
-        for m in state.models
-    )
-    return dataclasses.replace(state, models=models)
-
-
-def duel(abilities: list[str], enemy_x: float) -> rules.TableState:
-    units = [
-        {"id": "red", "player": "A", "move_in": 6, "abilities": abilities},
-        {"id": "blue", "player": "B", "move_in": 6},
-    ]
-    return state_of([model("r1", "red", 300.0, 600.0, 32), model("b1", "blue", enemy_x, 600.0, 32)], units)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -256,24 +256,11 @@ def identify(
     else:
         previous = list(track.state.models) if track.state is not None else []
         known = previous + list(gone.values())
-        by_id = {u.id: u for u in units}
 
         def still(m: rules.Model) -> bool:
             return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
 
-        reach = [
-            settings.still_reach_mm
-            if k < len(previous) and still(m)
-            else reach_mm(by_id.get(m.unit or ""), profile, settings)
-            for k, m in enumerate(known)
-        ]
-        to_known = _match(detected.models, known, reach, settings)
-        shift = _unit_shifts(detected.models, known, to_known, settings)
-        if shift:
-            # a unit moves as a unit: each of its models is looked for where the unit's move takes it
-            expected = _xy(known) + np.array([shift.get(m.unit or "", (0.0, 0.0)) for m in known])
-            to_known = _match(detected.models, known, reach, settings, expected)
-            shift = _unit_shifts(detected.models, known, to_known, settings)
+        to_known, reach, shift = _pairing(detected.models, previous, known, units, settings, profile, still)
         models = []
         new = []
         for k, m in enumerate(detected.models):
@@ -287,10 +274,9 @@ def identify(
                 del gone[known[j].id]
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
         matched = {known[j].id for j in to_known.values()}
+        missed = [(p, r) for p, r in zip(previous, reach, strict=False) if p.id not in matched]
         fresh = [models[k] for k in new]
-        for p, r in zip(previous, reach, strict=False):
-            if p.id in matched:
-                continue
+        for p, r in missed:
             if still(p):
                 # nothing changed where it stands: it is still there, the detector missed it
                 models.append(p)
@@ -304,19 +290,53 @@ def identify(
             if alike:
                 questions.append(_question(p, alike, r, index))
     if new:
-        unit_ids = {u.id for u in units}
-        for group in suggest_units([models[k] for k in new], settings.group_gap_mm):
-            unit_id = _fresh(UNIT_PREFIX, unit_ids)
-            units.append(rules.Unit(id=unit_id))
-            for g in group:
-                k = new[g]
-                models[k] = replace(models[k], unit=unit_id)
+        _suggest_for(models, new, units, settings)
         if track.state is not None:
             added += [Placement(models[k].id, models[k].unit, index, (models[k].x_mm, models[k].y_mm)) for k in new]
     used |= {m.id for m in models}
     models.sort(key=lambda m: m.id)
     state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
     return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _suggest_for(
+    models: list[rules.Model], new: Sequence[int], units: list[rules.Unit], settings: ReviewSettings
+) -> None:
+    """Put the ``new`` models (indices into ``models``) in suggested units of their own, added to ``units``."""
+    unit_ids = {u.id for u in units}
+    for group in suggest_units([models[k] for k in new], settings.group_gap_mm):
+        unit_id = _fresh(UNIT_PREFIX, unit_ids)
+        units.append(rules.Unit(id=unit_id))
+        for g in group:
+            models[new[g]] = replace(models[new[g]], unit=unit_id)
+
+
+def _pairing(
+    detected: Sequence[rules.Model],
+    previous: Sequence[rules.Model],
+    known: Sequence[rules.Model],
+    units: Sequence[rules.Unit],
+    settings: ReviewSettings,
+    profile: rules.RuleProfile | None,
+    still: Callable[[rules.Model], bool],
+) -> tuple[dict[int, int], list[float], dict[str, tuple[float, float]]]:
+    """detected index -> ``known`` index (the ``previous`` state's models, then the unseen ones), each known model's
+    reach, and the shift of every unit that moved. A model ``still`` in place reaches only ``still_reach_mm``; once a
+    unit is seen to move, each of its models is looked for where the unit's move takes it."""
+    by_id = {u.id: u for u in units}
+    reach = [
+        settings.still_reach_mm
+        if k < len(previous) and still(m)
+        else reach_mm(by_id.get(m.unit or ""), profile, settings)
+        for k, m in enumerate(known)
+    ]
+    to_known = _match(detected, known, reach, settings)
+    shift = _unit_shifts(detected, known, to_known, settings)
+    if shift:
+        expected = _xy(known) + np.array([shift.get(m.unit or "", (0.0, 0.0)) for m in known])
+        to_known = _match(detected, known, reach, settings, expected)
+        shift = _unit_shifts(detected, known, to_known, settings)
+    return to_known, reach, shift
 
 
 def _unit_shifts(

@@ -15,7 +15,8 @@ from calibration.spec import TableSpec, load_table_spec
 from rules.state import Model, RoundBase, Unit
 from tableref.synth.camera import Camera
 from tableref.synth.errors import SceneError
-from tableref.synth.render import MARKER_MARGIN_MM, hand_shapes
+from tableref.synth.prints import MARKER_MARGIN_MM
+from tableref.synth.render import hand_shapes
 from tableref.synth.scene import (
     BASE_COLOURS,
     Capsule,

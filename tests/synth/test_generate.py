@@ -19,7 +19,8 @@ from tableref.synth.generate import (
     UNIT_SIZES,
     random_scene,
 )
-from tableref.synth.render import MARKER_MARGIN_MM, hand_shapes
+from tableref.synth.prints import MARKER_MARGIN_MM
+from tableref.synth.render import hand_shapes
 from tableref.synth.scene import Scene
 
 SEEDS = [0, 1, 2, 3, 4, 5]

@@ -31,6 +31,11 @@ class VisionSettings:
         vote_fraction: votes needed, as a fraction of the band's smallest rim length in px.
         vote_cell_mm: side of an accumulator cell (mm, at least one px of the reduced copy): a seed lands within
             about a cell of its base's centre.
+        pack_vote_fraction: votes needed (as vote_fraction) by the seeds of the pack's look, only beside the bases
+            found: a base touching one found, its rim shown by the seams (0, or no verifier: no pack's look).
+        pack_min_apart: such a seed lies at least this share of a found base's radius from its centre.
+        pack_min_score: a reading of the pack's look stands only with at least this score (edge coverage, disc
+            contrast and roundness, each 0-1, multiplied).
     Rim edges (intensity profiles along rays from each candidate's centre)
         search_rays, search_step_mm: rays per candidate and sample spacing along them (mm, at least
             sample_step_px) while the footprint is looked for (a wide search that needs no sub-pixel precision).
@@ -270,6 +275,9 @@ class VisionSettings:
     vote_canny_high: float
     vote_blur_px: float
     vote_fraction: float
+    pack_vote_fraction: float
+    pack_min_apart: float
+    pack_min_score: float
     vote_cell_mm: float
     search_rays: int
     search_step_mm: float
@@ -470,6 +478,15 @@ class VisionSettings:
             raise SettingsError(
                 "size_vote_ring must be [inner, outer] fractions of the radius, 0 <= inner < outer <= 1, got "
                 f"{list(self.size_vote_ring)}"
+            )
+        if (
+            not 0 <= self.pack_vote_fraction <= 1
+            or not 0 <= self.pack_min_apart <= 2
+            or not 0 <= self.pack_min_score <= 1
+        ):
+            raise SettingsError(
+                "pack_vote_fraction must be in [0, 1] (0: off), pack_min_apart in [0, 2] (radii) and pack_min_score "
+                f"in [0, 1], got {self.pack_vote_fraction!r}, {self.pack_min_apart!r} and {self.pack_min_score!r}"
             )
         if self.size_vote_hops < 1:
             raise SettingsError(f"size_vote_hops must be at least 1, got {self.size_vote_hops!r}")

@@ -34,7 +34,11 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
     inside, rim and surroundings against the mat around it, and takes over from the hand rules above where those
     were chosen on one renderer's look (``min_figure_contrast`` 0: no figure asked for; ``outline_min_px_per_mm``
     beyond any camera: the appearance fit reads sizes only).
-11. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
+11. A pack's look (:func:`_pack_look`): in a crowded melee a base's rim shows only in the seams between its
+    neighbours' and gathers too few votes for a seed, but a base touching one found must stand beside it. Steps 1-6
+    again in grey, with seeds that need fewer votes (``pack_vote_fraction``), only where such a base would stand,
+    beside the bases the verifier took; what they read is verified too, and stands where it clashes with no base.
+12. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
 
 :func:`fit_known_bases` fits the bases again where their sizes are known (:mod:`vision.known`).
 """
@@ -64,7 +68,7 @@ from vision.parallax import RimParallax
 from vision.reference import change_map, changed_share
 from vision.refine import refine_rims
 from vision.rim import ray_directions
-from vision.seeds import find_seeds
+from vision.seeds import Seeds, find_seeds
 from vision.units import final_bases, plain_groups, top_colours
 from vision.verdicts import first_tests, other_impostors, printed_rings
 from vision.verify import features, load_verifier
@@ -91,12 +95,6 @@ def detect_bases(
     :mod:`vision.reference`), as no printed circle or texture of the mat has."""
     found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px)
     scale = check_scale(px_per_mm, settings)
-    if settings.verifier_min_probability > 0 and len(found):
-        verifier = load_verifier(settings.verifier_file or None)
-        likely = verifier.probability(features(np.asarray(topdown_bgr), found, scale))
-        # a lone plain disc reads like a token to the verifier; a unit of them, side by side and alike, is bases
-        grouped = plain_groups(found, np.asarray(topdown_bgr), scale, settings)
-        found = found[(likely >= settings.verifier_min_probability) | grouped]
     if reference_bgr is None:
         return found
     change = change_map(
@@ -137,8 +135,11 @@ def _detect_bases(
     ignore = check_mask(mask, grey.shape)
     bgr = np.asarray(topdown_bgr)
 
+    # on seeds this weak only the learned verifier tells a base from a circle its neighbours' rims make up
+    packs = settings.pack_vote_fraction > 0 and settings.verifier_min_probability > 0
+
     def grey_look(
-        chroma_pending: Future[NDArray[np.uint8] | None] | None,
+        chroma_pending: Future[NDArray[np.uint8] | None] | None, seeds: Seeds
     ) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
         return _detect_in(
             grey,
@@ -152,19 +153,34 @@ def _detect_bases(
             second_readings=True,
             bgr=bgr,
             wanted_px=wanted_px,
+            seeds=seeds[seeds.vote_share >= settings.vote_fraction],
         )
 
+    def finish(
+        found: BaseDetections, more: BaseDetections, kin_only: BaseDetections, blur_px: FloatArray, seeds: Seeds
+    ) -> BaseDetections:
+        bases = _verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, groups=True)
+        # a pack grows only from bases the verifier believes in, and its readings are verified in turn
+        weak = seeds[seeds.vote_share < settings.vote_fraction]
+        packed = _pack_look(grey, bgr, bases, weak, blur_px, scale, settings, ignore, parallax, wanted_px)
+        packed = _verified(packed, bgr, scale, settings, groups=False)
+        return bases if len(packed) == 0 else final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
+
+    def grey_seeds() -> Seeds:
+        return find_seeds(grey, scale, settings, ignore, settings.pack_vote_fraction if packs else None)
+
     if settings.colour_gain <= 0:
-        found, spare, kin_only, _blur = grey_look(None)
-        return final_bases(found, spare, kin_only, bgr, scale, settings)
+        seeds = grey_seeds()
+        return finish(*grey_look(None, seeds), seeds)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(chroma_contrast, bgr, ignore, settings.colour_gain, settings.colour_blur_px)
-        found, spare, kin_only, blur_px = grey_look(pending)
+        seeds = grey_seeds()
+        found, spare, kin_only, blur_px = grey_look(pending, seeds)
         colour = pending.result()
     if colour is None:
-        return final_bases(found, spare, kin_only, bgr, scale, settings)
+        return finish(found, spare, kin_only, blur_px, seeds)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
@@ -194,7 +210,7 @@ def _detect_bases(
     same = centre_distances(spare.center_px, more.center_px) <= SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
     rival = BaseDetections.concatenate([more, spare[~np.any(same, axis=1)]])
     rival = rival[resolve_overlaps(rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings)]
-    return final_bases(found, rival, BaseDetections.concatenate([kin_only, kin_colour]), bgr, scale, settings)
+    return finish(found, rival, BaseDetections.concatenate([kin_only, kin_colour]), blur_px, seeds)
 
 
 def fit_known_bases(
@@ -259,6 +275,72 @@ def fit_known_bases(
     return detections
 
 
+def _verified(
+    found: BaseDetections, bgr: NDArray[np.uint8], scale: float, settings: VisionSettings, groups: bool
+) -> BaseDetections:
+    """The rows of ``found`` the learned verifier takes for bases (all where it is off); with ``groups``, also those
+    standing in a group of plain discs alike (:func:`vision.units.plain_groups`)."""
+    if settings.verifier_min_probability <= 0 or len(found) == 0:
+        return found
+    verifier = load_verifier(settings.verifier_file or None)
+    likely = verifier.probability(features(bgr, found, scale)) >= settings.verifier_min_probability
+    if groups:
+        # a lone plain disc reads like a token to the verifier; a unit of them, side by side and alike, is bases
+        likely |= plain_groups(found, bgr, scale, settings)
+    return found[likely]
+
+
+def _pack_look(
+    grey: NDArray[np.uint8],
+    bgr: NDArray[np.uint8],
+    found: BaseDetections,
+    weak_seeds: Seeds,
+    blur_px: FloatArray,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+    parallax: RimParallax | None,
+    wanted_px: FloatArray | None,
+) -> BaseDetections:
+    """Step 11: the bases of a pack that the first looks missed, read in grey beside the bases found (``found``) from
+    the seeds with fewer votes than the first looks need (``weak_seeds``, at least ``pack_vote_fraction`` of a rim's)
+    that lie where a base touching a found one would stand (its centre at least ``pack_min_apart`` of a found base's
+    radius from that base's centre, at most the two radii apart), and scoring at least ``pack_min_score``. Returns
+    the new readings that clash with none of ``found``."""
+    if len(found) == 0 or len(weak_seeds) == 0:
+        return BaseDetections.empty()
+    dist = centre_distances(weak_seeds.center_px, found.center_px)
+    near = np.any(dist <= found.radius_px[None, :] + weak_seeds.band_px[:, 1:2], axis=1)
+    apart = np.all(dist >= settings.pack_min_apart * found.radius_px[None, :], axis=1)
+    if not np.any(near & apart):
+        return BaseDetections.empty()
+    more, _spare, _kin, _blur = _detect_in(
+        grey,
+        grey,
+        settings.min_figure_contrast,
+        scale,
+        settings,
+        ignore,
+        parallax,
+        None,
+        blur_px,
+        bgr=bgr,
+        wanted_px=wanted_px,
+        anchors=found,
+        seeds=weak_seeds[near & apart],
+    )
+    # a seed on few votes must be borne out by a clear reading: between two bases apart, their rims alone can vote
+    # for a circle in the notch, which has no rim of its own
+    more = more[more.score >= settings.pack_min_score]
+    if len(more) == 0:
+        return more
+    both = BaseDetections.concatenate([found, more])
+    later = np.arange(len(both)) >= len(found)
+    kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
+    # a pack's reading stands only beside the bases found, never in the place of one
+    return more[np.sort(kept[kept >= len(found)]) - len(found)]
+
+
 def _covered(
     ignore: NDArray[np.uint8] | None, shape: tuple[int, ...], found: BaseDetections, margin_px: float
 ) -> NDArray[np.uint8]:
@@ -283,6 +365,7 @@ def _detect_in(
     bgr: NDArray[np.uint8] | None = None,
     wanted_px: FloatArray | None = None,
     anchors: BaseDetections | None = None,
+    seeds: Seeds | None = None,
 ) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
     """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour contrast
     of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the contact
@@ -293,10 +376,11 @@ def _detect_in(
     each seed's best supported ring where it lies apart from the outermost (see ``second_ring_mm``). ``bgr`` (H, W,
     3) or (H, W) uint8, the frame as it was taken, tells a fingertip's round end (see :mod:`vision.ends`; None:
     ``grey``). ``wanted_px``: see :func:`detect_bases`. ``anchors``: bases an earlier look found, beside which a
-    kin-only reading may stand. Returns the bases, the second readings that passed as bases where none of the first
-    readings lies, the kin-only readings (bases only beside their unit's, see ``kin_min_bases``; where none of the
-    first readings lies) and the blur (px) of this look's usable appearance fits."""
-    seeds = find_seeds(image, scale, settings, ignore)
+    kin-only reading may stand. ``seeds``: the seeds, searched for already (None: searched for in ``image``).
+    Returns the bases, the second readings that passed as bases where none of the first readings lies, the kin-only
+    readings (bases only beside their unit's, see ``kin_min_bases``; where none of the first readings lies) and the
+    blur (px) of this look's usable appearance fits."""
+    seeds = find_seeds(image, scale, settings, ignore) if seeds is None else seeds
     if wanted_px is not None:
         seeds = seeds[seeds_in_reach(seeds, wanted_px, settings.snap_tolerance_mm * scale)]
     nothing = BaseDetections.empty(), BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)

@@ -28,7 +28,7 @@ import os
 import threading
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -56,22 +56,31 @@ class Seeds:
     """Circle candidates in full-image pixels: ``center_px`` (K, 2) as (x, y), ``radius_px`` (K,) as the circle
     search reported it, ``band_px`` (K, 2) the (smallest, largest) radius the search looked for (the reported
     radius is often a tenth off, the band is where the rim must be) and ``reduction`` (K,) the whole
-    factor the image was reduced by for that search (seed centres are good to about a reduced pixel)."""
+    factor the image was reduced by for that search (seed centres are good to about a reduced pixel).
+    ``vote_share`` (K,): a voted seed's votes as a share of its band's smallest rim length (as ``vote_fraction``);
+    infinite for the circle Hough's, which pass any bar."""
 
     center_px: FloatArray
     radius_px: FloatArray
     band_px: FloatArray
     reduction: NDArray[np.intp]
+    vote_share: FloatArray
 
     def __post_init__(self) -> None:
-        for arr in (self.center_px, self.radius_px, self.band_px, self.reduction):
+        for arr in (self.center_px, self.radius_px, self.band_px, self.reduction, self.vote_share):
             arr.flags.writeable = False
 
     def __len__(self) -> int:
         return int(self.radius_px.shape[0])
 
     def __getitem__(self, index: NDArray[np.bool_] | NDArray[np.intp]) -> Seeds:
-        return Seeds(self.center_px[index], self.radius_px[index], self.band_px[index], self.reduction[index])
+        return Seeds(
+            self.center_px[index],
+            self.radius_px[index],
+            self.band_px[index],
+            self.reduction[index],
+            self.vote_share[index],
+        )
 
     @staticmethod
     def concatenate(parts: Sequence[Seeds]) -> Seeds:
@@ -81,6 +90,7 @@ class Seeds:
             np.concatenate([p.radius_px for p in parts]),
             np.concatenate([p.band_px for p in parts]).reshape(-1, 2),
             np.concatenate([p.reduction for p in parts]).astype(np.intp),
+            np.concatenate([p.vote_share for p in parts]),
         )
 
 
@@ -187,11 +197,18 @@ def find_seeds(
     px_per_mm: float,
     settings: VisionSettings,
     ignore: NDArray[np.uint8] | None = None,
+    weak_fraction: float | None = None,
 ) -> Seeds:
     """Circle candidates for every standard base size, in full-image pixels: those of :func:`vote_seeds` and of
     :func:`hough_seeds` together (``grey`` (H, W) uint8, ``ignore`` (H, W) uint8 nonzero where nothing is to be
     found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose radius range overlaps
-    its own adds nothing (the rim search about the voted one covers it) and is left out."""
+    its own adds nothing (the rim search about the voted one covers it) and is left out.
+    ``weak_fraction`` (below ``vote_fraction``): voted seeds with that share of votes are returned too, at the end,
+    for a caller to use where a base is likely (their ``votes`` tell them apart; the others are as without)."""
+    strong_bar = settings.vote_fraction
+    weak = weak_fraction is not None and weak_fraction < strong_bar
+    if weak_fraction is not None and weak:
+        settings = replace(settings, vote_fraction=weak_fraction)
     levels = SeedLevels(grey, px_per_mm, settings, ignore)
     extras = sorted({levels.extra(small_mm) for small_mm, _large_mm in levels.bands_mm})
     # One job per search and level, shared by the cores (OpenCV and numpy's array loops run without the GIL). The
@@ -205,6 +222,9 @@ def find_seeds(
         houghs += [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
         voted = Seeds.concatenate([v.result() for v in votes])
         hough = Seeds.concatenate([h.result() for h in houghs])
+    weak_seeds = voted[voted.vote_share < strong_bar] if weak else voted[np.zeros(len(voted), np.bool_)]
+    if weak:
+        voted = voted[voted.vote_share >= strong_bar]
     if len(voted) and len(hough):
         dist = np.hypot(
             hough.center_px[:, None, 0] - voted.center_px[None, :, 0],
@@ -215,8 +235,8 @@ def find_seeds(
         )
         near = dist <= _SAME_SEED_SHARE * settings.seed_search_mm * px_per_mm
         new = ~np.any(near & overlap, axis=1)
-        hough = Seeds(hough.center_px[new], hough.radius_px[new], hough.band_px[new], hough.reduction[new])
-    return Seeds.concatenate([voted, hough])
+        hough = hough[new]
+    return Seeds.concatenate([voted, hough, weak_seeds])
 
 
 def _median_grey(sample: NDArray[np.uint8]) -> np.uint8:
@@ -323,6 +343,7 @@ def vote_seeds(
     levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
     first, scale0 = levels.first, levels.scale0
     centers, radii, bands, factors = [np.zeros((0, 2))], [np.zeros(0)], [np.zeros((0, 2))], [np.zeros(0, np.intp)]
+    shares = [np.zeros(0)]
     # bands reduced by the same factor share their edges (at about 1 px/mm the two smallest bands do)
     edges_at: dict[int, tuple[tuple[int, ...], tuple[NDArray[np.float32], ...]]] = {}
     for small_mm, large_mm in levels.bands_mm:
@@ -380,11 +401,13 @@ def vote_seeds(
         hi = large_mm / 2 * scale * (1 + settings.seed_radius_margin) * factor
         bands.append(np.tile(np.array([math.floor(lo), math.ceil(hi)], dtype=np.float64), (len(px), 1)))
         factors.append(np.full(len(px), factor, dtype=np.intp))
+        shares.append(acc.reshape(-1)[above].astype(np.float64) / (2 * math.pi * r_min))
     return Seeds(
         np.ascontiguousarray(np.concatenate(centers).reshape(-1, 2)),
         np.concatenate(radii),
         np.ascontiguousarray(np.concatenate(bands).reshape(-1, 2)),
         np.concatenate(factors),
+        np.concatenate(shares),
     )
 
 
@@ -452,4 +475,5 @@ def hough_seeds(
         np.ascontiguousarray(radius),
         np.ascontiguousarray(band_px),
         np.ascontiguousarray(reduction),
+        np.full(len(radius), np.inf),
     )

@@ -15,3 +15,8 @@ class ProfileError(RulesError):
 
 class ActionError(RulesError):
     """Declared actions that cannot be used: an unknown action name, or an entry of the wrong shape."""
+
+
+class MeleeError(RulesError):
+    """A melee that cannot be placed: an unknown unit, a unit with no leader, or a leader not in base contact with
+    exactly one enemy unit."""

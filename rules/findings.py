@@ -6,7 +6,17 @@ from dataclasses import dataclass
 from typing import Any
 
 #: The kinds of finding, in the order reports list them.
-KINDS = ("unseen", "engaged", "cohesion", "overlap", "multi_contact", "off_table", "in_terrain", "illegal_move")
+KINDS = (
+    "unseen",
+    "engaged",
+    "cohesion",
+    "overlap",
+    "multi_contact",
+    "off_table",
+    "in_terrain",
+    "illegal_move",
+    "melee",
+)
 
 CLEAR = "clear"
 CLOSE = "close"
@@ -26,7 +36,9 @@ class Finding:
     ``sigma_mm`` is the 1-sigma uncertainty of that gap. ``call`` is ``clear`` when the measurement excludes the
     other side of the line and ``close`` when it cannot tell; ``reason`` says why a call is open beyond the
     measurement (``unseen``: a model it depends on is not seen). An ``unseen`` finding lists a unit's models the
-    state does not show, with ``last_seen_mm`` ((id, x_mm, y_mm), ...) where each was last seen.
+    state does not show, with ``last_seen_mm`` ((id, x_mm, y_mm), ...) where each was last seen. A ``melee``
+    finding is a step of moving into melee left undone: ``step`` names the step (see :mod:`rules.melee`) and
+    ``spot_mm`` (x_mm, y_mm), when one existed, the free spot in base contact the model could have taken.
     """
 
     kind: str
@@ -40,6 +52,8 @@ class Finding:
     terrain: str | None = None
     reason: str | None = None
     last_seen_mm: tuple[tuple[str, float, float], ...] = ()
+    step: str | None = None
+    spot_mm: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -62,6 +76,10 @@ class Finding:
             out["last_seen_mm"] = {
                 m: [round(x, _REPORT_DECIMALS), round(y, _REPORT_DECIMALS)] for m, x, y in self.last_seen_mm
             }
+        if self.step is not None:
+            out["step"] = self.step
+        if self.spot_mm is not None:
+            out["spot_mm"] = [round(float(c), _REPORT_DECIMALS) for c in self.spot_mm]
         return out
 
     @staticmethod
@@ -70,6 +88,7 @@ class Finding:
             value = data.get(key)
             return None if value is None else float(value)
 
+        spot = data.get("spot_mm")
         return Finding(
             kind=str(data["kind"]),
             models=tuple(data.get("models", ())),
@@ -82,6 +101,8 @@ class Finding:
             terrain=data.get("terrain"),
             reason=data.get("reason"),
             last_seen_mm=tuple((str(m), float(p[0]), float(p[1])) for m, p in data.get("last_seen_mm", {}).items()),
+            step=data.get("step"),
+            spot_mm=None if spot is None else (float(spot[0]), float(spot[1])),
         )
 
 

@@ -14,29 +14,24 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
-import shapely
-from shapely.geometry.base import BaseGeometry
 
 # PLAN_NAMES and PLANS are re-exported: callers know them as rules.movement's.
 from rules.actions import PLAN_NAMES as PLAN_NAMES
 from rules.actions import PLANS, Activation, Plan, activations_from
 from rules.findings import CLEAR, CLOSE, Finding
 from rules.geometry import BaseArrays
-from rules.paths import segments_crossed, shortest_path_mm
+from rules.melee import MeleeProblem, judge_melee, judge_placed, leader_target
+from rules.paths import CLIMB as CLIMB
+from rules.paths import FLY as FLY
+from rules.paths import MM_PER_INCH, model_path_mm
+from rules.paths import THROUGH_MODELS as THROUGH_MODELS
 from rules.profile import RuleProfile
-from rules.state import Model, TableState, Unit
+from rules.spots import Layout
+from rules.state import TableState, Unit
 
-MM_PER_INCH = 25.4
-
-# Ability names a unit may list in its "abilities".
-FLY = "fly"
-THROUGH_MODELS = "through_models"
-CLIMB = "climb"
+# Ability names a unit may list in its "abilities"; those of paths are re-exported: callers know them as
+# rules.movement's.
 CHARGE = "charge"
-
-# Grown obstacles are drawn with 4 * 4 corners: a coarse polygon inside the true outline keeps the graph small
-# and the path a lower bound.
-_OBSTACLE_QUAD_SEGS = 4
 
 
 @dataclass(frozen=True)
@@ -57,8 +52,11 @@ class ModelMove:
 class UnitMove:
     """A unit that moved: the action judged (declared, or the cheapest that makes the move legal), the verdict,
     and every problem found. ``call`` is ``close`` when a legal verdict rests on a path length within the
-    measurement's doubt of the allowance, or on no allowance at all; ``note`` then says which.
-    ``attack_action`` says the move as judged uses the unit's Attack Action (an Advance, or leaving engagement)."""
+    measurement's doubt of the allowance, or on no allowance at all, or (moving into melee) on a step that cannot
+    be judged surely; ``note`` then says which. ``attack_action`` says the move as judged uses the unit's Attack
+    Action (an Advance, or leaving engagement). ``findings`` are the steps of moving into melee left undone (kind
+    ``melee``, see :mod:`rules.melee`): each names the model and, where one existed, the free spot it could have
+    taken; clear ones are the ``problems`` too, close ones the ``note``."""
 
     unit: str
     action: str | None
@@ -70,9 +68,12 @@ class UnitMove:
     problems: tuple[str, ...]
     note: str = ""
     attack_action: bool = False
+    findings: tuple[Finding, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(replace(self, findings=()))
+        out["findings"] = [f.to_dict() for f in self.findings]
+        return out
 
 
 def moved_models(before: TableState, after: TableState, profile: RuleProfile) -> list[ModelMove]:
@@ -92,24 +93,6 @@ def moved_models(before: TableState, after: TableState, profile: RuleProfile) ->
     return out
 
 
-def _inradius_mm(m: Model) -> float:
-    return min(m.base.semi_axes_mm)
-
-
-def _obstacles(
-    state: TableState, bases: BaseArrays, exclude: set[str], grow_mm: float, models: bool, kinds: tuple[str, ...]
-) -> list[BaseGeometry]:
-    out: list[BaseGeometry] = []
-    if models:
-        idx = np.array([i for i, m in enumerate(state.models) if m.id not in exclude], dtype=np.intp)
-        if len(idx):
-            out.extend(shapely.buffer(bases.polygons(idx, _OBSTACLE_QUAD_SEGS), grow_mm, quad_segs=_OBSTACLE_QUAD_SEGS))
-    for t in state.terrain:
-        if t.kind in kinds:
-            out.append(shapely.buffer(shapely.Polygon(t.polygon), grow_mm, quad_segs=_OBSTACLE_QUAD_SEGS))
-    return out
-
-
 def _path_mm(
     move: ModelMove,
     unit: Unit | None,
@@ -122,40 +105,8 @@ def _path_mm(
     """The shortest legal path of one model. Every other model blocks it, friendly ones and its own unit-mates
     included, except those in ``moving``: they moved too, in an order a pair of states does not show, so each may
     have been out of the way when this one passed."""
-    abilities = set(unit.abilities) if unit else set()
-    if FLY in abilities:
-        return move.distance_mm
     mover = before.model(move.model)
-    # Grown by the mover's radius less the contact tolerance, so that ending in base contact is never blocked.
-    grow = max(_inradius_mm(mover) - profile.contact.gap_mm, 0.0)
-    end = shapely.Point(move.to_mm)
-    climb_cost = 0.0
-    climbed: set[str] = set()
-    if CLIMB in abilities and unit is not None and unit.move_in is not None:
-        for t in before.terrain:
-            tall = t.height_mm is not None and t.height_mm >= profile.movement.climb_min_height_mm
-            if t.kind == "solid" and tall and shapely.Polygon(t.polygon).contains(end):
-                climbed.add(t.id)
-                climb_cost = profile.movement.climb_move_fraction * unit.move_in * MM_PER_INCH
-    terrain = _without_terrain(before, climbed)
-    if THROUGH_MODELS in abilities:
-        solid = _obstacles(terrain, bases, set(), grow, models=False, kinds=("solid",))
-        # Either around dense terrain, or straight through it paying for each separate piece crossed.
-        dense_grown = _obstacles(terrain, bases, set(), grow, models=False, kinds=("dense",))
-        around = shortest_path_mm(move.from_mm, move.to_mm, solid + dense_grown, bound_mm)
-        dense = [shapely.Polygon(t.polygon) for t in terrain.terrain if t.kind == "dense"]
-        through = shortest_path_mm(move.from_mm, move.to_mm, solid, bound_mm)
-        if through == move.distance_mm:
-            through += profile.movement.dense_segment_cost_mm * segments_crossed(move.from_mm, move.to_mm, dense)
-        return min(around, through) + climb_cost
-    obstacles = _obstacles(terrain, bases, moving | {move.model}, grow, models=True, kinds=("solid",))
-    return shortest_path_mm(move.from_mm, move.to_mm, obstacles, bound_mm) + climb_cost
-
-
-def _without_terrain(state: TableState, terrain_ids: set[str]) -> TableState:
-    if not terrain_ids:
-        return state
-    return replace(state, terrain=tuple(t for t in state.terrain if t.id not in terrain_ids))
+    return model_path_mm(mover, move.from_mm, move.to_mm, unit, before, bases, profile, bound_mm, moving)
 
 
 class _Engagement:
@@ -201,8 +152,9 @@ def check_moves(
 
     ``actions`` maps unit ids to a declared plan (one of :data:`PLAN_NAMES`), or to ``{"action": NAME,
     "attack_used": BOOL}`` (either key may be left out); an undeclared unit is judged by the cheapest plan that
-    makes its move legal. Raises :class:`~rules.errors.ActionError` for an unknown action. Pure: reads only its
-    arguments.
+    makes its move legal. Raises :class:`~rules.errors.ActionError` for an unknown action. Under a ``legion``
+    movement mode a move into base contact is a move into melee, judged step by step (:mod:`rules.melee`). Pure:
+    reads only its arguments.
     """
     declared = activations_from(actions)
     mode = profile.movement.mode
@@ -217,6 +169,8 @@ def check_moves(
     bases = BaseArrays.from_state(before)
     eng_before = _Engagement(before, profile.engagement.range_mm)
     eng_after = _Engagement(after, profile.engagement.range_mm)
+    roles = _melee_roles(before, after, by_unit, profile) if mode == "legion" else _MeleeRoles({}, {})
+    moved = {m.model for m in moves}
     out = []
     for unit_id, unit_moves in by_unit.items():
         unit = units.get(unit_id)
@@ -230,7 +184,7 @@ def check_moves(
             engagement = (eng_before.enemies_of(unit_id), eng_after.enemies_of(unit_id))
             out.append(_judge_skirmish(unit_id, unit, with_paths, move_mm, engagement, profile, activation))
         else:
-            out.append(_judge_legion(unit_id, unit, with_paths, before, after, profile))
+            out.append(_judge_legion(unit_id, unit, with_paths, before, after, profile, roles, moved))
     return out
 
 
@@ -326,6 +280,46 @@ def _call(close: bool) -> str:
     return CLOSE if close else CLEAR
 
 
+#: The action of a unit whose models the opponent placed into a melee it did not start.
+MELEE_PLACED = "melee-placed"
+
+
+@dataclass(frozen=True)
+class _MeleeRoles:
+    """Per unit that moved: the enemy units it moved into melee with, and the units whose melee it was placed in."""
+
+    started: dict[str, set[str]]
+    placed_in: dict[str, set[str]]
+
+
+def _melee_roles(
+    before: TableState, after: TableState, by_unit: Mapping[str, list[ModelMove]], profile: RuleProfile
+) -> _MeleeRoles:
+    """Who moved into melee with whom. Two units newly in base contact of which only one moved: that one did. When
+    both moved (the opponent placed its models in the same pair of states), the one whose leader went farther
+    started it (a leader placed in reply moves only as far as base contact), then the one that moved more."""
+    contact = _Engagement(after, profile.contact.gap_mm)
+    was = _Engagement(before, profile.contact.gap_mm)
+    new = {u: contact.enemies_of(u) - was.enemies_of(u) for u in by_unit}
+    order = {u.id: n for n, u in enumerate(after.units)}
+    leaders = {u.id: u.leader for u in after.units}
+
+    def weight(unit_id: str) -> tuple[float, float, int]:
+        moves = by_unit[unit_id]
+        leader = sum(m.distance_mm for m in moves if m.model == leaders.get(unit_id))
+        return (leader, sum(m.distance_mm for m in moves), -order.get(unit_id, 0))
+
+    started: dict[str, set[str]] = {u: set() for u in by_unit}
+    placed_in: dict[str, set[str]] = {u: set() for u in by_unit}
+    for unit_id, enemies in new.items():
+        for enemy in enemies:
+            if enemy in by_unit and unit_id in new[enemy] and weight(enemy) > weight(unit_id):
+                placed_in[unit_id].add(enemy)
+            else:
+                started[unit_id].add(enemy)
+    return _MeleeRoles(started, placed_in)
+
+
 def _judge_legion(
     unit_id: str,
     unit: Unit | None,
@@ -333,73 +327,35 @@ def _judge_legion(
     before: TableState,
     after: TableState,
     profile: RuleProfile,
+    roles: _MeleeRoles,
+    moved: set[str],
 ) -> UnitMove:
-    contact = _Engagement(after, profile.contact.gap_mm)
-    was = _Engagement(before, profile.contact.gap_mm)
-    new_enemies = contact.enemies_of(unit_id) - was.enemies_of(unit_id)
+    """Moving into melee (or being placed into one) judged step by step (:mod:`rules.melee`). Problems the
+    measurement, an unknown Move, or an opponent that may not have placed its models yet leave open are findings
+    with ``call="close"`` and do not make the move illegal; ``note`` says which they are."""
+    started = roles.started.get(unit_id, set())
     problems: list[str] = []
-    if new_enemies and unit is not None and not unit.melee:
+    found: list[MeleeProblem] = []
+    if started and unit is not None and not unit.melee:
         problems.append(
-            f"moved into base contact with {', '.join(sorted(new_enemies))} without a melee weapon: only a unit "
+            f"moved into base contact with {', '.join(sorted(started))} without a melee weapon: only a unit "
             "with a weapon of melee range may move into melee"
         )
-    if new_enemies:
-        problems += _melee_problems(unit_id, new_enemies, after, profile)
+    if started and unit is not None:
+        found += judge_melee(before, after, unit_id, started, moved, profile)
+    for initiator in sorted(roles.placed_in.get(unit_id, set())):
+        # Only the unit its leader is in melee with is placed into the melee; any other contact is the initiator's
+        # problem.
+        if leader_target(Layout.of(after), initiator, roles.started.get(initiator, set()), profile) == unit_id:
+            found += judge_placed(before, after, unit_id, initiator, moved, profile)
+    problems += [p.text for p in found if not p.doubt]
+    note = "; ".join(f"open: {p.text} ({p.doubt})" for p in found if p.doubt)
+    action = "melee" if started else MELEE_PLACED if roles.placed_in.get(unit_id) else "move"
+    findings = tuple(p.finding for p in found)
+    call = CLOSE if note and not problems else CLEAR
     return UnitMove(
-        unit_id, "melee" if new_enemies else "move", False, not problems, CLEAR, None, tuple(moves), tuple(problems)
+        unit_id, action, False, not problems, call, None, tuple(moves), tuple(problems), note, False, findings
     )
-
-
-def _melee_problems(unit_id: str, enemies: set[str], state: TableState, profile: RuleProfile) -> list[str]:
-    """The seed's steps of moving into melee, checked on the state after the move."""
-    bases = BaseArrays.from_state(state)
-    index = {m.id: n for n, m in enumerate(state.models)}
-    unit_of = [m.unit for m in state.models]
-    units = {u.id: u for u in state.units}
-
-    def touching(model: int, enemy_unit: str) -> bool:
-        others = np.array([n for n, u in enumerate(unit_of) if u == enemy_unit], dtype=np.intp)
-        gaps = bases.gaps_mm(np.full(len(others), model, dtype=np.intp), others)
-        return bool(len(others)) and bool((gaps <= profile.contact.gap_mm + 1e-6).any())
-
-    def in_cohesion(model: int, leader: int) -> bool:
-        gap = bases.gaps_mm(np.array([model], dtype=np.intp), np.array([leader], dtype=np.intp))[0]
-        return bool(gap <= profile.cohesion.range_mm + 1e-6)
-
-    problems = []
-    unit = units[unit_id]
-    leader = index.get(unit.leader) if unit.leader else None
-    if leader is not None and not any(touching(leader, e) for e in enemies):
-        problems.append(f"moved into melee but its leader {unit.leader} is not in base contact with an enemy model")
-    for enemy in sorted(enemies):
-        mine = [n for n, u in enumerate(unit_of) if u == unit_id and n != leader]
-        loose = [
-            state.models[n].id
-            for n in mine
-            if not touching(n, enemy) and not (leader is not None and in_cohesion(n, leader))
-        ]
-        if loose:
-            problems.append(f"{', '.join(loose)} neither in base contact with {enemy} nor in cohesion")
-        defender = units.get(enemy)
-        d_leader = index.get(defender.leader) if defender and defender.leader else None
-        if d_leader is not None:
-            theirs = [n for n, u in enumerate(unit_of) if u == enemy and n != d_leader]
-            out = [state.models[n].id for n in theirs if not touching(n, unit_id) and not in_cohesion(n, d_leader)]
-            if out:
-                problems.append(f"defending {enemy}: {', '.join(out)} neither in base contact nor in cohesion")
-    enemy_units = [e for e in units if _enemy(units, unit_id, e)]
-    for n, u in enumerate(unit_of):
-        if u != unit_id:
-            continue
-        touched = {e for e in enemy_units if touching(n, e)}
-        if len(touched) >= 2:
-            problems.append(f"{state.models[n].id} is in base contact with enemy units {', '.join(sorted(touched))}")
-    return problems
-
-
-def _enemy(units: Mapping[str, Unit], a: str, b: str) -> bool:
-    pa, pb = units[a].player, units[b].player
-    return pa is not None and pb is not None and pa != pb
 
 
 def moves_document(profile_name: str, moves: list[UnitMove]) -> dict[str, Any]:

@@ -37,6 +37,7 @@ _AT_LEAST: dict[str, int] = {
     "movement.climb_min_height_mm": 0,
     "movement.climb_move_fraction": 0,
     "movement.still_mm": 0,
+    "movement.melee_reach_moves": 0,
 }
 
 
@@ -94,6 +95,7 @@ class Movement:
     climb_min_height_mm: float
     climb_move_fraction: float
     still_mm: float
+    melee_reach_moves: float
 
 
 @dataclass(frozen=True)

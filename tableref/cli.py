@@ -13,7 +13,7 @@ from pathlib import Path
 import calibration
 import rules
 import vision
-from tableref import cli_calibration, cli_moves, cli_pipeline, cli_review
+from tableref import cli_calibration, cli_melee, cli_moves, cli_pipeline, cli_review
 from tableref.cli_options import add_json_option, add_profile_option
 from tableref.config import ConfigError
 from tableref.errors import UsageError
@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_check(sub)
     cli_moves.add_check_move(sub)
+    cli_melee.add_melee(sub)
     cli_calibration.add_markers(sub)
     cli_calibration.add_board(sub)
     cli_calibration.add_calibrate_camera(sub)

@@ -2,7 +2,8 @@
 
 A scenario with an ``after`` state (and maybe ``actions``) is a move: ``state`` is the table before it and the
 expected entries are the unit verdicts of ``rules.check_moves``, matched by unit id. Each expected
-problem is a part of the problem found at its place, so that a golden file need not repeat every measured digit.
+problem is a part of the problem found at its place, and an expected note a part of the note, so that a golden file
+need not repeat every measured digit; expected findings (the melee procedure's) are matched key by key.
 """
 
 from __future__ import annotations
@@ -58,7 +59,24 @@ def test_scenario_moves(scenario: str, profile: str, expected: list[dict[str, An
             if key == "problems":
                 assert len(g[key]) == len(value), (g, e)
                 assert all(part in found for part, found in zip(value, g[key], strict=True)), (g[key], value)
+            elif key == "note":
+                assert value in g[key], (g[key], value)
+            elif key == "findings":
+                assert len(g[key]) == len(value), (g[key], value)
+                for found, wanted in zip(g[key], value, strict=True):
+                    _assert_matches(found, wanted)
             elif key.endswith("_mm"):
                 assert g[key] == pytest.approx(value, abs=GAP_TOLERANCE_MM), (key, g, e)
             else:
                 assert g[key] == value, (key, g, e)
+
+
+def _assert_matches(got: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Every key of ``expected`` is in ``got`` with its value; millimetres (numbers or [x_mm, y_mm]) to a
+    micrometre."""
+    for key, value in expected.items():
+        assert key in got, (key, got, expected)
+        if key.endswith("_mm"):
+            assert got[key] == pytest.approx(value, abs=GAP_TOLERANCE_MM), (key, got, expected)
+        else:
+            assert got[key] == value, (key, got, expected)

@@ -160,6 +160,9 @@ def load_table_spec(path: str | Path | None = None) -> TableSpec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{where}: not valid TOML ({exc})") from None
+    except RecursionError:
+        # the parser recurses once per level: a hostile file nests deeper than Python's stack
+        raise SpecError(f"{where}: TOML nested too deep to read; expected a table spec TOML file") from None
     try:
         return table_spec_from_dict(data)
     except SpecError as exc:

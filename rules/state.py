@@ -170,7 +170,20 @@ class TableState:
 
 
 def _finite(value: float) -> bool:
-    return math.isfinite(value)
+    # A whole number too large for a float (JSON allows any number of digits) is no finite coordinate either.
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _float(value: int | float, where: str) -> float:
+    """``value`` (a JSON number) as a float; a whole number beyond a float's range is a StateError naming
+    ``where``, not an OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise StateError(f"{where} must be a finite number, got a whole number too large for one") from None
 
 
 def _validate(state: TableState) -> None:
@@ -259,9 +272,10 @@ class _Reader:
         value = self.obj[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise StateError(f"{self.where}: {key!r} must be a number, got {value!r}")
-        if not math.isfinite(value):
+        number = _float(value, f"{self.where}: {key!r}")
+        if not math.isfinite(number):
             raise StateError(f"{self.where}: {key!r} must be a finite number, got {value!r}")
-        return float(value)
+        return number
 
     def optional_number(self, key: str) -> float | None:
         return self.number(key) if self.has(key) else None
@@ -316,7 +330,7 @@ def _polygon_from(value: Any, where: str) -> tuple[tuple[float, float], ...]:
         )
         if not ok:
             raise StateError(f"{where}: polygon[{j}] must be [x_mm, y_mm], got {p!r}")
-        points.append((float(p[0]), float(p[1])))
+        points.append((_float(p[0], f"{where}: polygon[{j}]"), _float(p[1], f"{where}: polygon[{j}]")))
     return tuple(points)
 
 
@@ -326,7 +340,7 @@ def _doubt_from(value: Any, where: str) -> tuple[float, float]:
     numbers = isinstance(value, list) and all(isinstance(c, int | float) and not isinstance(c, bool) for c in value)
     if not numbers or len(value) != 2:
         raise StateError(f"{where}: doubt_mm must be [dx_mm, dy_mm], got {value!r}")
-    return (float(value[0]), float(value[1]))
+    return (_float(value[0], f"{where}: doubt_mm"), _float(value[1], f"{where}: doubt_mm"))
 
 
 def state_from_dict(data: Any) -> TableState:
@@ -468,6 +482,9 @@ def read_json(path: str | Path, expected: str = "a table state JSON file") -> An
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise StateError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError as exc:
+        # A whole number of more digits than Python converts (4300 by default): no usable value has that many.
+        raise StateError(f"{p}: not usable JSON ({str(exc).split(';')[0]}); expected {expected}") from None
     except RecursionError:
         # The parser recurses once per level: a hostile file nests deeper than Python's stack.
         raise StateError(f"{p}: JSON nested too deep to read; expected {expected}") from None

@@ -153,6 +153,9 @@ def _settings_data(path: str | Path | None) -> dict[str, Any]:
             raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc}); expected a settings TOML file") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML ({exc})") from None
+        except RecursionError:
+            # the parser recurses once per level: a hostile file nests deeper than Python's stack
+            raise ConfigError(f"{p}: TOML nested too deep to read; expected a settings TOML file") from None
         data = _merge(data, user, str(p))
     return data
 

@@ -236,6 +236,8 @@ class Reviewer:
         # the table seen empty: the first settled state, where it shows (almost) no bases
         self.empty: EmptyTable | None = None
         self.skipped = 0
+        # why the last settled frame that could not be measured could not (named when none could)
+        self.skip_reason: tuple[int, Exception] | None = None
         self.covered = 0
         self.recalibrated = 0
         # the last measured settled frame as a change-detection copy: where a model not found stood, did it change?
@@ -320,8 +322,9 @@ class Reviewer:
                 analysis = detect_frame(
                     sample.image_bgr, self.spec, self.config, self.camera, cal, declared, reference=self.empty
                 )
-            except _FRAME_ERRORS:
+            except _FRAME_ERRORS as exc:
                 self.skipped += 1
+                self.skip_reason = (sample.index, exc)
                 continue
             if previous is None and len(analysis.state.models) <= s.empty_max_bases:
                 # before the models are deployed: the table seen empty, and no bases on it
@@ -352,8 +355,21 @@ class Reviewer:
             self.store.add_state(reviewed, Resume(sample.index, moved_at, anchor), image)
             previous = reviewed
             measured = thumb
+        self._fail_if_nothing_measured()
         self.store.set_meta(complete="1", frames=str(rec.count), fps=str(rec.fps))
         return self.store.count()
+
+    def _fail_if_nothing_measured(self) -> None:
+        """A recording none of whose settled frames could be measured (markers never seen, say) is not a game of
+        no states: raise the last frame's error, with the recording's name. The review is not marked complete, so
+        running it again (with a --table or --camera that fits) starts over."""
+        if self.skip_reason is None or self.store.count() > 0:
+            return
+        index, exc = self.skip_reason
+        kind = "photo" if self.recording.is_photos else "frame"
+        raise type(exc)(
+            f"{self.recording.path}: none of its {self.skipped} settled frames could be measured; {kind} {index}: {exc}"
+        )
 
 
 def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
@@ -369,6 +385,8 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
     recording = Recording(job.source, config.review.photo_period_s)
     with ReviewStore(job.out) as store:
         afresh = store.claim(job_identity(job, config))
+        # what is resumed or reported must be intact: a damaged file is named here, not met half-way
+        store.verify()
         if actions:
             # Kept for judging again when the units are fixed later (the dashboard's review screen).
             store.set_meta(declared_actions=json.dumps(actions, sort_keys=True))

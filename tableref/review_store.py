@@ -7,18 +7,22 @@ moment leaves either the whole state or none of it; the scan then resumes after 
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import wraps
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 import rules
-from tableref.errors import UsageError
+from tableref.errors import StoreError, UsageError
 from tableref.review import (
     Event,
     Move,
@@ -32,13 +36,19 @@ from tableref.review import (
     verdict_to_dict,
 )
 
-SCHEMA_VERSION = "1"
+# Schema 2 keeps a SHA-256 of every stored frame (the JPEG and the change-detection copy), checked when it is read.
+# A schema 1 database is still read, its frames unchecked; a review resumed into one adds the checksum columns, so
+# that the frames stored from then on are checked.
+SCHEMA_VERSION = "2"
+_SUM_COLUMNS = ("image_sha256", "anchor_sha256")
+_TABLES = ("meta", "states", "moves", "placements", "events")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS states (
     idx INTEGER PRIMARY KEY, frame INTEGER NOT NULL, time_s REAL NOT NULL,
     state TEXT NOT NULL, findings TEXT NOT NULL, verdicts TEXT NOT NULL, track TEXT NOT NULL,
-    spell_time_s REAL NOT NULL, anchor BLOB NOT NULL, anchor_shape TEXT NOT NULL, image BLOB
+    spell_time_s REAL NOT NULL, anchor BLOB NOT NULL, anchor_shape TEXT NOT NULL, image BLOB,
+    image_sha256 TEXT, anchor_sha256 TEXT
 );
 CREATE TABLE IF NOT EXISTS moves (
     state INTEGER NOT NULL, model TEXT NOT NULL, unit TEXT, from_state INTEGER NOT NULL,
@@ -56,6 +66,60 @@ CREATE TABLE IF NOT EXISTS events (
 """
 # Waiting this long (s) for a lock held by a reader (the dashboard) beats failing at once.
 _BUSY_TIMEOUT_S = 30.0
+# SQLite's integers are 64-bit: a larger index names no state (and would raise OverflowError if asked for).
+_INDEX_RANGE = range(-(2**63), 2**63)
+# quick_check reports at most this many problems; the first names the damage well enough.
+_CHECK_PROBLEMS = 3
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.OperationalError):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+
+
+def store_error(path: Path, exc: BaseException) -> StoreError:
+    """The one-line error for a database failure ``exc`` of the review database at ``path``."""
+    if _is_disk_full(exc):
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return StoreError(
+            f"{path}: the disk is full ({reason}); nothing half-written was kept and what was stored before is "
+            "intact: free some space and run the same command again (a review resumes where it stopped)"
+        )
+    if isinstance(exc, sqlite3.OperationalError):
+        return StoreError(f"{path}: cannot use the review database ({exc}); expected a readable, writable SQLite file")
+    return StoreError(
+        f"{path}: not a review database, or a damaged one ({exc}); expected a file made by `tableref review` "
+        "(review the recording again into a new file)"
+    )
+
+
+def damaged(path: Path, what: str) -> StoreError:
+    return StoreError(
+        f"{path}: the review database is damaged: {what}; expected an intact file (review the recording again "
+        "into a new file)"
+    )
+
+
+def _guarded(method: F) -> F:
+    """A store method whose database failures (a full disk, a damaged or foreign file) become one StoreError."""
+
+    @wraps(method)
+    def wrapper(self: ReviewStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if isinstance(exc, OSError) and not _is_disk_full(exc):
+                raise
+            raise store_error(self.path, exc) from None
+
+    return cast(F, wrapper)
 
 
 @dataclass(frozen=True)
@@ -95,17 +159,43 @@ class ReviewStore:
     def __init__(self, path: str | Path, readonly: bool = False) -> None:
         self.path = Path(path)
         if readonly and not self.path.is_file():
-            raise UsageError(f"{self.path}: no such review database; expected a file made by `tableref review`")
+            raise StoreError(f"{self.path}: no such review database; expected a file made by `tableref review`")
         try:
             uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
             self.db = sqlite3.connect(uri, uri=readonly, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
-            if not readonly:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
-                self.db.executescript(_SCHEMA)
-            self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise UsageError(f"{self.path}: not a review database ({exc}); expected a SQLite file") from None
+            raise store_error(self.path, exc) from None
+        try:
+            self._open(readonly)
+        except BaseException:
+            self.db.close()
+            raise
+
+    @_guarded
+    def _open(self, readonly: bool) -> None:
+        if not readonly:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        meta = "meta" in tables
+        version = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() if meta else None
+        if version is not None and version[0] not in ("1", SCHEMA_VERSION):
+            raise StoreError(
+                f"{self.path}: a review database of schema {version[0]!r}, which this tableref does not read; expected "
+                f"schema {SCHEMA_VERSION} or older (update tableref, or review the recording again into a new file)"
+            )
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(states)")}
+        if not readonly and not all(c in columns for c in _SUM_COLUMNS):
+            # a schema 1 database resumed: its frames stay unchecked, those stored from now on are checked
+            with self.db:
+                for c in _SUM_COLUMNS:
+                    if c not in columns:
+                        self.db.execute(f"ALTER TABLE states ADD COLUMN {c} TEXT")
+                self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
+            columns.update(_SUM_COLUMNS)
+        # what stands for the checksums in a query: NULL (not stored) in a schema 1 database opened to read
+        self._sums = ", ".join(c if c in columns else "NULL" for c in _SUM_COLUMNS)
 
     def __enter__(self) -> ReviewStore:
         return self
@@ -118,16 +208,16 @@ class ReviewStore:
 
     # -- meta --------------------------------------------------------------------------------------------------
 
+    @_guarded
     def meta(self) -> dict[str, str]:
-        try:
-            return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(f"{self.path}: not a review database ({exc})") from None
+        return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
 
+    @_guarded
     def set_meta(self, **values: str) -> None:
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
 
+    @_guarded
     def claim(self, job: dict[str, str]) -> bool:
         """Record what this database reviews, or check that it reviews the same job: resuming a different one
         would mix two games. A job whose recording has other content (another recording copied to the same path)
@@ -153,13 +243,14 @@ class ReviewStore:
 
     # -- states ------------------------------------------------------------------------------------------------
 
+    @_guarded
     def add_state(self, s: ReviewedState, resume: Resume, image_jpeg: bytes | None) -> None:
-        """Store one settled state with all that belongs to it, atomically."""
-        anchor = np.ascontiguousarray(resume.anchor, dtype=np.uint8)
+        """Store one settled state with all that belongs to it, atomically (a full disk stores none of it)."""
+        anchor = np.ascontiguousarray(resume.anchor, dtype=np.uint8).tobytes()
         state_doc = rules.state_to_dict(s.state)
         with self.db:
             self.db.execute(
-                "INSERT INTO states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO states VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     s.index,
                     s.frame,
@@ -169,9 +260,11 @@ class ReviewStore:
                     json.dumps([verdict_to_dict(v, s.index) for v in s.verdicts]),
                     _track_to_json(s.track, s.state.table),
                     resume.spell_time_s,
-                    anchor.tobytes(),
-                    json.dumps(list(anchor.shape)),
+                    anchor,
+                    json.dumps(list(resume.anchor.shape)),
                     image_jpeg,
+                    None if image_jpeg is None else _sha256(image_jpeg),
+                    _sha256(anchor),
                 ),
             )
             self._write_parts(s)
@@ -198,6 +291,7 @@ class ReviewStore:
             [(s.index, k, e.kind, json.dumps(e.units), json.dumps(e.models), e.detail) for k, e in enumerate(s.events)],
         )
 
+    @_guarded
     def rejudge(self, states: list[ReviewedState]) -> None:
         """Replace what was judged of the stored states (their models' units, findings, verdicts, moves, removals,
         additions, events, tracking) by ``states``, atomically; frames and where the scan stood are kept."""
@@ -217,11 +311,20 @@ class ReviewStore:
                     self.db.execute(f"DELETE FROM {table} WHERE state = ?", (s.index,))
                 self._write_parts(s)
 
+    @_guarded
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM states").fetchone()[0])
 
+    @_guarded
     def states(self) -> list[ReviewedState]:
         """Every stored state, in order, rebuilt as the review made them."""
+        try:
+            return self._states()
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            # text changed in place where no page check looks: named as damage, not met as a traceback
+            raise damaged(self.path, f"a stored state does not read back ({type(exc).__name__}: {exc})") from None
+
+    def _states(self) -> list[ReviewedState]:
         rows = self.db.execute(
             "SELECT idx, frame, time_s, state, findings, verdicts, track FROM states ORDER BY idx"
         ).fetchall()
@@ -268,23 +371,63 @@ class ReviewStore:
             )
         return out
 
+    @_guarded
     def last(self) -> tuple[ReviewedState, Resume] | None:
         """The last stored state and where the scan stood after it (None when nothing is stored yet)."""
         row = self.db.execute(
-            "SELECT idx, spell_time_s, anchor, anchor_shape FROM states ORDER BY idx DESC LIMIT 1"
+            f"SELECT idx, spell_time_s, anchor, anchor_shape, {self._sums} FROM states ORDER BY idx DESC LIMIT 1"
         ).fetchone()
         if row is None:
             return None
         last = self.states()[-1]
-        anchor = np.frombuffer(row[2], dtype=np.uint8).reshape(json.loads(row[3]))
+        self._check(row[2], row[5], f"the change-detection copy of settled state {row[0]}")
+        try:
+            anchor = np.frombuffer(row[2], dtype=np.uint8).reshape(json.loads(row[3]))
+        except (ValueError, TypeError) as exc:
+            raise damaged(self.path, f"the change-detection copy of settled state {row[0]} ({exc})") from None
         anchor.flags.writeable = False
         return last, Resume(last.frame, float(row[1]), anchor)
 
+    @_guarded
     def image(self, index: int) -> bytes | None:
-        """The JPEG of settled state ``index`` (None when not stored)."""
-        row = self.db.execute("SELECT image FROM states WHERE idx = ?", (index,)).fetchone()
-        return None if row is None else row[0]
+        """The JPEG of settled state ``index`` (None when not stored); StoreError when it is not what was stored."""
+        if index not in _INDEX_RANGE:
+            return None
+        row = self.db.execute(f"SELECT image, {self._sums} FROM states WHERE idx = ?", (index,)).fetchone()
+        if row is None or row[0] is None:
+            return None
+        self._check(row[0], row[1], f"the frame of settled state {index}")
+        return bytes(row[0])
 
+    def _check(self, data: bytes, digest: str | None, what: str) -> None:
+        """Raise StoreError when ``data`` is not what was stored (no ``digest``: a schema 1 frame, unchecked)."""
+        if digest is not None and _sha256(data) != digest:
+            raise damaged(self.path, f"{what} does not match its checksum")
+
+    @_guarded
+    def verify(self) -> None:
+        """Check the whole database before it is used: a review database this tableref reads, whose pages, stored
+        frames and states are intact. Raises StoreError naming the first thing wrong."""
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [t for t in _TABLES if t not in tables]
+        if missing:
+            raise StoreError(
+                f"{self.path}: not a review database (it has no {', '.join(missing)} table); expected a file made "
+                "by `tableref review`"
+            )
+        problems = [r[0] for r in self.db.execute(f"PRAGMA quick_check({_CHECK_PROBLEMS})")]
+        if problems != ["ok"]:
+            # SQLite's report spans lines and opens with a heading: the error stays one line
+            lines = (line.strip() for text in problems for line in text.splitlines())
+            raise damaged(self.path, "; ".join(line for line in lines if line and not line.startswith("***")))
+        rows = self.db.execute(f"SELECT idx, image, anchor, {self._sums} FROM states ORDER BY idx")
+        for idx, image, anchor, image_sum, anchor_sum in rows:
+            if image is not None:
+                self._check(image, image_sum, f"the frame of settled state {idx}")
+            self._check(anchor, anchor_sum, f"the change-detection copy of settled state {idx}")
+        self.states()
+
+    @_guarded
     def timeline(self) -> dict[str, Any]:
         """The timeline document (see :func:`tableref.review.timeline`), with what was reviewed."""
         meta = self.meta()

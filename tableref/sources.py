@@ -16,11 +16,16 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from tableref.image_header import image_kind, image_size
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg")
 _JPEG_START = b"\xff\xd8"
 _JPEG_END = b"\xff\xd9"
 _STREAM = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+# Images of more pixels are refused before they are decoded: a 200 MP phone photo (16320 x 12240, 600 MB decoded) is
+# the largest picture a camera commonly takes, and a header claiming more is far more likely a hostile file.
+MAX_IMAGE_PIXELS = 200_000_000
 
 
 class SourceError(ValueError):
@@ -36,19 +41,43 @@ class Frame:
     image_bgr: NDArray[np.uint8]
 
 
-def read_image(path: str | Path) -> NDArray[np.uint8]:
-    """Decode an image file to (H, W, 3) BGR; SourceError for a missing, unreadable or truncated file."""
+def decode_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.uint8]:
+    """Decode the bytes of an image file to (H, W, 3) BGR, once its header's size is checked: the one place images
+    are decoded. Raises SourceError (without a file name) for a kind not read, a picture of more than
+    ``max_pixels``, a truncated JPEG or a file that does not decode."""
+    if image_kind(data) is None:
+        raise SourceError("not an image OpenCV can decode (expected JPEG, PNG, BMP, TIFF or WebP)")
+    size = image_size(data)
+    if size is None or size[0] <= 0 or size[1] <= 0:
+        raise SourceError("the image header gives no picture size; expected a complete JPEG, PNG, BMP, TIFF or WebP")
+    if size[0] * size[1] > max_pixels:
+        raise SourceError(f"the image header says {size[0]} x {size[1]} pixels; expected at most {max_pixels} pixels")
+    # A truncated JPEG may still decode (grey below the cut): a JPEG must end with its end-of-image marker.
+    if data.startswith(_JPEG_START) and _JPEG_END not in data[-64:]:
+        raise SourceError("the JPEG is truncated (no end-of-image marker); expected a complete file")
+    try:
+        image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
+    except cv2.error:
+        image = None
+    if image is None:
+        raise SourceError("the image does not decode; expected a complete JPEG, PNG, BMP, TIFF or WebP file")
+    return np.asarray(image, dtype=np.uint8)
+
+
+def read_image(path: str | Path, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.uint8]:
+    """Decode an image file to (H, W, 3) BGR (:func:`decode_image`); SourceError naming the file for a missing,
+    unreadable, too large or truncated one."""
     p = Path(path)
     if not p.is_file():
         raise SourceError(f"{p}: no such image file")
-    data = np.fromfile(str(p), dtype=np.uint8)
-    # A truncated JPEG may still decode (grey below the cut): a JPEG must end with its end-of-image marker.
-    if data[:2].tobytes() == _JPEG_START and _JPEG_END not in data[-64:].tobytes():
-        raise SourceError(f"{p}: the JPEG is truncated (no end-of-image marker); expected a complete file")
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    if image is None:
-        raise SourceError(f"{p}: not an image OpenCV can decode (expected JPEG, PNG, BMP, TIFF or WebP)")
-    return np.asarray(image, dtype=np.uint8)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"{p}: cannot read it ({exc.strerror or exc}); expected an image file") from None
+    try:
+        return decode_image(data, max_pixels)
+    except SourceError as exc:
+        raise SourceError(f"{p}: {exc}") from None
 
 
 class FrameSource:

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from tableref.errors import StoreError
 from webui.blueprints import api, judge, review, setup, table, units
-from webui.errors import HTTP_FORBIDDEN, ApiError
+from webui.errors import HTTP_FORBIDDEN, HTTP_SERVER_ERROR, ApiError
 from webui.http import EXTENSION, AppState
 from webui.live import LiveTable
 from webui.settings import WebuiSettings
+from webui.viewers import ViewerSlots
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def create_app(
         token=token or secrets.token_urlsafe(18),
         embed_token=embed_token,
         local_only=local_only,
-        viewers=threading.BoundedSemaphore(settings.max_viewers),
+        viewers=ViewerSlots(settings.max_viewers, settings.max_viewers_per_client),
     )
     for bp in (table.bp, units.bp, judge.bp, setup.bp, review.bp, api.bp):
         app.register_blueprint(bp)
@@ -91,6 +92,13 @@ def create_app(
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> tuple[Response, int]:
         return _error(str(exc), exc.status)
+
+    @app.errorhandler(StoreError)
+    def _store_error(exc: StoreError) -> tuple[Response, int]:
+        # The review database on the server is damaged, gone or on a full disk: the message says which (it names
+        # the server's file, which the person who started the dashboard gave), and the log notes it once.
+        log.error("request %s %s: %s", request.method, request.path, exc)
+        return _error(str(exc), HTTP_SERVER_ERROR)
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> tuple[Response, int]:

@@ -18,6 +18,7 @@ from calibration.camera import load_camera
 from calibration.spec import load_table_spec
 from tableref.cli_options import add_profile_option, add_table_options
 from tableref.config import load_config
+from tableref.review_store import ReviewStore
 from webui import create_app
 from webui.blueprints.review import REVIEW_KEY
 from webui.errors import ServeError
@@ -95,6 +96,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Checked before anything starts: the socket call would raise OverflowError, not an OSError.
     if not 0 <= args.port <= MAX_PORT:
         raise ServeError(f"--port {args.port} is not a port; expected 1 to {MAX_PORT} (0: any free one)")
+    if args.review:
+        # Checked whole before anything starts: a file that is not a review, or a damaged one, is named here
+        # rather than met by the Review screen as an error on every request.
+        with ReviewStore(args.review, readonly=True) as store:
+            store.verify()
     settings = load_webui_settings(args.config)
     config = load_config(args.config)
     profile = rules.load_profile(args.profile)
@@ -105,8 +111,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     token = secrets.token_urlsafe(18)
     app = create_app(live, settings, token=token, embed_token=local, local_only=local)
     if args.review:
-        if not Path(args.review).is_file():
-            raise ServeError(f"{args.review}: no such review database; expected a file made by `tableref review`")
         app.config[REVIEW_KEY] = args.review
     # One line per request (ten frames a second per viewer) would drown everything else.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)

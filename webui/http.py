@@ -7,29 +7,32 @@ request gives (a profile) are looked up among known ones, never opened as paths.
 from __future__ import annotations
 
 import hmac
-import struct
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any, TypeVar, cast
 
-import cv2
 import numpy as np
 from flask import current_app, request
 from numpy.typing import NDArray
 
 import calibration
+from tableref.image_header import image_kind
+from tableref.sources import SourceError, decode_image
 from webui.errors import HTTP_CONFLICT, HTTP_FORBIDDEN, HTTP_UNSUPPORTED, ApiError, UploadError
 from webui.hub import Result, Snapshot
 from webui.live import LiveTable
 from webui.settings import WebuiSettings
+from webui.viewers import ViewerSlots
 
 TOKEN_HEADER = "X-Tableref-Token"
 EXTENSION = "tableref"
 UPLOAD_FIELD = "file"
 
 F = TypeVar("F", bound=Callable[..., Any])
+# What a body nested deeper than the parser's recursion reaches is told (then what was expected).
+NESTED_TOO_DEEP = "the body is nested too deep to read"
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class AppState:
     embed_token: bool
     # Serving only this machine: requests must name it in their Host header (guards against DNS rebinding).
     local_only: bool
-    viewers: Any
+    viewers: ViewerSlots
 
 
 def app_state() -> AppState:
@@ -88,7 +91,11 @@ def json_body() -> dict[str, Any]:
     """The request's JSON object. 415 without a JSON content type, 400 for bad JSON or not an object."""
     if not request.is_json:
         raise ApiError("expected a JSON body with Content-Type: application/json", HTTP_UNSUPPORTED)
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        # the parser recurses once per level: a hostile body nests deeper than Python's stack
+        raise ApiError(NESTED_TOO_DEEP + "; expected a JSON object") from None
     if data is None:
         raise ApiError("the body is not valid JSON")
     if not isinstance(data, dict):
@@ -130,64 +137,25 @@ def parse_spec(data: bytes) -> calibration.TableSpec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UploadError(f"the table spec is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise UploadError(NESTED_TOO_DEEP + "; expected a table spec TOML file") from None
     try:
         return calibration.table_spec_from_dict(raw)
     except calibration.SpecError as exc:
         raise UploadError(f"not a table spec: {exc}") from None
 
 
-# Signatures of the image kinds accepted (what cameras and phones write); their headers give the size before
-# any decoding, so a small file that would decode to a huge picture is refused.
-_JPEG = b"\xff\xd8\xff"
-_PNG = b"\x89PNG\r\n\x1a\n"
-# JPEG start-of-frame markers (baseline, progressive, ...) carry the picture's size; 0xC4, 0xC8 and 0xCC share the
-# range but are tables, not frames.
-_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-# JPEG markers with no length field: start/end of image, restarts, and the temporary marker.
-_JPEG_BARE = frozenset({0xD8, 0xD9, 0x01, *range(0xD0, 0xD8)})
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    pos = 2
-    while pos + 4 <= len(data):
-        if data[pos] != 0xFF:
-            return None
-        marker = data[pos + 1]
-        if marker == 0xFF:
-            pos += 1
-            continue
-        if marker in _JPEG_BARE:
-            pos += 2
-            continue
-        (length,) = struct.unpack(">H", data[pos + 2 : pos + 4])
-        if marker in _JPEG_SOF and pos + 9 <= len(data):
-            height, width = struct.unpack(">HH", data[pos + 5 : pos + 9])
-            return int(width), int(height)
-        pos += 2 + length
-    return None
-
-
-def _png_size(data: bytes) -> tuple[int, int] | None:
-    if len(data) < 24 or data[12:16] != b"IHDR":
-        return None
-    width, height = struct.unpack(">II", data[16:24])
-    return int(width), int(height)
+# The image kinds accepted from an upload: what cameras and phones write.
+_UPLOAD_KINDS = ("JPEG", "PNG")
 
 
 def parse_image(data: bytes, max_pixels: int) -> NDArray[np.uint8]:
-    """An uploaded photo (JPEG or PNG) decoded to (H, W, 3) BGR. Raises :class:`UploadError` for anything else,
-    a picture of more than ``max_pixels``, or a file that does not decode."""
-    if data.startswith(_JPEG):
-        size = _jpeg_size(data)
-    elif data.startswith(_PNG):
-        size = _png_size(data)
-    else:
+    """An uploaded photo (JPEG or PNG) decoded to (H, W, 3) BGR by :func:`tableref.sources.decode_image`, which
+    checks the header's size first. Raises :class:`UploadError` for anything else, a picture of more than
+    ``max_pixels``, or a file that does not decode."""
+    if image_kind(data) not in _UPLOAD_KINDS:
         raise UploadError("not an image: expected a JPEG or PNG photo of the table")
-    if size is None or size[0] <= 0 or size[1] <= 0:
-        raise UploadError("the image header gives no picture size; expected a complete JPEG or PNG file")
-    if size[0] * size[1] > max_pixels:
-        raise UploadError(f"the image is {size[0]} x {size[1]} pixels; at most {max_pixels} pixels are accepted")
-    image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
-    if image is None:
-        raise UploadError("the image does not decode; expected a complete JPEG or PNG file")
-    return np.asarray(image, dtype=np.uint8)
+    try:
+        return decode_image(data, max_pixels)
+    except SourceError as exc:
+        raise UploadError(str(exc)) from None

@@ -95,6 +95,11 @@ def roster_from_bytes(payload: bytes) -> rules.TableState:
         raise UploadError("the roster is not UTF-8 text; expected a table state JSON file") from None
     except json.JSONDecodeError as exc:
         raise UploadError(f"the roster is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError as exc:
+        # a whole number of more digits than Python converts
+        raise UploadError(f"the roster is not usable JSON ({str(exc).split(';')[0]})") from None
+    except RecursionError:
+        raise UploadError("the roster is nested too deep to read; expected a table state JSON file") from None
     return roster_from_json(data)
 
 

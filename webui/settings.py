@@ -51,6 +51,7 @@ class WebuiSettings:
     # Viewers.
     sse_keepalive_s: float = field(metadata=positive())
     max_viewers: int = field(metadata=at_least(1))
+    max_viewers_per_client: int = field(metadata=at_least(1))
     poll_interval_s: float = field(metadata=positive())
     # Units screen: suggested groupings.
     group_gap_mm: float = field(metadata=at_least(0))

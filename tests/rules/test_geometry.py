@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
 import shapely
 import shapely.affinity
 
+import rules
+from rules import geometry
 from rules.geometry import BaseArrays, candidate_pairs
 
 # Polygons of 8192 vertices are within 2e-5 mm of a 100 mm ellipse: a reference far finer than 0.01 mm.
@@ -102,6 +105,40 @@ def test_candidate_pairs_hold_every_pair_within_reach(reach_mm: float) -> None:
     within = set(zip(ii[all_gaps <= reach_mm].tolist(), jj[all_gaps <= reach_mm].tolist(), strict=True))
     assert within
     assert within <= set(zip(i.tolist(), j.tolist(), strict=True))
+
+
+def test_candidate_pairs_asked_in_slices_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(12)
+    arr = bases(rng.uniform(0, 300, (200, 2)), rng.uniform(10, 40, (200, 2)), rng.uniform(0, 180, 200))
+    whole = candidate_pairs(arr, 50.8)
+    # a slice of 2 boxes at a time (400 possible pairs) instead of all 200 at once
+    monkeypatch.setattr(geometry, "_QUERY_PAIRS", 400)
+    sliced = candidate_pairs(arr, 50.8)
+    assert len(whole[0]) > 200
+    np.testing.assert_array_equal(sliced[0], whole[0])
+    np.testing.assert_array_equal(sliced[1], whole[1])
+
+
+STACKED = 20_000
+# What the pair search may allocate (numpy arrays, which tracemalloc sees) on models all on one spot: all their
+# pairs would be 20,000^2 / 2 = 200 million, 3.2 GB of indices alone.
+STACKED_PEAK_BYTES = 400_000_000
+
+
+@pytest.mark.parametrize("profile", ["skirmish", "legion"])
+def test_models_stacked_on_one_spot_are_refused_in_bounded_memory(profile: str) -> None:
+    base = rules.RoundBase(25.0)
+    units = (rules.Unit("a", player="p1"), rules.Unit("b", player="p2"))
+    models = tuple(rules.Model(f"m{k}", "ab"[k % 2], 500.0, 500.0, base) for k in range(STACKED))
+    state = rules.TableState(rules.Table(1829.0, 1219.0), units, models)
+    tracemalloc.start()
+    try:
+        with pytest.raises(rules.StateError, match=r"20000 models with more than 500,000 pairs .* stacked around"):
+            rules.check(state, rules.load_profile(profile))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < STACKED_PEAK_BYTES
 
 
 def test_extent_of_turned_oval() -> None:

@@ -94,6 +94,11 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.0.base", {"diameter_mm": -27}, "base sizes must be positive"),
         ("models.1.base", {"width_mm": 60, "depth_mm": 0}, "base sizes must be positive"),
         ("models.0.x_mm", float("nan"), "'x_mm' must be a finite number"),
+        # JSON allows whole numbers of any length: one beyond a float's range is named, not an OverflowError
+        ("models.0.x_mm", 10**400, "'x_mm' must be a finite number, got a whole number too large"),
+        ("models.0.base", {"diameter_mm": 10**400}, "'diameter_mm' must be a finite number"),
+        ("models.0.doubt_mm", [0.5, -(10**400)], "doubt_mm must be a finite number"),
+        ("terrain.0.polygon", [[0, 0], [10**400, 0], [0, 5]], "polygon[1] must be a finite number"),
         ("models.0.sigma_mm", -0.1, "sigma_mm must be a non-negative"),
         ("models.0.doubt_mm", [0.5], "doubt_mm must be [dx_mm, dy_mm]"),
         ("models.0.doubt_mm", 0.5, "doubt_mm must be [dx_mm, dy_mm]"),
@@ -128,7 +133,13 @@ def test_error_names_model_by_index_and_id() -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("{", "not valid JSON"), ("[1, 2]", "expected a JSON object"), ('{"table": 5}', "table: expected a JSON object")],
+    [
+        ("{", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"table": 5}', "table: expected a JSON object"),
+        # more digits than Python turns into a whole number: a ValueError of the parser, not a JSONDecodeError
+        ('{"table": {"width_mm": ' + "9" * 5000 + "}}", "not usable JSON .*5000 digits"),
+    ],
 )
 def test_bad_file_content(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.json"

@@ -3,12 +3,19 @@ naming the problem and exit code 2, never a traceback."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
+from tableref import sources
+from tableref.review_store import ReviewStore
 from tests.tableref.test_cli_pipeline import FRAME, SAMPLES, run
 
 DEEP = 200_000
@@ -35,6 +42,33 @@ def _nested(tmp: Path) -> Path:
 def _deep_object(tmp: Path) -> Path:
     path = tmp / "deep_object.json"
     path.write_text('{"a": ' * DEEP + "1" + "}" * DEEP)
+    return path
+
+
+def _state_with(tmp: Path, models: list[dict[str, object]]) -> Path:
+    path = tmp / "state.json"
+    units = [{"id": "a", "player": "p1"}, {"id": "b", "player": "p2"}]
+    path.write_text(json.dumps({"table": {"width_mm": 1829, "depth_mm": 1219}, "units": units, "models": models}))
+    return path
+
+
+def _huge_number(tmp: Path) -> Path:
+    # 400 digits: valid JSON, but no float holds it
+    model = {"id": "m1", "unit": "a", "x_mm": 10**400, "y_mm": 300, "base": {"diameter_mm": 25}}
+    return _state_with(tmp, [model])
+
+
+def _stacked(tmp: Path) -> Path:
+    # 20,000 models on one spot: 200 million pairs, far more than memory holds
+    base = {"diameter_mm": 25}
+    return _state_with(
+        tmp, [{"id": f"m{k}", "unit": "ab"[k % 2], "x_mm": 500, "y_mm": 500, "base": base} for k in range(20_000)]
+    )
+
+
+def _deep_toml(tmp: Path) -> Path:
+    path = tmp / "deep.toml"
+    path.write_text("a = " + "[" * DEEP + "]" * DEEP + "\n")
     return path
 
 
@@ -97,6 +131,12 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
     (["check", "PATH"], _deep_object, "JSON nested too deep to read"),
     (["analyze", str(FRAME), "--roster", "PATH"], _nested, "JSON nested too deep to read"),
     (["review", "SRC", "--roster", "PATH"], _nested, "JSON nested too deep to read"),
+    (["detect", str(FRAME), "--config", "PATH"], _deep_toml, "TOML nested too deep to read; expected a settings"),
+    (["detect", str(FRAME), "--table", "PATH"], _deep_toml, "TOML nested too deep to read; expected a table spec"),
+    (["check", "PATH"], _huge_number, "models[0] (id 'm1'): 'x_mm' must be a finite number"),
+    (["analyze", str(FRAME), "--roster", "PATH"], _huge_number, "'x_mm' must be a finite number"),
+    (["check", "PATH", "--profile", "skirmish"], _stacked, "20000 models with more than 500,000 pairs"),
+    (["check", "PATH", "--profile", "legion"], _stacked, "models stacked around (500, 500) mm"),
 ]
 
 
@@ -165,3 +205,58 @@ def test_evaluate_names_a_bad_truth_file(
 
 def test_samples_folder_still_has_good_truths() -> None:
     assert list(SAMPLES.glob("*.truth.json"))
+
+
+def _png_claiming(path: Path, width: int, height: int) -> Path:
+    """A PNG of a few bytes whose header claims ``width`` x ``height`` pixels (3 bytes each)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = zlib.compress(b"\x00" * (1 + 3 * width) * 4)
+    header = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + header + chunk(b"IDAT", rows) + chunk(b"IEND", b""))
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["detect", "PATH"],
+        ["analyze", "PATH", "--roster", str(SAMPLES / "skirmish_1080p.truth.json")],
+        ["calibrate-camera", "PATH", "--out", "OUT"],
+        ["review", "SRC", "--out", "OUT", "--quiet"],
+    ],
+)
+def test_a_picture_claiming_a_huge_size_is_refused_before_decoding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    huge = _png_claiming(photos / "huge.png", 60_000, 60_000)
+
+    def no_decode(*_: object) -> None:
+        raise AssertionError("the image was decoded before its size was checked")
+
+    monkeypatch.setattr(sources.cv2, "imdecode", no_decode)
+    named = {"PATH": str(huge), "SRC": str(photos), "OUT": str(tmp_path / "out")}
+    code, _, err = run(capsys, *[named.get(a, a) for a in args])
+    assert_one_line_error(code, err, args[0], "the image header says 60000 x 60000 pixels; expected at most")
+    assert "huge.png" in err
+
+
+def test_a_review_whose_only_photo_cannot_be_calibrated_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    # a photo of no table: noise, no marker in it
+    noise = np.random.default_rng(0).integers(0, 255, (720, 1280, 3), dtype=np.uint8)
+    cv2.imwrite(str(photos / "shot.jpg"), noise)
+    out = tmp_path / "game.sqlite"
+    code, stdout, err = run(capsys, "review", photos, "--out", out, "--quiet")
+    assert_one_line_error(code, err, "review", "none of its 1 settled frames could be measured; photo 0: found 0 of")
+    assert stdout == ""
+    # not marked done: run again with a spec that fits, it starts over
+    with ReviewStore(out, readonly=True) as store:
+        assert store.count() == 0 and "complete" not in store.meta()

@@ -153,6 +153,41 @@ def test_too_many_viewers_get_503(live: LiveTable):
     first.close()
 
 
+def _stream(client: FlaskClient, address: str) -> Any:
+    response = client.get("/api/events", buffered=False, environ_base={"REMOTE_ADDR": address})
+    assert response.status_code == 200
+    next(iter(response.response))
+    return response
+
+
+def _refused(client: FlaskClient, address: str, status: int) -> str:
+    # unbuffered: a stream given instead of the refusal never ends, and the test must fail, not wait
+    response = client.get("/api/events", buffered=False, environ_base={"REMOTE_ADDR": address})
+    refused = response.status_code
+    if refused != status:
+        response.close()
+    assert refused == status
+    return _error(response, status)
+
+
+def test_one_client_cannot_take_every_event_stream(live: LiveTable):
+    app = create_app(live, fast_settings(max_viewers=4, max_viewers_per_client=2), token=TOKEN)
+    client = app.test_client()
+    greedy = [_stream(client, "10.0.0.9") for _ in range(2)]
+    assert "this client has 2 live event streams open" in _refused(client, "10.0.0.9", 429)
+    # the other slots are still there for everyone else
+    others = [_stream(client, f"10.0.0.{k}") for k in (1, 2)]
+    assert "too many live viewers" in _refused(client, "10.0.0.3", 503)
+    # a closed stream gives its slot back, even one closed before it sent anything
+    greedy[0].close()
+    unstarted = client.get("/api/events", buffered=False, environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    assert unstarted.status_code == 200
+    unstarted.close()
+    for response in [greedy[1], *others]:
+        response.close()
+    assert app.extensions["tableref"].viewers.open_streams() == 0
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Measuring
 
@@ -185,6 +220,14 @@ def test_measure_gives_gap_sigma_and_verdicts(client: FlaskClient):
 )
 def test_measure_refuses_bad_requests(client: FlaskClient, kwargs: dict[str, Any], status: int, message: str):
     assert message in _error(client.post("/api/measure", **kwargs), status)
+
+
+def test_measure_is_open_and_changes_nothing(client: FlaskClient, live: LiveTable):
+    # like the other reads it needs no token: it measures the result on screen and keeps nothing
+    before = client.get("/api/status").get_json()["result_seq"]
+    answer = client.post("/api/measure", json={"a": "a1", "b": "a2"})
+    assert answer.status_code == 200 and answer.get_json()["result_seq"] == before
+    assert live.hub.live_result_seq() == before and client.get("/api/status").get_json()["result_seq"] == before
 
 
 def test_measure_follows_the_sigma_of_the_models():
@@ -525,3 +568,46 @@ def test_host_check_guards_a_local_dashboard(live: LiveTable, host: str, local_o
     app = create_app(live, live.settings, token=TOKEN, local_only=local_only)
     response = app.test_client().get("/api/status", headers={"Host": host})
     assert response.status_code == status
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Hostile bodies
+
+DEEP = 100_000
+DEEP_BODIES = ["[" * DEEP + "]" * DEEP, '{"a": ' * DEEP + "1" + "}" * DEEP]
+JSON_ROUTES = [
+    ("post", "/api/measure"),
+    ("put", "/api/roster"),
+    ("put", "/api/profile"),
+    ("post", "/api/freeze"),
+    ("put", "/api/spec"),
+    ("post", "/review/units"),
+]
+
+
+@pytest.mark.parametrize("body", DEEP_BODIES, ids=["array", "object"])
+@pytest.mark.parametrize(("method", "path"), JSON_ROUTES)
+def test_json_nested_too_deep_is_a_400(
+    client: FlaskClient, caplog: pytest.LogCaptureFixture, method: str, path: str, body: str
+):
+    response = getattr(client, method)(path, data=body, headers={**AUTH, "Content-Type": "application/json"})
+    assert _error(response, 400)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"] and "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "message"),
+    [
+        ("put", "/api/spec", "a = " + "[" * DEEP + "]" * DEEP, "nested too deep to read; expected a table spec"),
+        ("put", "/api/roster", DEEP_BODIES[0], "the roster is nested too deep to read"),
+        ("put", "/api/roster", '{"table": {"width_mm": ' + "9" * 5000 + "}}", "not usable JSON"),
+    ],
+)
+def test_uploads_nested_too_deep_are_a_400(
+    client: FlaskClient, caplog: pytest.LogCaptureFixture, method: str, path: str, body: str, message: str
+):
+    # as a file upload, not a JSON body: parsed by the upload's own reader
+    upload = {"file": (io.BytesIO(body.encode()), "upload.txt")}
+    response = getattr(client, method)(path, data=upload, headers=AUTH, content_type="multipart/form-data")
+    assert message in _error(response, 400)
+    assert "Traceback" not in caplog.text

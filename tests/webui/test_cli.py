@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tableref.cli import build_parser, main
+from tests.webui.test_review import make_review_db
 from webui.cli import is_loopback
 from webui.feeds import SampleFeed, StateFeed, sample_available, sample_state_path
 
@@ -69,6 +71,7 @@ def _settings_file(tmp: Path, text: str | bytes | None) -> Path:
         ("0", "[webui]\nmax_process_fps = 0\n", "[webui] max_process_fps must be more than 0, got 0.0"),
         ("0", "[webui]\njpeg_quality = 0\n", "[webui] jpeg_quality must be from 1 to 100, got 0"),
         ("0", "[webui]\nreplay_fps = inf\n", "[webui] replay_fps must be a finite number, got inf"),
+        ("0", "[webui]\nmax_viewers_per_client = 0\n", "[webui] max_viewers_per_client must be at least 1, got 0"),
     ],
 )
 def test_bad_port_or_settings_give_one_line_and_exit_2(
@@ -156,3 +159,65 @@ def test_serve_end_to_end(stop: signal.Signals):
         _, err = proc.communicate(timeout=15)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+
+
+def _not_a_review(tmp: Path, kind: str) -> Path:
+    """A file given as --review that is not a review database (or a damaged one) of kind ``kind``."""
+    path = tmp / "game.sqlite"
+    if kind == "text":
+        path.write_text("notes of the game\n")
+    elif kind == "random":
+        path.write_bytes(bytes(range(256)) * 64)
+    elif kind == "other sqlite":
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE photos (name TEXT)")
+        db.commit()
+        db.close()
+    else:
+        make_review_db(path)
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if kind == "newer":
+            with db:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', '99')")
+        db.close()
+        if kind == "damaged frame":
+            data = bytearray(path.read_bytes())
+            at = data.find(b"\xff\xd8jpeg\x01")
+            data[at + 2 : at + 6] = b"JPEG"
+            path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("missing", "no such review database; expected a file made by `tableref review`"),
+        ("text", "not a review database, or a damaged one (file is not a database)"),
+        ("random", "not a review database, or a damaged one"),
+        ("other sqlite", "not a review database (it has no meta, states, moves, placements, events table)"),
+        ("damaged frame", "the review database is damaged: the frame of settled state 1 does not match its checksum"),
+        ("newer", "a review database of schema '99', which this tableref does not read"),
+    ],
+)
+def test_a_review_that_cannot_be_shown_is_refused_at_start(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str, words: str
+):
+    review = tmp_path / "missing.sqlite" if kind == "missing" else _not_a_review(tmp_path, kind)
+
+    def no_server(*_: object, **__: object) -> None:
+        raise AssertionError("the dashboard started with a review it cannot show")
+
+    monkeypatch.setattr("webui.cli.make_server", no_server)
+    code = main(["serve", "--source", str(sample_state_path()), "--port", "0", "--review", str(review)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"tableref serve: error: {review}: ") and err.count("\n") == 1, err
+    assert words in err
+
+
+def test_a_good_review_passes_the_start_up_check(tmp_path: Path):
+    from tableref.review_store import ReviewStore
+
+    with ReviewStore(make_review_db(tmp_path / "game.sqlite"), readonly=True) as store:
+        store.verify()

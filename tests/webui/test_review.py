@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +106,39 @@ def test_the_game_report_holds_every_state(app: Flask, review_db: Path) -> None:
     assert "lower bounds" in html and "illegal move" in html
 
 
-def test_a_missing_frame_is_404(app: Flask, review_db: Path) -> None:
+# 10^23 is beyond SQLite's 64-bit integers: no state has it, and asking must not overflow
+@pytest.mark.parametrize("index", ["9", "99999999999999999999999"])
+def test_a_missing_frame_is_404(app: Flask, review_db: Path, index: str) -> None:
     app.config[REVIEW_KEY] = str(review_db)
-    assert app.test_client().get("/review/frame/9.jpg").status_code == 404
+    answer = app.test_client().get(f"/review/frame/{index}.jpg")
+    assert answer.status_code == 404 and answer.get_json()["error"] == f"no stored frame for settled state {index}"
+
+
+def _damage_frame(path: Path, index: int) -> None:
+    """Change stored bytes of the frame of state ``index`` in the file itself, as a damaged disk would."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    data = bytearray(path.read_bytes())
+    at = data.find(b"\xff\xd8jpeg" + bytes([index]))
+    assert at > 0
+    data[at + 2 : at + 6] = b"JPEG"
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("url", ["/review/frame/1.jpg", "/review/report.html"])
+def test_a_damaged_frame_is_a_json_error_naming_it(
+    app: Flask, review_db: Path, url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    _damage_frame(review_db, 1)
+    app.config[REVIEW_KEY] = str(review_db)
+    client = app.test_client()
+    assert client.get("/review/frame/0.jpg").status_code == 200
+    answer = client.get(url)
+    assert answer.status_code == 500
+    doc = answer.get_json()
+    assert "the frame of settled state 1 does not match its checksum" in doc["error"]
+    assert "Traceback" not in caplog.text
 
 
 RED, BLUE = ({"id": "red", "player": "A", "move_in": 6}, {"id": "blue", "player": "B", "move_in": 6})

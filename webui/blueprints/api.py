@@ -14,7 +14,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 import calibration
 import rules
 from webui import measure as judge
-from webui.errors import HTTP_NOT_FOUND, HTTP_UNAVAILABLE, ApiError
+from webui.errors import HTTP_NOT_FOUND, ApiError
 from webui.feeds import ImageFeed, Scene
 from webui.http import (
     app_state,
@@ -110,33 +110,34 @@ def frame() -> Response:
 @bp.get("/events")
 def events() -> Response:
     """Server-sent events: ``status`` for every new snapshot (a new frame, a change of state), ``result`` when a
-    new result is out. Every viewer gets the same pre-made JSON; an idle viewer costs a sleeping thread."""
+    new result is out. Every viewer gets the same pre-made JSON; an idle viewer costs a sleeping thread, so the
+    streams are limited in all and per client address (:class:`webui.viewers.ViewerSlots`)."""
     state = app_state()
     viewers = state.viewers
-    if not viewers.acquire(blocking=False):
-        raise ApiError("too many live viewers; poll /api/status instead", HTTP_UNAVAILABLE)
+    client = request.remote_addr or "unknown"
+    viewers.take(client)
     hub = state.live.hub
     keepalive = state.settings.sse_keepalive_s
 
     def stream() -> Iterator[str]:
-        try:
-            yield f"retry: {SSE_RETRY_MS}\n\n"
-            snap = hub.snapshot()
-            sent_result = -1
-            while True:
-                if snap.result is not None and snap.result.seq != sent_result:
-                    sent_result = snap.result.seq
-                    yield f"event: result\ndata: {snap.result.json}\n\n"
-                yield f"event: status\ndata: {snap.status_json}\n\n"
+        yield f"retry: {SSE_RETRY_MS}\n\n"
+        snap = hub.snapshot()
+        sent_result = -1
+        while True:
+            if snap.result is not None and snap.result.seq != sent_result:
+                sent_result = snap.result.seq
+                yield f"event: result\ndata: {snap.result.json}\n\n"
+            yield f"event: status\ndata: {snap.status_json}\n\n"
+            newer = hub.wait(snap.seq, keepalive)
+            while newer.seq == snap.seq:
+                yield ": keep-alive\n\n"
                 newer = hub.wait(snap.seq, keepalive)
-                while newer.seq == snap.seq:
-                    yield ": keep-alive\n\n"
-                    newer = hub.wait(snap.seq, keepalive)
-                snap = newer
-        finally:
-            viewers.release()
+            snap = newer
 
     response = Response(stream(), mimetype="text/event-stream")
+    # Freed when the server closes the response, even one whose stream never started (a generator's own finally
+    # would not run then, and the slot would be lost).
+    response.call_on_close(lambda: viewers.give_back(client))
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"
     return response

@@ -130,10 +130,11 @@ def _match(
     reach_mm: Sequence[float],
     settings: ReviewSettings,
     expected_mm: np.ndarray | None = None,
+    astray_mm: np.ndarray | None = None,
 ) -> dict[int, int]:
     """detected index -> known index: minimum sum of squared displacements from where each known model is
-    ``expected_mm`` (K, 2) (default: where it stood), none beyond the known model's ``reach_mm`` of where it stood
-    or across base sizes.
+    ``expected_mm`` (K, 2) (default: where it stood), none beyond the known model's ``reach_mm`` of where it stood,
+    farther than its ``astray_mm`` (K,) from where it is expected (default: no limit), or across base sizes.
 
     Squared, because models in a line that all move along it have the same total displacement whichever way
     they are paired; the sum of squares is least for the pairing in which they moved alike, as units do.
@@ -144,15 +145,14 @@ def _match(
     away = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
     e = b if expected_mm is None else expected_mm
     cost = (a[:, None, 0] - e[None, :, 0]) ** 2 + (a[:, None, 1] - e[None, :, 1]) ** 2
-    sizes_a = np.array([_size_mm(m) for m in detected])
-    sizes_b = np.array([_size_mm(m) for m in known])
-    # a size read in doubt (two standard sizes alike in the picture) may be either
-    doubt_a = np.array([m.base.size_sigma_mm for m in detected])
-    doubt_b = np.array([m.base.size_sigma_mm for m in known])
-    size_slack = settings.size_tolerance_mm + 2.0 * np.hypot(doubt_a[:, None], doubt_b[None, :])
+    same_size, near_size = _size_agreement(detected, known, settings)
+    # a size read a standard size off (the detector confuses neighbouring sizes on unseen looks) pairs at a price
+    cost = np.where(same_size, cost, cost + settings.size_miss_cost_mm**2)
     reach = np.asarray(reach_mm, dtype=np.float64)
-    gate = float(reach.max()) ** 2
-    barred = (np.abs(sizes_a[:, None] - sizes_b[None, :]) > size_slack) | (away > reach[None, :] ** 2)
+    gate = float(reach.max()) ** 2 + settings.size_miss_cost_mm**2
+    barred = ~near_size | (away > reach[None, :] ** 2)
+    if astray_mm is not None:
+        barred |= cost > np.asarray(astray_mm, dtype=np.float64)[None, :] ** 2
     cost[barred] = gate * 2.0 + 1.0
     rows, cols = gated_assignment(cost, gate)
     return dict(zip(rows.tolist(), cols.tolist(), strict=True))
@@ -212,6 +212,21 @@ def _state_of(
     shown = tuple(u if u.leader is None or u.leader in present else replace(u, leader=None) for u in units)
     kept = tuple(sorted(unseen, key=lambda m: m.id))
     return rules.TableState(detected.table, shown, tuple(models), terrain, detected.extras, kept, detected.measured)
+
+
+def _size_agreement(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], settings: ReviewSettings
+) -> tuple[np.ndarray, np.ndarray]:
+    """(D, K) each: whether a detection's base is a known model's size (within ``size_tolerance_mm`` and twice their
+    size doubts: a size read in doubt may be either of two alike), and whether it is near enough to be that model
+    read a size off (within ``size_confusion_mm`` more)."""
+    sizes_a = np.array([_size_mm(m) for m in detected]).reshape(-1)
+    sizes_b = np.array([_size_mm(m) for m in known]).reshape(-1)
+    doubt_a = np.array([m.base.size_sigma_mm for m in detected]).reshape(-1)
+    doubt_b = np.array([m.base.size_sigma_mm for m in known]).reshape(-1)
+    slack = settings.size_tolerance_mm + 2.0 * np.hypot(doubt_a[:, None], doubt_b[None, :])
+    off = np.abs(sizes_a[:, None] - sizes_b[None, :])
+    return off <= slack, off <= slack + settings.size_confusion_mm
 
 
 def identify(
@@ -281,12 +296,16 @@ def identify(
                 # nothing changed where it stands: it is still there, the detector missed it
                 models.append(p)
                 continue
-            alike = [m for m in fresh if abs(_size_mm(m) - _size_mm(p)) <= settings.size_tolerance_mm]
+            # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
+            # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
+            alike = [m for m, same in zip(fresh, _size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
             # its unit moved: it left its place with them, and the detector missed it where it went
             if changed is not None and not alike and p.unit not in shift:
                 removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
                 continue
-            gone[p.id] = p
+            # its unit moved as a unit: it went with them, unseen at its place in the group
+            dx, dy = shift.get(p.unit or "", (0.0, 0.0))
+            gone[p.id] = replace(p, x_mm=p.x_mm + dx, y_mm=p.y_mm + dy)
             if alike:
                 questions.append(_question(p, alike, r, index))
     if new:
@@ -330,13 +349,84 @@ def _pairing(
         else reach_mm(by_id.get(m.unit or ""), profile, settings)
         for k, m in enumerate(known)
     ]
-    to_known = _match(detected, known, reach, settings)
+    # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went
+    fitted = _group_shifts(detected, known, reach, settings)
+    expected = _xy(known) + np.array([fitted.get(m.unit or "", (0.0, 0.0)) for m in known]).reshape(-1, 2)
+    # a model of a unit that moved as a group is looked for about its place in the group: paired far from it (with
+    # a base its neighbour left, or a model of another unit), it would make up a move; not seen there, it is unseen.
+    # Where units keep together (a cohesion rule), a unit that stood still did so as a whole too
+    together = profile is None or profile.cohesion.mode != "none"
+    moved = {u for u, d in fitted.items() if math.hypot(*d) > settings.still_reach_mm}
+    stood = {u for u in fitted if together and u not in moved}
+    astray = np.array(
+        [
+            settings.group_reach_mm if m.unit in moved else settings.still_reach_mm if m.unit in stood else np.inf
+            for m in known
+        ]
+    )
+    to_known = _match(detected, known, reach, settings, expected, astray)
     shift = _unit_shifts(detected, known, to_known, settings)
-    if shift:
-        expected = _xy(known) + np.array([shift.get(m.unit or "", (0.0, 0.0)) for m in known])
-        to_known = _match(detected, known, reach, settings, expected)
-        shift = _unit_shifts(detected, known, to_known, settings)
     return to_known, reach, shift
+
+
+def _group_shifts(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], reach: Sequence[float], settings: ReviewSettings
+) -> dict[str, tuple[float, float]]:
+    """Per unit, the one displacement (mm) that brings the most of its ``known`` models (their last places) onto
+    detections of their size within ``group_fit_mm``, each model within its ``reach``; standing still counts as one
+    such displacement. Units are placed best first, each detection taken by one unit only: a unit of models of one
+    size moved a few base widths lands a model or two on its own old places, or on a neighbour's, under a wrong
+    displacement, but all of them only under the right one. Units no displacement fits at least two models of are
+    left out (each of their models is paired on its own); units that stood still are in, with no displacement."""
+    a, b = _xy(detected), _xy(known)
+    if len(a) == 0 or len(b) == 0:
+        return {}
+    alike = _size_agreement(detected, known, settings)[1].T
+    offsets = a[None, :, :] - b[:, None, :]  # (known, detected, 2)
+    within = alike & (np.hypot(offsets[..., 0], offsets[..., 1]) <= np.asarray(reach, dtype=np.float64)[:, None])
+    by_unit: dict[str, list[int]] = {}
+    for j, m in enumerate(known):
+        if m.unit is not None:
+            by_unit.setdefault(m.unit, []).append(j)
+    fits: list[tuple[int, float, str, np.ndarray, np.ndarray]] = []
+    for unit, rows in by_unit.items():
+        members = np.array(rows)
+        # displacements a millimetre apart fit alike: each tried once
+        tried = np.unique(np.round(np.concatenate([np.zeros((1, 2)), offsets[members][within[members]]])), axis=0)
+        count, shift, near = _best_landing(b[members], a, within[members], tried, settings.group_fit_mm)
+        fits.append((count, -float(np.hypot(*shift)), unit, shift, near))
+    taken = np.zeros(len(a), np.bool_)
+    out: dict[str, tuple[float, float]] = {}
+    for count, _short, unit, shift, near in sorted(fits, key=lambda f: (f[0], f[1]), reverse=True):
+        free = near & ~taken[None, :]
+        if count < 2 or free.any(axis=1).sum() < 2:
+            continue
+        taken |= free.any(axis=0)
+        out[unit] = (float(shift[0]), float(shift[1]))
+    return out
+
+
+def _best_landing(
+    places_mm: np.ndarray, seen_mm: np.ndarray, allowed: np.ndarray, tried_mm: np.ndarray, fit_mm: float
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Of the displacements ``tried_mm`` (T, 2), the one that lands the most of the models at ``places_mm`` (M, 2)
+    within ``fit_mm`` of a detection ``seen_mm`` (D, 2) they are ``allowed`` (M, D) to be, the shortest of those:
+    (how many, the displacement (2,), which detections each lands on (M, D)). Worked in slices of displacements,
+    so that memory stays bounded however many models and detections there are."""
+    m, d = len(places_mm), len(seen_mm)
+    step = max(1, 2_000_000 // max(1, m * d))
+    best: tuple[float, int, np.ndarray, np.ndarray] = (-1.0, 0, tried_mm[0], np.zeros((m, d), np.bool_))
+    for start in range(0, len(tried_mm), step):
+        part = tried_mm[start : start + step]
+        landed = places_mm[None, :, None, :] + part[:, None, None, :] - seen_mm[None, None, :, :]
+        near = (np.hypot(landed[..., 0], landed[..., 1]) <= fit_mm) & allowed[None, :, :]
+        count = near.any(axis=2).sum(axis=1)
+        # more models landed first; of as many, the shorter displacement
+        rank = count - 1e-6 * np.hypot(part[:, 0], part[:, 1])
+        k = int(np.argmax(rank))
+        if rank[k] > best[0]:
+            best = (float(rank[k]), int(count[k]), part[k], near[k])
+    return best[1], best[2], best[3]
 
 
 def _unit_shifts(
@@ -382,9 +472,10 @@ def pair_within_reach(
 
 
 def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:
-    """A detection that is ``known``: its id and unit, and its base where the detector read the size less surely."""
+    """A detection that is ``known``: its id and unit, and its base where the detector read the size no more surely
+    (a base does not change between states: a roster's declared size, or the first reading, stands)."""
     carried = replace(detected, id=known.id, unit=known.unit)
-    if known.base.size_sigma_mm < detected.base.size_sigma_mm and isinstance(known.base, rules.RoundBase):
+    if known.base.size_sigma_mm <= detected.base.size_sigma_mm and isinstance(known.base, rules.RoundBase):
         return standing_on_declared(carried, known.base)
     return carried
 

@@ -282,7 +282,7 @@ class Reviewer:
         s = self.settings
         rec = self.recording
         settle_s = 0.0 if rec.is_photos else s.settle_s
-        watch = SettleWatch(settle_s, s.motion_pixel_delta, s.motion_fraction)
+        watch = SettleWatch(settle_s, s.motion_pixel_delta, s.motion_fraction, s.motion_min_region_px)
         previous: ReviewedState | None = None
         measured: NDArray[np.uint8] | None = None
         spell_done = False

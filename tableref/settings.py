@@ -70,10 +70,12 @@ class ReviewSettings:
     # Change detection runs on one frame every sample_interval_s of video; the others are only decoded.
     sample_interval_s: float = field(metadata=positive())
     # Frames are compared as grey copies this wide: a pixel changed by more than motion_pixel_delta grey levels
-    # counts, and more than motion_fraction of the pixels changed is movement.
+    # counts, and more than motion_fraction of the pixels changed is movement, as is a region of at least
+    # motion_min_region_px such pixels side by side (0: only the share counts).
     motion_thumb_px: int = field(metadata=at_least(1))
     motion_pixel_delta: int = field(metadata=at_least(0, 255))
     motion_fraction: float = field(metadata=at_least(0, 1))
+    motion_min_region_px: int = field(metadata=at_least(0))
     # A still frame is covered (not settled) when a region changed (by more than covered_pixel_delta grey levels)
     # since the last measured state touches the frame's border and covers at least covered_fraction of it: an arm
     # reaching in.
@@ -88,11 +90,19 @@ class ReviewSettings:
     # and its base size changed by at most size_tolerance_mm.
     track_gate_mm: float = field(metadata=at_least(0))
     size_tolerance_mm: float = field(metadata=at_least(0))
+    # A base read up to size_confusion_mm more off may be the same model read a size off; such a pairing costs as
+    # much as a displacement of size_miss_cost_mm.
+    size_confusion_mm: float = field(metadata=at_least(0))
+    size_miss_cost_mm: float = field(metadata=at_least(0))
     # A model of a unit whose Move is known is paired only within its reach (Move, Advance and Charge) plus
     # reach_margin_mm; one whose place did not change (less than changed_share of it) only within still_reach_mm.
     reach_margin_mm: float = field(metadata=at_least(0))
     changed_share: float = field(metadata=at_least(0, 1))
     still_reach_mm: float = field(metadata=at_least(0))
+    # A unit's models moved alike land within group_fit_mm of where the unit's displacement takes them; once it is
+    # known, each of them is paired only within group_reach_mm of that place.
+    group_fit_mm: float = field(metadata=positive())
+    group_reach_mm: float = field(metadata=positive())
     # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
     # suggested as one unit.
     group_gap_mm: float = field(metadata=at_least(0))

@@ -267,3 +267,59 @@ def test_the_rosters_bases_stand_where_their_models_were_last_seen(
     assert got is not None
     assert {m.id: (m.x_mm, m.y_mm) for m in got.models} == expected
     assert all(m.base == rules.RoundBase(32.0, height_mm=3.5) for m in got.models)
+
+
+# a block of eight in two ranks, 40 mm apart: a unit moved a few base widths lands some of its models on places
+# others left, under a wrong displacement
+BLOCK = {f"r{k + 1}": ("red", 400.0 + 40.0 * (k % 4), 400.0 + 40.0 * (k // 4)) for k in range(8)}
+
+
+@pytest.mark.parametrize(
+    ("dx", "dy", "missed_before", "missed_after", "read_28"),
+    [
+        (175.0, -60.0, {"r1", "r3", "r7"}, {"r2", "r8"}, set()),
+        # the detector read two of them a size off
+        (175.0, -60.0, {"r1", "r3", "r7"}, {"r2", "r8"}, {"r4", "r5"}),
+        # moved along its ranks by two base widths
+        (80.0, 0.0, {"r4"}, {"r1", "r5"}, {"r6"}),
+        (-120.0, 0.0, set(), {"r8"}, set()),
+        (0.0, 160.0, {"r2", "r6"}, {"r3"}, {"r3", "r7"}),
+    ],
+)
+def test_a_unit_moves_as_a_unit_and_keeps_every_id(
+    dx: float, dy: float, missed_before: set[str], missed_after: set[str], read_28: set[str]
+) -> None:
+    start = roster(BLOCK)
+    seen = [(x, y) for k, (_, x, y) in BLOCK.items() if k not in missed_before]
+    first, *_, track, _ = identify(detected(seen), EMPTY_TRACK, 0, SETTINGS, start)
+    assert sorted(m.id for m in first.unseen) == sorted(missed_before)
+    after = [k for k in BLOCK if k not in missed_after]
+    points = [(BLOCK[k][1] + dx, BLOCK[k][2] + dy) for k in after]
+    sizes = [28.5 if k in read_28 else 32.0 for k in after]
+    state, removed, added, _, questions = identify(detected(points, sizes), track, 1, SETTINGS, profile=SKIRMISH)
+    assert (removed, questions) == ([], [])
+    assert sorted((p.model, p.returned) for p in added) == sorted((k, True) for k in missed_before - missed_after)
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {k: (BLOCK[k][1] + dx, BLOCK[k][2] + dy) for k in after}
+    # the roster's size stands where the detector read another
+    assert all(m.base.diameter_mm == 32.0 for m in state.models)
+    # not seen where the unit went: unseen at its place in the unit, not where it stood before
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.unseen} == {
+        k: (BLOCK[k][1] + dx, BLOCK[k][2] + dy) for k in missed_after
+    }
+
+
+def test_a_model_of_a_unit_that_stood_still_is_not_paired_with_a_base_put_down_beside_it() -> None:
+    """A unit that stood still stood still as a whole (the profile has a cohesion rule)."""
+    start = roster(BLOCK)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in BLOCK.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    # r8 not found, its place changed; a new base of its size 45 mm away
+    points = [(x, y) for k, (_, x, y) in BLOCK.items() if k != "r8"] + [(520.0 + 45.0, 440.0)]
+    state, removed, added, _, asked = identify(
+        detected(points), track, 1, SETTINGS, None, SKIRMISH, {**{k: 0.0 for k in BLOCK}, "r8": 0.9}
+    )
+    # a unit keeps together: r8 did not move alone; the base beside it is a new model, and r8's fate a question
+    assert removed == [] and [m.id for m in state.unseen] == ["r8"] and len(asked) == 1
+    assert len(added) == 1 and not added[0].returned
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models if m.id in BLOCK} == {
+        k: (x, y) for k, (_, x, y) in BLOCK.items() if k != "r8"
+    }

@@ -1,0 +1,228 @@
+"""Benchmark of the review's tracking on games it was not tuned on: does it find the moves, invent none, and see
+the casualty?
+
+Each game is a scene of the wide-look renderer (``tableref.synth.wide``: random tables, mats, bases, figures, light
+and cameras, nothing like the frames the detector's rules were first chosen on) in three settled states, written
+as a folder of photos: the scene; one unit of at least four models moved 175 mm (within a 7" Move) as a block;
+another moved 60 mm and one model of a third taken off. Every move ends on the table, in the camera's view, clear
+of other bases and of terrain. The folder is reviewed as ``tableref review FOLDER --roster roster.json`` would,
+the first state's truth as the roster (every unit's Move 7"), and the timeline is compared with the truth:
+
+- moves found: of the true moves whose model was detected (within 4 mm) in both states, those the review reports
+  for that model, start and end within 4 mm and length within 2 mm (a move of a model not detected on one side
+  cannot be found: that is the detector's count, printed as "seen");
+- invented: reported moves longer than 5 mm of models that did not move;
+- the casualty reported removed; models reported removed that were not taken off.
+
+Run by hand: ``.venv/bin/python bench/bench_review_games.py [--seed 62000] [--count 10] [--out DIR]``;
+resolutions alternate 1080p and 4K.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import io
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tableref.cli import main as tableref_main
+from tableref.review_store import ReviewStore
+from tableref.synth.wide import random_scene
+from tableref.synth.wide.frame import render_frame
+from tableref.synth.wide.scene import Blob, Part, Stick, WideBase, WideScene
+from tableref.synth.wide.tables import spec_toml
+
+EDGE_MM = 40.0
+EDGE_PX = 60.0
+CLEAR_MM = 3.0
+MOVE_IN = 7
+
+
+def _shifted_part(part: Part, dx: float, dy: float) -> Part:
+    if isinstance(part, Blob):
+        x, y, z = part.centre
+        return dataclasses.replace(part, centre=(x + dx, y + dy, z))
+    if isinstance(part, Stick):
+        (x0, y0, z0), (x1, y1, z1) = part.start, part.end
+        return dataclasses.replace(part, start=(x0 + dx, y0 + dy, z0), end=(x1 + dx, y1 + dy, z1))
+    a, b, c, d = ((x + dx, y + dy, z) for x, y, z in part.corners)
+    return dataclasses.replace(part, corners=(a, b, c, d))
+
+
+def _shifted(base: WideBase, dx: float, dy: float) -> WideBase:
+    parts = tuple(_shifted_part(p, dx, dy) for p in base.parts)
+    return dataclasses.replace(base, x_mm=base.x_mm + dx, y_mm=base.y_mm + dy, parts=parts)
+
+
+def _lands_clear(scene: WideScene, ids: set[str], dx: float, dy: float) -> bool:
+    """Whether the bases ``ids`` moved by (dx, dy) stay on the table, in view, clear of the other bases and blocks."""
+    w, d = scene.table.width_mm, scene.table.depth_mm
+    cam = scene.camera
+    others = [b for b in scene.bases if b.id not in ids]
+    for b in scene.bases:
+        if b.id not in ids:
+            continue
+        x, y, r = b.x_mm + dx, b.y_mm + dy, b.radius_mm
+        if not (EDGE_MM + r < x < w - EDGE_MM - r and EDGE_MM + r < y < d - EDGE_MM - r):
+            return False
+        u, v = np.asarray(cam.project(np.array([[x, y, 0.0]])), dtype=np.float64).reshape(-1, 2)[0]
+        if not (EDGE_PX < u < cam.image_width - EDGE_PX and EDGE_PX < v < cam.image_height - EDGE_PX):
+            return False
+        if any(math.hypot(o.x_mm - x, o.y_mm - y) < o.radius_mm + r + CLEAR_MM for o in others):
+            return False
+        if any(
+            math.hypot(k.x_mm - x, k.y_mm - y) < max(k.width_mm, k.depth_mm) / 2 + r + CLEAR_MM for k in scene.blocks
+        ):
+            return False
+    return True
+
+
+def _moved(
+    scene: WideScene, units: dict[str, list[str]], unit: str, dist_mm: float, rng: np.random.Generator
+) -> tuple[WideScene, tuple[float, float]] | None:
+    ids = set(units[unit])
+    for angle in rng.permutation(36) * 10.0:
+        dx, dy = dist_mm * math.cos(math.radians(angle)), dist_mm * math.sin(math.radians(angle))
+        if _lands_clear(scene, ids, dx, dy):
+            bases = tuple(_shifted(b, dx, dy) if b.id in ids else b for b in scene.bases)
+            return dataclasses.replace(scene, bases=bases), (dx, dy)
+    return None
+
+
+def make_game(seed: int, resolution: str, out: Path) -> dict[str, Any] | None:
+    """Render one game into ``out`` (photos, table.toml, camera.json, roster.json); its truth, or None where no two
+    units could be moved clear."""
+    rng = np.random.default_rng(seed)
+    first = dataclasses.replace(random_scene(seed, resolution), hands=())
+    units: dict[str, list[str]] = {}
+    for b in first.bases:
+        units.setdefault(b.unit or "", []).append(b.id)
+    big = [u for u, ids in units.items() if len(ids) >= 4]
+    rng.shuffle(big)
+    second = next(((u, m) for u in big if (m := _moved(first, units, u, 175.0, rng))), None)
+    if second is None:
+        return None
+    third = next(((u, m) for u in big if u != second[0] and (m := _moved(second[1][0], units, u, 60.0, rng))), None)
+    if third is None:
+        return None
+    victim = units[next((u for u in big if u not in (second[0], third[0])), second[0])][-1]
+    scenes = (
+        first,
+        second[1][0],
+        dataclasses.replace(third[1][0], bases=tuple(b for b in third[1][0].bases if b.id != victim)),
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    for k, scene in enumerate(scenes, 1):
+        image, truth = render_frame(scene, seed * 10 + k)
+        cv2.imwrite(str(out / f"state_{k}.jpg"), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        if k == 1:
+            (out / "camera.json").write_text(json.dumps(dict(truth.camera)), encoding="utf-8")
+    (out / "table.toml").write_text(spec_toml(first.table), encoding="utf-8")
+    roster = first.state().to_dict()
+    for unit in roster["units"]:
+        unit["move_in"] = MOVE_IN
+    (out / "roster.json").write_text(json.dumps(roster), encoding="utf-8")
+    start = {b.id: (b.x_mm, b.y_mm) for b in first.bases}
+    return {
+        "start": start,
+        "moves": [{i: second[1][1] for i in units[second[0]]}, {i: third[1][1] for i in units[third[0]]}],
+        "victim": victim,
+    }
+
+
+def review(folder: Path) -> Path:
+    """Review the game's photos, as the command line does; the review's file."""
+    db = folder / "review.sqlite"
+    args = ["review", str(folder), "--roster", str(folder / "roster.json"), "--table", str(folder / "table.toml")]
+    args += ["--camera", str(folder / "camera.json"), "--out", str(db), "--quiet"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        tableref_main(args)
+    return db
+
+
+def score(truth: dict[str, Any], db: Path) -> dict[str, Any]:
+    """The review's timeline against the truth (see the module's description)."""
+    places = [{k: np.array(v) for k, v in truth["start"].items()}]
+    for moves in truth["moves"]:
+        places.append({k: p + np.array(moves.get(k, (0.0, 0.0))) for k, p in places[-1].items()})
+    del places[2][truth["victim"]]
+    with ReviewStore(str(db), readonly=True) as store:
+        timeline, states = store.timeline(), store.states()
+    seen = [np.array([[m.x_mm, m.y_mm] for m in s.state.models]).reshape(-1, 2) for s in states]
+
+    def detected(k: int, model: str) -> bool:
+        return (
+            k < len(seen)
+            and model in places[k]
+            and len(seen[k]) > 0
+            and bool(np.hypot(*(seen[k] - places[k][model]).T).min() <= 4.0)
+        )
+
+    true_moves = {(k + 1, m): np.array(d) for k, moves in enumerate(truth["moves"]) for m, d in moves.items()}
+    visible = {key for key in true_moves if detected(key[0] - 1, key[1]) and detected(key[0], key[1])}
+    found, invented = 0, 0
+    for move in timeline["moves"]:
+        key = (move["to_state"], move["model"])
+        if key in true_moves and move["from_state"] == key[0] - 1 and key in visible:
+            start, end = places[key[0] - 1][key[1]], places[key[0]][key[1]]
+            found += bool(
+                np.hypot(*(np.array(move["from_mm"]) - start)) <= 4.0
+                and np.hypot(*(np.array(move["to_mm"]) - end)) <= 4.0
+                and abs(move["distance_mm"] - float(np.hypot(*true_moves[key]))) <= 2.0
+            )
+        elif key not in true_moves and move["distance_mm"] > 5.0:
+            invented += 1
+    removed = [r["model"] for r in timeline["removed"]]
+    return {
+        "states": len(states),
+        "moves": len(true_moves),
+        "seen": len(visible),
+        "found": found,
+        "invented": invented,
+        "casualty": truth["victim"] in removed,
+        "removed wrongly": sum(r != truth["victim"] for r in removed),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=62000)
+    parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=None, help="keep the games here (default: a temporary folder)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.out or Path(tmp)
+        rows = []
+        for k in range(args.count):
+            seed, resolution = args.seed + k, ("1080p", "4k")[k % 2]
+            folder = root / f"game_{resolution}_{seed}"
+            truth = make_game(seed, resolution, folder)
+            if truth is None:
+                print(f"{folder.name}: no two units could be moved clear; skipped", flush=True)
+                continue
+            row = {"game": folder.name, **score(truth, review(folder))}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    keys = ("states", "moves", "seen", "found", "invented", "casualty", "removed wrongly")
+    total = {key: sum(int(r[key]) for r in rows) for key in keys}
+    print(
+        f"{len(rows)} games: all 3 states in {sum(r['states'] == 3 for r in rows)}; moves found {total['found']} of "
+        f"{total['seen']} seen on both sides ({total['moves']} true); invented {total['invented']}; casualty seen "
+        f"{total['casualty']} of {len(rows)}; models removed wrongly {total['removed wrongly']}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

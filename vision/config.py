@@ -8,6 +8,104 @@ from dataclasses import dataclass, fields
 
 from vision.errors import SettingsError
 
+# Settings that must be positive, in (0, 1], and not negative (the rest are checked one by one).
+_POSITIVE = (
+    "snap_tolerance_mm",
+    "seed_radius_px",
+    "seed_canny_high",
+    "vote_canny_low",
+    "vote_canny_high",
+    "vote_blur_px",
+    "vote_cell_mm",
+    "sample_step_px",
+    "search_step_mm",
+    "seed_search_mm",
+    "refine_search_mm",
+    "outlier_sigmas",
+    "max_fit_rms_px",
+    "colour_max_fit_rms_px",
+    "edge_correlation_px",
+    "min_wall_mm",
+    "outline_step_px",
+    "edge_diameter_sigma_mm",
+    "outline_diameter_sigma_mm",
+    "edge_model_sigma_mm",
+    "outline_model_sigma_mm",
+    "ambiguity_max_rms_px",
+    "outline_height_sigma",
+    "read_height_sigma",
+)
+_FRACTIONS = (
+    "seed_vote_fraction",
+    "vote_fraction",
+    "edge_peak_fraction",
+    "ring_support_fraction",
+    "outline_start_margin",
+    "min_edge_coverage",
+    "kin_min_edge_coverage",
+    "unseen_rim_coverage",
+    "min_disc_fill",
+)
+_NON_NEGATIVE = (
+    "second_ring_mm",
+    "inner_ring_fraction",
+    "max_overlap_mm",
+    "coarse_max_overlap_mm",
+    "rim_model_fallback_mm",
+    "astray_short_mm",
+    "ambiguity_reach_mm",
+    "unseen_rim_sigma_share",
+    "ambiguity_shifts",
+    "min_figure_contrast",
+    "faint_disc_contrast",
+    "faint_figure_contrast",
+    "ring_min_figure_contrast",
+    "ring_colour_figure_contrast",
+    "ring_inside_max_colour",
+    "ring_edge_mm",
+    "token_ring_mm",
+    "off_centre_reach_mm",
+    "off_centre_figure_contrast",
+    "round_end_max_wobble",
+    "nest_top_mm",
+    "nest_score_share",
+    "round_end_min_contrast",
+    "die_square_agreement",
+    "die_line_agreement",
+    "size_vote_reach_mm",
+    "size_vote_window_mm",
+    "size_vote_colour",
+    "size_vote_min",
+    "size_vote_lone_doubt_mm",
+    "outline_size_min_px_per_mm",
+    "kin_min_bases",
+    "kin_group_min",
+    "kin_group_min_score",
+    "kin_max_fit_rms_px",
+    "kin_reach_mm",
+    "kin_lost_overlap_mm",
+    "height_pool_min",
+    "height_pool_gain",
+    "colour_gain",
+    "colour_blur_px",
+    "colour_mask_margin_mm",
+    "verifier_min_probability",
+    "reference_blur_mm",
+    "reference_light_cell_mm",
+    "reference_light_reach_cells",
+    "reference_min_change",
+    "reference_min_changed_share",
+    "colour_min_figure_contrast",
+    "colour_clear_figure_contrast",
+    "colour_clear_figure_grey",
+    "shadow_min_darkness",
+    "shadow_max_colour",
+    "seed_blur_px",
+    "profile_blur_px",
+    "min_edge_gradient",
+    "edge_bias_px",
+)
+
 
 @dataclass(frozen=True)
 class VisionSettings:
@@ -413,6 +511,14 @@ class VisionSettings:
     top_read_max_darkness: float
 
     def __post_init__(self) -> None:
+        self._check_numbers()
+        self._check_seeds_and_votes()
+        self._check_outline()
+        self._check_walls_and_bands()
+
+    def _check_numbers(self) -> None:
+        """Every value a finite number (the verifier's file a path), and the ranges of :data:`_POSITIVE`,
+        :data:`_FRACTIONS` and :data:`_NON_NEGATIVE`."""
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "verifier_file":
@@ -422,37 +528,20 @@ class VisionSettings:
             values = value if isinstance(value, tuple) else (value,)
             if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):
                 raise SettingsError(f"vision setting {f.name} must be finite numbers, got {value!r}")
-        if not self.base_sizes_mm or min(self.base_sizes_mm) <= 0:
-            raise SettingsError(f"base_sizes_mm must list positive diameters, got {self.base_sizes_mm!r}")
-        positive = (
-            "snap_tolerance_mm",
-            "seed_radius_px",
-            "seed_canny_high",
-            "vote_canny_low",
-            "vote_canny_high",
-            "vote_blur_px",
-            "vote_cell_mm",
-            "sample_step_px",
-            "search_step_mm",
-            "seed_search_mm",
-            "refine_search_mm",
-            "outlier_sigmas",
-            "max_fit_rms_px",
-            "colour_max_fit_rms_px",
-            "edge_correlation_px",
-            "min_wall_mm",
-            "outline_step_px",
-            "edge_diameter_sigma_mm",
-            "outline_diameter_sigma_mm",
-            "edge_model_sigma_mm",
-            "outline_model_sigma_mm",
-            "ambiguity_max_rms_px",
-            "outline_height_sigma",
-            "read_height_sigma",
-        )
-        for name in positive:
+        for name in _POSITIVE:
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} must be positive, got {getattr(self, name)!r}")
+        for name in _FRACTIONS:
+            if not 0 < getattr(self, name) <= 1:
+                raise SettingsError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
+        for name in _NON_NEGATIVE:
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{name} must not be negative, got {getattr(self, name)!r}")
+
+    def _check_seeds_and_votes(self) -> None:
+        """Sizes, seeds, rays, the size vote and the pack's look."""
+        if not self.base_sizes_mm or min(self.base_sizes_mm) <= 0:
+            raise SettingsError(f"base_sizes_mm must list positive diameters, got {self.base_sizes_mm!r}")
         if self.seed_band_ratio < 1:
             raise SettingsError(f"seed_band_ratio must be at least 1, got {self.seed_band_ratio}")
         if min(self.rays, self.search_rays) < 16:
@@ -461,19 +550,6 @@ class VisionSettings:
             )
         if self.refine_passes < 1 or self.fit_iterations < 1:
             raise SettingsError("refine_passes and fit_iterations must be at least 1")
-        for name in (
-            "seed_vote_fraction",
-            "vote_fraction",
-            "edge_peak_fraction",
-            "ring_support_fraction",
-            "outline_start_margin",
-            "min_edge_coverage",
-            "kin_min_edge_coverage",
-            "unseen_rim_coverage",
-            "min_disc_fill",
-        ):
-            if not 0 < getattr(self, name) <= 1:
-                raise SettingsError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
         if len(self.size_vote_ring) != 2 or not 0 <= self.size_vote_ring[0] < self.size_vote_ring[1] <= 1:
             raise SettingsError(
                 "size_vote_ring must be [inner, outer] fractions of the radius, 0 <= inner < outer <= 1, got "
@@ -490,6 +566,9 @@ class VisionSettings:
             )
         if self.size_vote_hops < 1:
             raise SettingsError(f"size_vote_hops must be at least 1, got {self.size_vote_hops!r}")
+
+    def _check_outline(self) -> None:
+        """The rim model and the appearance fit: windows, sectors, starts and misfit scales."""
         if len(self.rim_model_mm) != 2 or min(self.rim_model_mm) <= 0:
             raise SettingsError(
                 f"rim_model_mm must be [inward, outward], both positive (mm), got {list(self.rim_model_mm)}"
@@ -543,6 +622,9 @@ class VisionSettings:
                 "misread_share, misread_margin and other_start_share must not be negative, got "
                 f"{self.misread_share}, {self.misread_margin} and {self.other_start_share}"
             )
+
+    def _check_walls_and_bands(self) -> None:
+        """Cast shadows, blur, the wall's bounds and doubts, and the bands of the disc and figure tests."""
         if self.cast_shadow_mm < 0 or self.cast_min_z < 0 or self.cast_min_bases < 2:
             raise SettingsError(
                 "cast_shadow_mm and cast_min_z must not be negative and cast_min_bases must be at least 2, got "
@@ -582,65 +664,3 @@ class VisionSettings:
                 f"figure_band must be [start, end] with 0 <= start < end <= 1 (radius fractions), got "
                 f"{list(self.figure_band)}"
             )
-        non_negative = (
-            "second_ring_mm",
-            "inner_ring_fraction",
-            "max_overlap_mm",
-            "coarse_max_overlap_mm",
-            "rim_model_fallback_mm",
-            "astray_short_mm",
-            "ambiguity_reach_mm",
-            "unseen_rim_sigma_share",
-            "ambiguity_shifts",
-            "min_figure_contrast",
-            "faint_disc_contrast",
-            "faint_figure_contrast",
-            "ring_min_figure_contrast",
-            "ring_colour_figure_contrast",
-            "ring_inside_max_colour",
-            "ring_edge_mm",
-            "token_ring_mm",
-            "off_centre_reach_mm",
-            "off_centre_figure_contrast",
-            "round_end_max_wobble",
-            "nest_top_mm",
-            "nest_score_share",
-            "round_end_min_contrast",
-            "die_square_agreement",
-            "die_line_agreement",
-            "size_vote_reach_mm",
-            "size_vote_window_mm",
-            "size_vote_colour",
-            "size_vote_min",
-            "size_vote_lone_doubt_mm",
-            "outline_size_min_px_per_mm",
-            "kin_min_bases",
-            "kin_group_min",
-            "kin_group_min_score",
-            "kin_max_fit_rms_px",
-            "kin_reach_mm",
-            "kin_lost_overlap_mm",
-            "height_pool_min",
-            "height_pool_gain",
-            "colour_gain",
-            "colour_blur_px",
-            "colour_mask_margin_mm",
-            "verifier_min_probability",
-            "reference_blur_mm",
-            "reference_light_cell_mm",
-            "reference_light_reach_cells",
-            "reference_min_change",
-            "reference_min_changed_share",
-            "colour_min_figure_contrast",
-            "colour_clear_figure_contrast",
-            "colour_clear_figure_grey",
-            "shadow_min_darkness",
-            "shadow_max_colour",
-            "seed_blur_px",
-            "profile_blur_px",
-            "min_edge_gradient",
-            "edge_bias_px",
-        )
-        for name in non_negative:
-            if getattr(self, name) < 0:
-                raise SettingsError(f"{name} must not be negative, got {getattr(self, name)!r}")

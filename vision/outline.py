@@ -534,20 +534,8 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     shadow_px = settings.contact_shadow_mm * px_per_mm
     ray_ok = samples.by_ray(inlier)
     weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(_WORK)
-    low_h, high_h = settings.outline_height_ratio
-    heights, held = inputs.height_ratio, inputs.held
-    params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX), heights])
-    reach = _MAX_SHIFT_MM * px_per_mm
-    lower = np.column_stack(
-        [foot - reach, radius_px - reach, np.full(k, _SIGMA_RANGE_PX[0]), np.minimum(low_h, heights)]
-    )
-    upper = np.column_stack(
-        [foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1]), np.maximum(high_h, heights)]
-    )
-    lower, upper = np.where(held, params, lower), np.where(held, params, upper)
-    # a held parameter's column is zero: the steps and the misfit then see only the free ones (with none held,
-    # multiplying by ones would change nothing)
-    free = (~held).astype(_WORK)[:, None, :] if held.any() else None
+    heights = inputs.height_ratio
+    params, lower, upper, free = _start_and_bounds(foot, radius_px, heights, inputs.held, px_per_mm, settings)
     extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm, inputs.cast_px)
     res, jac = _residuals(params, samples, weight, *extra, jacobian=True)
     assert jac is not None
@@ -621,13 +609,58 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         # converged: the step moved nothing by more than _CONVERGED_PX
         if it not in reject_at:
             active[rows[moved < _CONVERGED_PX]] = False
+    assert jac is not None
+    return _outline_fit(params, res, jac, cost, weight, ray_ok, prior, samples, extra, settings)
+
+
+def _start_and_bounds(
+    foot: FloatArray,
+    radius_px: FloatArray,
+    heights: FloatArray,
+    held: BoolArray,
+    px_per_mm: float,
+    settings: VisionSettings,
+) -> tuple[FloatArray, FloatArray, FloatArray, WorkArray | None]:
+    """The fit's start (K, 4) (foot (x, y), radius, blur, height ratio), its lower and upper bounds, and the mask of
+    the free parameters (K, 1, 4) where any is ``held`` (K, 4) (None: all free)."""
+    k = len(radius_px)
+    low_h, high_h = settings.outline_height_ratio
+    params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX), heights])
+    reach = _MAX_SHIFT_MM * px_per_mm
+    lower = np.column_stack(
+        [foot - reach, radius_px - reach, np.full(k, _SIGMA_RANGE_PX[0]), np.minimum(low_h, heights)]
+    )
+    upper = np.column_stack(
+        [foot + reach, radius_px + reach, np.full(k, _SIGMA_RANGE_PX[1]), np.maximum(high_h, heights)]
+    )
+    lower, upper = np.where(held, params, lower), np.where(held, params, upper)
+    # a held parameter's column is zero: the steps and the misfit then see only the free ones (with none held,
+    # multiplying by ones would change nothing)
+    free = (~held).astype(_WORK)[:, None, :] if held.any() else None
+    return params, lower, upper, free
+
+
+def _outline_fit(
+    params: FloatArray,
+    res: WorkArray,
+    jac: WorkArray,
+    cost: FloatArray,
+    weight: WorkArray,
+    ray_ok: BoolArray,
+    prior: FloatArray,
+    samples: _Samples,
+    extra: tuple[FloatArray, float, float, float, FloatArray],
+    settings: VisionSettings,
+) -> OutlineFit:
+    """The converged fit's result: misfit, rays and sectors used, the wall's levels beside the nadir, and whether it
+    is usable."""
+    k = len(params)
     used = weight.sum(axis=1)
     rms = np.sqrt(cost / np.maximum(used, 1.0))
     share = ray_ok.sum(axis=1) / max(samples.rays, 1)
     sectors_seen = ray_ok.reshape(k, samples.sectors, -1).sum(axis=2)
     enough = (sectors_seen >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline_sectors // 2
     ok = np.all(np.isfinite(params), axis=1) & (share >= _MIN_RAY_SHARE) & enough
-    assert jac is not None
     centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays, prior)
     ok &= np.isfinite(centre_misfit) & np.isfinite(radius_misfit)
     terms = _terms(params, samples, *extra)

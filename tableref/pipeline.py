@@ -511,13 +511,9 @@ def detect_frame(
         overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width))
     windows = None
     if (
-        overview is not None
-        and previous is not None
-        and previous.calibration is calibration
-        and previous.px_per_mm == px_per_mm
-        and previous.overview is not None
-        and previous.overview.shape == overview.shape
-        and previous.roster_key == _roster_key(roster)
+        previous is not None
+        and overview is not None
+        and _comparable(previous, calibration, px_per_mm, overview, roster)
     ):
         max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
         windows = _changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings)
@@ -533,19 +529,11 @@ def detect_frame(
         )
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
-        t = time.perf_counter()
-        topdown = calibration.rectify(frame_bgr, px_per_mm)
-        timings["rectify"] = (time.perf_counter() - t) * 1e3
-        t = time.perf_counter()
-        empty = None if reference is None else reference.topdown(px_per_mm)
-        detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty)
-        diameter = height = np.full(len(detections), np.nan)
-        if roster is not None:
-            diameter, height = known_bases(calibration, detections, px_per_mm, roster, settings)
-        detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
+        detections, diameter, height = _measure_whole(
+            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings
+        )
         remeasured = 1.0
         kept = None
-        timings["detect"] = (time.perf_counter() - t) * 1e3
     if roster is not None:
         # outlines the edges read (where the appearance fit does not run) are placed at the declared height
         declared_rims_mm = height * settings.rim_height_mm
@@ -570,6 +558,52 @@ def detect_frame(
         remeasured,
         _roster_key(roster),
     )
+
+
+def _comparable(
+    previous: FrameAnalysis,
+    calibration: TableCalibration,
+    px_per_mm: float,
+    overview: NDArray[np.uint8],
+    roster: rules.TableState | None,
+) -> bool:
+    """Whether ``previous`` was measured as this frame is (the same calibration object, scale, overview size and
+    roster declarations), so that only what changed since need be measured again."""
+    return (
+        previous.calibration is calibration
+        and previous.px_per_mm == px_per_mm
+        and previous.overview is not None
+        and previous.overview.shape == overview.shape
+        and previous.roster_key == _roster_key(roster)
+    )
+
+
+def _measure_whole(
+    frame_bgr: NDArray[np.uint8],
+    calibration: TableCalibration,
+    px_per_mm: float,
+    mask: NDArray[np.uint8],
+    parallax: RimParallax | None,
+    config: Config,
+    roster: rules.TableState | None,
+    reference: EmptyTable | None,
+    timings: dict[str, float],
+) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
+    """Every base of the whole frame, fitted again at the roster's sizes and rim heights where it declares them:
+    (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared). Adds the rectification's
+    and the detection's times (ms) to ``timings``."""
+    t = time.perf_counter()
+    topdown = calibration.rectify(frame_bgr, px_per_mm)
+    timings["rectify"] = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    empty = None if reference is None else reference.topdown(px_per_mm)
+    detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty)
+    diameter = height = np.full(len(detections), np.nan)
+    if roster is not None:
+        diameter, height = known_bases(calibration, detections, px_per_mm, roster, config.pipeline)
+    detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
+    timings["detect"] = (time.perf_counter() - t) * 1e3
+    return detections, diameter, height
 
 
 def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableState:

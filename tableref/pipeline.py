@@ -25,6 +25,7 @@ from tableref.changes import changed_boxes, changed_mask, merged
 from tableref.config import Config
 from tableref.motion import thumbnail
 from tableref.settings import PipelineSettings
+from tableref.sources import deblock_blur_px
 from vision.detect import detect_bases, fit_known_bases
 from vision.detections import BaseDetections
 from vision.parallax import RimParallax
@@ -371,11 +372,12 @@ def _changed_windows(
     mask: NDArray[np.uint8],
     max_diameter_mm: float,
     settings: PipelineSettings,
+    blur_px: float = 0.0,
 ) -> tuple[list[_Window], NDArray[np.float64], NDArray[np.uint8], float] | None:
     """The windows of the top-down view to measure again since ``previous``, the changed boxes (M, 4) in its
     pixels, the overview to keep (the previous one where nothing changed: a slow drift, such as the light
     changing, adds up until it counts) and the share (0-1) of the view the windows cover. None when too much of the
-    table changed to gain from windows."""
+    table changed to gain from windows. The windows' views are smoothed by ``blur_px`` (see :func:`_smoothed`)."""
     assert previous.overview is not None
     calibration, px_per_mm = previous.calibration, previous.px_per_mm
     changed = changed_mask(
@@ -394,7 +396,11 @@ def _changed_windows(
     if share > settings.max_changed_share:
         return None
     parts = [
-        _Window(box, calibration.rectify(frame_bgr, px_per_mm, box), mask[box[1] : box[3], box[0] : box[2]])
+        _Window(
+            box,
+            _smoothed(calibration.rectify(frame_bgr, px_per_mm, box), blur_px),
+            mask[box[1] : box[3], box[0] : box[2]],
+        )
         for box in boxes_px
         if box[2] > box[0] and box[3] > box[1]
     ]
@@ -501,6 +507,8 @@ def detect_frame(
     if calibration is None:
         calibration = calibrate_table(frame_bgr, spec, camera, settings=config.calibration)
     timings["calibrate"] = (time.perf_counter() - start) * 1e3
+    # a compressed frame's top-down views are smoothed before the bases are looked for in them
+    blur_px = deblock_blur_px(frame_bgr, settings.deblock_min_blockiness, settings.deblock_blur_px)
     px_per_mm = rectified_scale(calibration, settings)
     size_px = calibration.rectified_size(px_per_mm)
     mask = marker_mask(spec, px_per_mm, size_px, settings.marker_mask_margin_mm)
@@ -516,7 +524,7 @@ def detect_frame(
         and _comparable(previous, calibration, px_per_mm, overview, roster)
     ):
         max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
-        windows = _changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings)
+        windows = _changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings, blur_px)
     timings["changes"] = (time.perf_counter() - t) * 1e3
     declared: dict[str, int] | None = None
     declared_rims_mm = None
@@ -530,7 +538,7 @@ def detect_frame(
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
         detections, diameter, height = _measure_whole(
-            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings
+            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px
         )
         remeasured = 1.0
         kept = None
@@ -578,6 +586,12 @@ def _comparable(
     )
 
 
+def _smoothed(view: NDArray[np.uint8], blur_px: float) -> NDArray[np.uint8]:
+    """``view`` smoothed by a Gaussian of ``blur_px`` (0: the view itself): a compressed frame's block edges, which
+    read as rims, fade under it (:func:`tableref.sources.deblock_blur_px`)."""
+    return view if blur_px <= 0 else np.asarray(cv2.GaussianBlur(view, (0, 0), blur_px), dtype=np.uint8)
+
+
 def _measure_whole(
     frame_bgr: NDArray[np.uint8],
     calibration: TableCalibration,
@@ -588,12 +602,13 @@ def _measure_whole(
     roster: rules.TableState | None,
     reference: EmptyTable | None,
     timings: dict[str, float],
+    blur_px: float = 0.0,
 ) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
     """Every base of the whole frame, fitted again at the roster's sizes and rim heights where it declares them:
     (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared). Adds the rectification's
-    and the detection's times (ms) to ``timings``."""
+    and the detection's times (ms) to ``timings``. The view is smoothed by ``blur_px`` (see :func:`_smoothed`)."""
     t = time.perf_counter()
-    topdown = calibration.rectify(frame_bgr, px_per_mm)
+    topdown = _smoothed(calibration.rectify(frame_bgr, px_per_mm), blur_px)
     timings["rectify"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     empty = None if reference is None else reference.topdown(px_per_mm)

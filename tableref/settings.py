@@ -27,6 +27,10 @@ class PipelineSettings:
     max_rectified_px_per_mm: float = field(metadata=positive())
     # Markers are masked out of the top-down view with this margin around their black square (mm).
     marker_mask_margin_mm: float = field(metadata=at_least(0))
+    # The top-down view of a frame at least deblock_min_blockiness blocky (its compression's 8 px blocks; 0: never)
+    # is smoothed by a Gaussian of deblock_blur_px (px of that view) before the bases are looked for.
+    deblock_min_blockiness: float = field(metadata=at_least(0))
+    deblock_blur_px: float = field(metadata=at_least(0))
     # Base rims stand this high above the table (mm), give or take rim_height_sigma_mm (bases are 3-5 mm).
     rim_height_mm: float = field(metadata=at_least(0))
     rim_height_sigma_mm: float = field(metadata=at_least(0))

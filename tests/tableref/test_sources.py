@@ -1,0 +1,63 @@
+"""How blocky a frame's compression left it, and when its top-down views are smoothed for it."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from tableref.sources import blockiness, deblock_blur_px
+
+
+def _textured(seed: int) -> np.ndarray:
+    """A 640 x 480 frame of a mottled mat with a few discs (a table seen from above, roughly)."""
+    rng = np.random.default_rng(seed)
+    mat = cv2.GaussianBlur(rng.normal(110, 25, (480, 640, 3)).astype(np.float32), (0, 0), 3)
+    for _ in range(12):
+        x, y = (int(v) for v in rng.integers(40, 440, 2))
+        cv2.circle(mat, (x + 100, y), int(rng.integers(12, 30)), tuple(float(c) for c in rng.integers(20, 230, 3)), -1)
+    return np.clip(mat + rng.normal(0, 2, mat.shape), 0, 255).astype(np.uint8)
+
+
+def _jpeg(image: np.ndarray, quality: int) -> np.ndarray:
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    assert ok
+    return np.asarray(cv2.imdecode(data, cv2.IMREAD_COLOR), dtype=np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("quality", "low", "high"),
+    [
+        (None, 0.9, 1.1),  # stored without loss: no step at the block edges
+        (95, 1.0, 2.0),
+        (60, 2.5, 20.0),
+        (25, 2.5, 20.0),  # a phone's video
+    ],
+)
+def test_blockiness_shows_a_coarse_compression(quality: int | None, low: float, high: float) -> None:
+    frame = _textured(3)
+    seen = blockiness(frame if quality is None else _jpeg(frame, quality))
+    assert low <= seen <= high
+
+
+def test_a_grey_frame_and_a_tiny_frame_are_read_too() -> None:
+    frame = _jpeg(_textured(4), 25)
+    assert blockiness(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)) > 1.5
+    assert blockiness(frame[:10, :10]) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("quality", "min_blockiness", "blur_px", "expected"),
+    [
+        (25, 2.0, 0.6, 0.6),
+        (None, 2.0, 0.6, 0.0),  # a sharp frame is left as it is
+        (25, 0.0, 0.6, 0.0),  # switched off
+        (25, 2.0, 0.0, 0.0),
+    ],
+)
+def test_only_a_blocky_frame_is_smoothed(
+    quality: int | None, min_blockiness: float, blur_px: float, expected: float
+) -> None:
+    frame = _textured(5)
+    frame = frame if quality is None else _jpeg(frame, quality)
+    assert deblock_blur_px(frame, min_blockiness, blur_px) == expected

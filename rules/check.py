@@ -347,6 +347,14 @@ def _in_terrain(ctx: _Context) -> list[Finding]:
     model, poly = tree.query(shapely.points(ctx.bases.center_mm), predicate="dwithin", distance=float(reach.max()))
     if len(model) == 0:
         return []
+    # A model on top of a piece is not in it, nor in a piece no taller than the one it stands on.
+    level = ctx.bases.level_mm if ctx.bases.level_mm is not None else np.zeros(len(ctx.ids))
+    height = np.array([np.nan if t.height_mm is None else t.height_mm for t in solid], dtype=np.float64)
+    on_top = np.array([m.on_terrain is not None for m in ctx.state.models], dtype=bool)
+    below = on_top[model] & (level[model] >= height[poly])
+    model, poly = model[~below], poly[~below]
+    if len(model) == 0:
+        return []
     outline = ctx.bases.polygons(model.astype(np.intp), _QUAD_SEGS)
     inside = shapely.intersects(outline, polys[poly]) & ~shapely.touches(outline, polys[poly])
     # Within the band of the outline it may be in; shrunk by the band and still in, it is surely in.
@@ -368,6 +376,45 @@ def _in_terrain(ctx: _Context) -> list[Finding]:
             )
         )
     return out
+
+
+def _top_margins_mm(outlines: NDArray[np.object_], tops: NDArray[np.object_]) -> FloatArray:
+    """How far inside the edge of each top (M,) each base outline (M,) reaches: the least distance to the edge when
+    the base is wholly on the top, else minus how far its outline runs past the edge."""
+    margin = np.asarray(shapely.distance(outlines, shapely.boundary(tops)), dtype=np.float64)
+    over = np.flatnonzero(~shapely.within(outlines, tops))
+    for k in over:
+        corners = shapely.points(shapely.get_coordinates(outlines[k]))
+        margin[k] = -float(np.max(shapely.distance(corners, tops[k])))
+    return margin
+
+
+def _off_top(ctx: _Context) -> list[Finding]:
+    """Models standing on a top (``on_terrain``) whose base is not wholly on it: not a legal position, so a finding
+    of kind ``in_terrain`` naming the piece, with ``gap_mm`` how far inside the top's edge the base reaches (negative:
+    over it), judged against ``[placement] off_top_mm`` as a base over the table's edge is."""
+    on = [k for k, m in enumerate(ctx.state.models) if m.on_terrain is not None]
+    if not on:
+        return []
+    idx = np.array(on, dtype=np.intp)
+    pieces = {t.id: shapely.Polygon(t.polygon) for t in ctx.state.terrain}
+    names = [ctx.state.models[k].on_terrain or "" for k in on]
+    margin = _top_margins_mm(ctx.bases.polygons(idx, _QUAD_SEGS), np.array([pieces[t] for t in names], dtype=object))
+    limit = 0.0 - ctx.profile.placement.off_top_mm
+    sigma = ctx.bases.sigma_most_mm[idx]
+    verdict = judge(margin, limit, sigma, ctx.k, strict=True)
+    return [
+        Finding(
+            kind="in_terrain",
+            models=(ctx.ids[idx[r]],),
+            gap_mm=float(margin[r]),
+            limit_mm=limit,
+            sigma_mm=float(sigma[r]),
+            call=_call(bool(verdict.close[r])),
+            terrain=names[r],
+        )
+        for r in np.flatnonzero(verdict.reported)
+    ]
 
 
 def _unseen(state: TableState) -> list[Finding]:
@@ -440,7 +487,7 @@ def check(state: TableState, profile: RuleProfile) -> list[Finding]:
     if profile.multi_contact.enabled:
         findings += _multi_contact(ctx)
     findings += _off_table(ctx)
-    findings += _in_terrain(ctx)
+    findings += _in_terrain(ctx) + _off_top(ctx)
     if state.unseen:
         findings = _unseen(state) + _opened_by_unseen(state, profile, findings)
     return sorted(findings, key=lambda f: KINDS.index(f.kind))

@@ -57,6 +57,8 @@ class BaseArrays:
         round: (N,) True where both semi-axes are equal.
         sigma_mm: (N,) 1-sigma uncertainty of where the base's edge is: its centre's and half its size's.
         doubt_mm: (N, 2) a further 1-sigma uncertainty of the centre along that line only (``Model.doubt_mm``).
+        level_mm: (N,) the height each base stands at (0: the table; a terrain piece's height for a model on its
+            top), or None: all on the table.
     """
 
     center_mm: FloatArray
@@ -65,6 +67,7 @@ class BaseArrays:
     round: NDArray[np.bool_]
     sigma_mm: FloatArray
     doubt_mm: FloatArray
+    level_mm: FloatArray | None = None
 
     @staticmethod
     def from_state(state: TableState) -> BaseArrays:
@@ -79,7 +82,10 @@ class BaseArrays:
         # An edge is uncertain by its centre's sigma and by half its size's sigma.
         sigma = np.hypot(rows[:, 5], rows[:, 6] / 2.0)
         doubt = np.array([m.doubt_mm for m in state.models], dtype=np.float64).reshape(-1, 2)
-        return BaseArrays(rows[:, 0:2], axes, np.deg2rad(rows[:, 4]), axes[:, 0] == axes[:, 1], sigma, doubt)
+        heights = {t.id: t.height_mm or 0.0 for t in state.terrain}
+        level = np.array([heights.get(m.on_terrain or "", 0.0) for m in state.models], dtype=np.float64)
+        rotation = np.deg2rad(rows[:, 4])
+        return BaseArrays(rows[:, 0:2], axes, rotation, axes[:, 0] == axes[:, 1], sigma, doubt, level)
 
     @property
     def sigma_most_mm(self) -> FloatArray:
@@ -132,7 +138,11 @@ class BaseArrays:
         return np.stack([self.support_mm(idx, zeros), self.support_mm(idx, zeros + np.pi / 2.0)], axis=1)
 
     def gaps_mm(self, i: IntArray, j: IntArray) -> FloatArray:
-        """Signed edge-to-edge gaps of base pairs (i[k], j[k]); shapes (M,) -> (M,). Negative: overlap depth."""
+        """Signed edge-to-edge gaps of base pairs (i[k], j[k]); shapes (M,) -> (M,). Negative: overlap depth.
+
+        Bases at different heights (a model on top of terrain and one below) are flat shapes in parallel planes:
+        the gap between them is sqrt(plan gap^2 + height difference^2), the plan gap taken as 0 where they overlap
+        in plan, so such bases never overlap and touch only at the same height."""
         i = np.asarray(i, dtype=np.intp)
         j = np.asarray(j, dtype=np.intp)
         d = self.center_mm[j] - self.center_mm[i]
@@ -140,6 +150,10 @@ class BaseArrays:
         oval = ~(self.round[i] & self.round[j])
         if oval.any():
             gap[oval] = self._support_gaps(i[oval], j[oval], d[oval])
+        if self.level_mm is not None:
+            rise = np.abs(self.level_mm[j] - self.level_mm[i])
+            apart = rise > 0
+            gap[apart] = np.hypot(np.maximum(gap[apart], 0.0), rise[apart])
         return gap
 
     def _ellipse_terms(self, idx: IntArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:

@@ -32,10 +32,10 @@ import numpy as np
 from rules.errors import MeleeError
 from rules.findings import CLEAR, CLOSE, Finding
 from rules.lines import judge
-from rules.paths import MM_PER_INCH
 from rules.profile import RuleProfile
 from rules.spots import Layout, SpotQuery, cohesion_spot, contact_spot
 from rules.state import Model, TableState, Unit
+from rules.travel import MM_PER_INCH
 
 #: The kind of finding of a step of the melee procedure left undone.
 MELEE = "melee"

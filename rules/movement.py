@@ -21,15 +21,15 @@ from rules.actions import PLANS, Activation, Plan, activations_from
 from rules.findings import CLEAR, CLOSE, Finding
 from rules.geometry import BaseArrays
 from rules.melee import MeleeProblem, judge_melee, judge_placed, leader_target
-from rules.paths import CLIMB as CLIMB
-from rules.paths import FLY as FLY
-from rules.paths import MM_PER_INCH, model_path_mm
-from rules.paths import THROUGH_MODELS as THROUGH_MODELS
 from rules.profile import RuleProfile
 from rules.spots import Layout
 from rules.state import TableState, Unit
+from rules.travel import CLIMB as CLIMB
+from rules.travel import FLY as FLY
+from rules.travel import MM_PER_INCH, level_problems, model_path_mm
+from rules.travel import THROUGH_MODELS as THROUGH_MODELS
 
-# Ability names a unit may list in its "abilities"; those of paths are re-exported: callers know them as
+# Ability names a unit may list in its "abilities"; those of travel are re-exported: callers know them as
 # rules.movement's.
 CHARGE = "charge"
 
@@ -78,7 +78,8 @@ class UnitMove:
 
 def moved_models(before: TableState, after: TableState, profile: RuleProfile) -> list[ModelMove]:
     """Models present in both states whose centre moved by more than the stillness threshold plus the close
-    band of the measurement. Paths are left equal to the straight distance here."""
+    band of the measurement, or that went onto or off a terrain top. Paths are left equal to the straight distance
+    here."""
     k = profile.calls.close_sigmas
     previous = {m.id: m for m in before.models}
     out = []
@@ -88,7 +89,7 @@ def moved_models(before: TableState, after: TableState, profile: RuleProfile) ->
             continue
         distance = math.hypot(m.x_mm - old.x_mm, m.y_mm - old.y_mm)
         sigma = math.hypot(m.sigma_most_mm, old.sigma_most_mm)
-        if distance > profile.movement.still_mm + k * sigma:
+        if distance > profile.movement.still_mm + k * sigma or m.on_terrain != old.on_terrain:
             out.append(ModelMove(m.id, m.unit, (old.x_mm, old.y_mm), (m.x_mm, m.y_mm), distance, distance, sigma))
     return out
 
@@ -101,12 +102,13 @@ def _path_mm(
     profile: RuleProfile,
     bound_mm: float,
     moving: set[str],
+    end_on: str | None,
 ) -> float:
-    """The shortest legal path of one model. Every other model blocks it, friendly ones and its own unit-mates
-    included, except those in ``moving``: they moved too, in an order a pair of states does not show, so each may
-    have been out of the way when this one passed."""
+    """The shortest legal path of one model, ending on top of ``end_on`` (None: on the table). Every other model
+    blocks it, friendly ones and its own unit-mates included, except those in ``moving``: they moved too, in an
+    order a pair of states does not show, so each may have been out of the way when this one passed."""
     mover = before.model(move.model)
-    return model_path_mm(mover, move.from_mm, move.to_mm, unit, before, bases, profile, bound_mm, moving)
+    return model_path_mm(mover, move.from_mm, move.to_mm, unit, before, bases, profile, bound_mm, moving, end_on)
 
 
 class _Engagement:
@@ -171,6 +173,9 @@ def check_moves(
     eng_after = _Engagement(after, profile.engagement.range_mm)
     roles = _melee_roles(before, after, by_unit, profile) if mode == "legion" else _MeleeRoles({}, {})
     moved = {m.model for m in moves}
+    # Per model that moved, the tops it stood on before and after (None: the table).
+    start_on = {m.id: m.on_terrain for m in before.models}
+    tops = {m.id: (start_on.get(m.id), m.on_terrain) for m in after.models}
     out = []
     for unit_id, unit_moves in by_unit.items():
         unit = units.get(unit_id)
@@ -178,14 +183,26 @@ def check_moves(
         longest = (move_mm or 0.0) * (2.0 + profile.movement.advance_moves)
         bound = max(longest, max(m.distance_mm for m in unit_moves)) * 1.5 + 100.0
         moving = {m.model for m in unit_moves}
-        with_paths = [replace(m, path_mm=_path_mm(m, unit, before, bases, profile, bound, moving)) for m in unit_moves]
+        with_paths = [
+            replace(m, path_mm=_path_mm(m, unit, before, bases, profile, bound, moving, tops[m.model][1]))
+            for m in unit_moves
+        ]
         if mode == "skirmish":
             activation = declared.get(unit_id, Activation())
             engagement = (eng_before.enemies_of(unit_id), eng_after.enemies_of(unit_id))
-            out.append(_judge_skirmish(unit_id, unit, with_paths, move_mm, engagement, profile, activation))
+            verdict = _judge_skirmish(unit_id, unit, with_paths, move_mm, engagement, profile, activation)
         else:
-            out.append(_judge_legion(unit_id, unit, with_paths, before, after, profile, roles, moved))
+            verdict = _judge_legion(unit_id, unit, with_paths, before, after, profile, roles, moved)
+        heights = [p for m in unit_moves for p in level_problems(m.model, unit, *tops[m.model], after, profile)]
+        out.append(_with_problems(verdict, heights))
     return out
+
+
+def _with_problems(verdict: UnitMove, problems: list[str]) -> UnitMove:
+    """``verdict`` made illegal by ``problems`` that hold whatever the action (getting onto a terrain top)."""
+    if not problems:
+        return verdict
+    return replace(verdict, legal=False, call=CLEAR, problems=verdict.problems + tuple(problems))
 
 
 def _allowance_mm(plan: Plan, move_mm: float, profile: RuleProfile) -> float:

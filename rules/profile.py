@@ -30,12 +30,14 @@ _AT_LEAST: dict[str, int] = {
     "cohesion.large_unit_size": 0,
     "cohesion.large_unit_neighbours": 1,
     "placement.off_table_mm": 0,
+    "placement.off_top_mm": 0,
     "calls.close_sigmas": 0,
     "movement.charge_fraction": 0,
     "movement.advance_moves": 0,
     "movement.dense_segment_cost_mm": 0,
     "movement.climb_min_height_mm": 0,
     "movement.climb_move_fraction": 0,
+    "movement.climb_down_move_fraction": 0,
     "movement.still_mm": 0,
     "movement.melee_reach_moves": 0,
 }
@@ -79,6 +81,7 @@ class MultiContact:
 @dataclass(frozen=True)
 class Placement:
     off_table_mm: float
+    off_top_mm: float
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ class Movement:
     dense_segment_cost_mm: float
     climb_min_height_mm: float
     climb_move_fraction: float
+    climb_down_move_fraction: float
     still_mm: float
     melee_reach_moves: float
 

@@ -12,7 +12,7 @@ the spot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import shapely
@@ -20,9 +20,9 @@ from numpy.typing import NDArray
 
 from rules.geometry import BaseArrays, FloatArray, IntArray
 from rules.lines import EPS_MM
-from rules.paths import ModelPaths
 from rules.profile import RuleProfile
 from rules.state import TableState, Unit
+from rules.travel import ModelPaths
 
 BoolArray = NDArray[np.bool_]
 
@@ -98,9 +98,11 @@ class SpotQuery:
 
 
 def _probes(bases: BaseArrays, mover: int, centres: FloatArray, others: IntArray) -> BaseArrays:
-    """Bases ``others`` (P,) followed by P copies of base ``mover`` at ``centres`` (P, 2), each measured exactly."""
+    """Bases ``others`` (P,) at their heights followed by P copies of base ``mover`` at ``centres`` (P, 2) on the
+    table (a spot is a place on the table, out of solid terrain), each measured exactly."""
     n = len(centres)
     idx = np.concatenate([others, np.full(n, mover, dtype=np.intp)])
+    level = None if bases.level_mm is None else np.concatenate([bases.level_mm[others], np.zeros(n)])
     return BaseArrays(
         np.concatenate([bases.center_mm[others], centres]),
         bases.axes_mm[idx],
@@ -108,6 +110,7 @@ def _probes(bases: BaseArrays, mover: int, centres: FloatArray, others: IntArray
         bases.round[idx],
         np.zeros(len(idx)),
         np.zeros((len(idx), 2)),
+        level,
     )
 
 
@@ -134,6 +137,8 @@ def _rings(bases: BaseArrays, mover: int, anchors: IntArray, gap_mm: float) -> F
     """Centres (A * R, 2) that put base ``mover`` at ``gap_mm`` from each anchor base, in R directions each."""
     if len(anchors) == 0:
         return np.empty((0, 2))
+    # Rings are drawn in plan: a spot's distance to an anchor on a terrain top is judged in 3-D later (_legal).
+    bases = replace(bases, level_mm=None)
     anchor = np.repeat(anchors, _RING_ANGLES)
     theta = np.tile(_RING_THETA, len(anchors))
     ray = np.stack([np.cos(theta), np.sin(theta)], axis=1)

@@ -2,6 +2,10 @@
 
 Coordinates: origin at a table corner, ``x_mm`` along the width, ``y_mm`` along the depth. Every value type is
 frozen; build a changed copy with :func:`dataclasses.replace`.
+
+Height: a model stands on the table unless its ``on_terrain`` names a piece of ``solid`` terrain whose top it stands
+on; it then stands at that piece's ``height_mm``, which such a piece must give. JSON: ``"on_terrain": "ruin1"`` on
+the model (absent or null: on the table).
 """
 
 from __future__ import annotations
@@ -103,7 +107,8 @@ class Unit:
 class Model:
     """One miniature on its base. ``sigma_mm`` is the 1-sigma uncertainty of the measured centre (0: exact), per
     axis. ``doubt_mm`` (dx, dy) is a further 1-sigma uncertainty along that line only: a second reading of the
-    base about as likely lies that way, so a gap across that line is doubtful and one along the other is not."""
+    base about as likely lies that way, so a gap across that line is doubtful and one along the other is not.
+    ``on_terrain`` is the id of the solid terrain piece the model stands on top of (None: on the table)."""
 
     id: str
     unit: str | None
@@ -112,6 +117,7 @@ class Model:
     base: Base
     sigma_mm: float = 0.0
     doubt_mm: tuple[float, float] = (0.0, 0.0)
+    on_terrain: str | None = None
 
     @property
     def sigma_most_mm(self) -> float:
@@ -198,6 +204,7 @@ def _validate(state: TableState) -> None:
         unit_ids.add(u.id)
         if u.move_in is not None and (not _finite(u.move_in) or u.move_in < 0):
             raise StateError(f"{where}: move_in must be a non-negative number of inches, got {u.move_in!r}")
+    tops = _validate_terrain(state)
     model_ids: set[str] = set()
     members: dict[str, list[str]] = {}
     listed = [("models", i, m) for i, m in enumerate(state.models)]
@@ -228,10 +235,16 @@ def _validate(state: TableState) -> None:
         height = m.base.height_mm if isinstance(m.base, RoundBase) else None
         if height is not None and not (_finite(height) and height > 0):
             raise StateError(f"{where}: base height_mm must be a positive number, got {height!r}")
+        if m.on_terrain is not None:
+            _validate_top(m.on_terrain, tops, where)
     for i, u in enumerate(state.units):
         if u.leader is not None and u.leader not in members.get(u.id, []):
             where = f"units[{i}] (id {u.id!r})"
             raise StateError(f"{where}: leader {u.leader!r} is not a model of this unit")
+
+
+def _validate_terrain(state: TableState) -> dict[str, Terrain]:
+    """Check every terrain piece; returns them by id."""
     terrain_ids: set[str] = set()
     for i, tr in enumerate(state.terrain):
         where = f"terrain[{i}] (id {tr.id!r})"
@@ -246,6 +259,24 @@ def _validate(state: TableState) -> None:
             raise StateError(f"{where}: polygon points must be finite numbers")
         if tr.height_mm is not None and (not _finite(tr.height_mm) or tr.height_mm < 0):
             raise StateError(f"{where}: height_mm must be a non-negative number, got {tr.height_mm!r}")
+    return {tr.id: tr for tr in state.terrain}
+
+
+def _validate_top(terrain_id: str, tops: Mapping[str, Terrain], where: str) -> None:
+    """A model's ``on_terrain``: a solid piece (dense and area terrain are stood in, not on) of known height (the
+    height it stands at, which distances to other models count)."""
+    piece = tops.get(terrain_id)
+    if piece is None:
+        known = ", ".join(sorted(tops)) or "none"
+        raise StateError(f"{where}: on_terrain {terrain_id!r} is not defined (known terrain: {known})")
+    if piece.kind != "solid":
+        raise StateError(
+            f"{where}: on_terrain {terrain_id!r} is {piece.kind} terrain; a model stands on top of solid terrain only"
+        )
+    if piece.height_mm is None:
+        raise StateError(
+            f"{where}: on_terrain {terrain_id!r} has no height_mm; a model on top stands at the piece's height"
+        )
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -344,7 +375,10 @@ def _doubt_from(value: Any, where: str) -> tuple[float, float]:
 
 
 def state_from_dict(data: Any) -> TableState:
-    """Build and validate a :class:`TableState` from parsed JSON. Raises :class:`StateError` naming the entry."""
+    """Build and validate a :class:`TableState` from parsed JSON. Raises :class:`StateError` naming the entry.
+
+    A model's ``"on_terrain": ID`` (absent or null: on the table) names the solid terrain piece, with a
+    ``height_mm``, whose top it stands on."""
     top = _Reader(data, "state")
     if not top.has("table"):
         raise StateError("state: missing 'table' with width_mm and depth_mm")
@@ -416,6 +450,7 @@ def _model_from(obj: Any, where: str) -> Model:
         base=_base_from(r.obj.get("base"), where),
         sigma_mm=r.number("sigma_mm", 0.0),
         doubt_mm=_doubt_from(r.obj.get("doubt_mm"), where),
+        on_terrain=None if r.obj.get("on_terrain") is None else r.ident("on_terrain"),
     )
 
 
@@ -434,11 +469,14 @@ def _model_to_dict(m: Model) -> dict[str, Any]:
     }
     if any(m.doubt_mm):
         out["doubt_mm"] = list(m.doubt_mm)
+    if m.on_terrain is not None:
+        out["on_terrain"] = m.on_terrain
     return out
 
 
 def state_to_dict(state: TableState) -> dict[str, Any]:
-    """The JSON form of a state; :func:`state_from_dict` reads it back to an equal state."""
+    """The JSON form of a state; :func:`state_from_dict` reads it back to an equal state. A model's
+    ``on_terrain`` is written only for a model on top of a piece."""
     out: dict[str, Any] = {
         "table": {"width_mm": state.table.width_mm, "depth_mm": state.table.depth_mm},
         "units": [

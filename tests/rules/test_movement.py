@@ -142,8 +142,14 @@ def test_climbing_costs_half_a_move() -> None:
     units = [{"id": "red", "player": "A", "move_in": 6, "abilities": ["climb"]}]
     before = state_of([model("r1", "red", 300.0, 600.0, 32)], units, terrain=[tower])
     after = moved(before, r1=(450.0, 600.0))
-    (verdict,) = check_moves(before, after, SKIRMISH)
+    on_top = dataclasses.replace(after, models=(dataclasses.replace(after.models[0], on_terrain="tower"),))
+    (verdict,) = check_moves(before, on_top, SKIRMISH)
     assert verdict.models[0].path_mm == pytest.approx(150.0 + 3 * INCH)
+    # A state that does not say the model stands on the tower has it in the tower: no climb, a placement problem.
+    (verdict,) = check_moves(before, after, SKIRMISH)
+    assert verdict.models[0].path_mm == pytest.approx(150.0)
+    assert [f.kind for f in rules.check(after, SKIRMISH)] == ["in_terrain"]
+    assert rules.check(on_top, SKIRMISH) == []
 
 
 def test_models_that_did_not_move_are_not_judged() -> None:

@@ -69,6 +69,8 @@ def test_user_profile_extends_a_builtin(tmp_path: Path) -> None:
         ('name = "x"\n[calls]\nclose_sigmas = inf\n', r"\[calls\] close_sigmas must be a finite number, got inf"),
         ('name = "x"\n[movement]\nstill_mm = -inf\n', "still_mm must be a finite number"),
         ('name = "x"\n[placement]\noff_table_mm = -3\n', "off_table_mm must not be negative"),
+        ('name = "x"\n[placement]\noff_top_mm = -1\n', "off_top_mm must not be negative"),
+        ('name = "x"\n[movement]\nclimb_down_move_fraction = -0.5\n', "climb_down_move_fraction must not be negative"),
         ('name = "x"\n[engagement]\nrange_mm = 1' + "0" * 400 + "\n", "range_mm must be a number of at most"),
         ("name = \n", "not valid TOML"),
         ("[engagement]\nrange_mm = 1\n", "missing name"),

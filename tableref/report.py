@@ -53,7 +53,8 @@ def describe_finding(state: rules.TableState, f: rules.Finding) -> str:
     if f.kind == "multi_contact":
         return f"{models} touches " + " and ".join(_unit_label(state, u) for u in f.units)
     if f.kind == "in_terrain":
-        return f"{models} in {f.terrain}"
+        # a measured gap: the model stands on top of the piece, its base over the top's edge
+        return f"{models} on {f.terrain}, over its edge" if f.gap_mm is not None else f"{models} in {f.terrain}"
     return models
 
 
@@ -66,7 +67,7 @@ def finding_measure(f: rules.Finding) -> str:
         if f.gap_mm < 0:
             return f"{format_length(-f.gap_mm, f.sigma_mm)} deep, allowed {allowed}"
         return f"measured {format_length(f.gap_mm, f.sigma_mm)} apart, may be over {allowed} deep"
-    if f.kind == "off_table":
+    if f.kind in ("off_table", "in_terrain"):
         return f"{format_length(-f.gap_mm, f.sigma_mm)} over the edge"
     return f"gap {format_length(f.gap_mm, f.sigma_mm)}, limit {format_length(f.limit_mm)}"
 

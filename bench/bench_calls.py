@@ -18,9 +18,9 @@ import numpy as np
 
 import rules
 from calibration.camera import camera_from_dict
-from tableref.calls import CallResult, judge_pairs, line_pairs_scene
 from tableref.config import load_config
 from tableref.pipeline import carry_identities, detect_frame
+from tableref.synth.calls import CallResult, judge_pairs, line_pairs_scene
 from tableref.synth.render import render
 
 MATCH_GATE_MM = 10.0

@@ -16,8 +16,29 @@ MM_PER_INCH = 25.4
 POINTS_PER_INCH = 72.0
 PT_PER_MM = POINTS_PER_INCH / MM_PER_INCH
 
-# Helvetica's average glyph width as a fraction of the font size: good enough to centre a label.
+# Helvetica's average glyph width as a fraction of the font size (for a character it has no width for).
 HELVETICA_MEAN_WIDTH = 0.55
+# Helvetica's glyph widths (thousandths of the font size) of the printable ASCII characters, space to tilde, from
+# its Adobe font metrics: text is measured, centred and kept clear of drawings with these.
+_HELVETICA_WIDTHS = (
+    [278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278]
+    + [556] * 10
+    + [278, 278, 584, 584, 584, 556, 1015]
+    + [667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833]
+    + [722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611]
+    + [278, 278, 278, 469, 556, 333]
+    + [556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833]
+    + [556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500]
+    + [334, 260, 334, 584]
+)
+
+
+def text_width_mm(text: str, size_pt: float) -> float:
+    """The width of ``text`` set in Helvetica at ``size_pt``, in mm."""
+    thousandths = sum(
+        _HELVETICA_WIDTHS[ord(c) - 32] if 32 <= ord(c) < 127 else HELVETICA_MEAN_WIDTH * 1000 for c in text
+    )
+    return thousandths / 1000.0 * size_pt / PT_PER_MM
 
 
 def _num(value: float) -> str:
@@ -83,7 +104,7 @@ class Page:
     def text(self, x_mm: float, y_mm: float, text: str, size_pt: float, centre: bool = False) -> None:
         """Helvetica text with its baseline starting at (x, y) mm, or centred on x."""
         if centre:
-            x_mm -= len(text) * size_pt * HELVETICA_MEAN_WIDTH / PT_PER_MM / 2.0
+            x_mm -= text_width_mm(text, size_pt) / 2.0
         self.ops.append(f"0 g BT /F1 {_num(size_pt)} Tf {self._xy(x_mm, y_mm)} Td {_pdf_string(text)} Tj ET")
 
 

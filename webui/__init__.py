@@ -14,7 +14,7 @@ from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from tableref.errors import StoreError
-from webui.blueprints import api, judge, review, setup, table, units
+from webui.blueprints import api, judge, melee, review, setup, table, units
 from webui.errors import HTTP_FORBIDDEN, HTTP_SERVER_ERROR, ApiError
 from webui.http import EXTENSION, AppState
 from webui.live import LiveTable
@@ -67,7 +67,7 @@ def create_app(
         local_only=local_only,
         viewers=ViewerSlots(settings.max_viewers, settings.max_viewers_per_client),
     )
-    for bp in (table.bp, units.bp, judge.bp, setup.bp, review.bp, api.bp):
+    for bp in (table.bp, units.bp, judge.bp, setup.bp, review.bp, api.bp, melee.bp):
         app.register_blueprint(bp)
 
     @app.before_request

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -40,7 +40,8 @@ class Result:
 
     ``state`` is the table state the rules saw (roster identities applied), ``outlines_px`` (N, V, 2) and
     ``centers_px`` (N, 2) its models' base outlines and centres in full-frame pixels of ``frame``, in state order;
-    ``calibration`` the calibration report; ``json`` the viewers' JSON, made once.
+    ``calibration`` the calibration report; ``json`` the viewers' JSON, made once; ``to_px`` maps table
+    millimetres to those pixels (at a rim height; ``rim_height_mm`` the one the bases were drawn at).
     """
 
     seq: int
@@ -54,6 +55,9 @@ class Result:
     analyzed_at: float
     analysis_ms: float
     json: str = field(repr=False)
+    # table millimetres (N, 2) at a height (mm) -> frame pixels of ``frame`` (None: not known)
+    to_px: Callable[[NDArray[np.float64], float], NDArray[np.float64]] | None = field(default=None, repr=False)
+    rim_height_mm: float = 0.0
 
     def findings_document(self) -> dict[str, Any]:
         """The findings document of ``tableref check --json``."""

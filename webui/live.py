@@ -38,8 +38,9 @@ from tableref.sources import SourceError
 from webui.empty import EmptyTables
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, FeedFrame, Scene, outline_mm
+from webui.groups import group_findings
 from webui.hub import STARTING, FrameView, Hub, Result
-from webui.roster import declared_bases, empty_roster, follow
+from webui.roster import declared_bases, empty_roster, follow, roster_match
 from webui.settings import WebuiSettings
 from webui.settle import SettleWatch, reaching_in, thumbnail
 
@@ -561,7 +562,8 @@ class LiveTable:
             if detected is None:
                 return
             gate_mm = self.config.pipeline.roster_gate_mm
-            state, roster = follow(self._rosters[key], detected.state, gate_mm, self._profile, self.config.review)
+            before = self._rosters[key]
+            state, roster = follow(before, detected.state, gate_mm, self._profile, self.config.review)
             self._rosters[key] = roster
             profile = self._profile
         findings = tuple(rules.check(state, profile))
@@ -573,6 +575,7 @@ class LiveTable:
         last_places = rules.TableState(state.table, models=tuple(replace(m, unit=None) for m in state.unseen))
         ghosts = _pixels(last_places, detected.to_px, detected.rim_height_mm)
         place_in_frame(doc.get("unseen", []), *ghosts)
+        doc["roster_match"] = roster_match(before, detected.state, gate_mm).to_dict()
         doc["analysis_ms"] = round(detected.analysis_ms, 1)
         doc["remeasured_share"] = round(detected.remeasured_share, 3)
         result = Result(
@@ -587,6 +590,8 @@ class LiveTable:
             analyzed_at=now,
             analysis_ms=detected.analysis_ms,
             json=json.dumps(doc),
+            to_px=detected.to_px,
+            rim_height_mm=detected.rim_height_mm,
         )
         self.hub.update(result=result, analysing=False, message=None)
 
@@ -660,6 +665,7 @@ def result_document(
             },
             "players": players,
             "findings": [f.to_dict() for f in findings],
+            "groups": [g.to_dict() for g in group_findings(findings, state)],
         }
     )
     return doc

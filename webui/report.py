@@ -31,7 +31,8 @@ COLOUR_WORDS = {
 }
 
 
-def _player_colour(players: list[str], player: str | None) -> str:
+def player_colour(players: list[str], player: str | None) -> str:
+    """A player's colour: the colour it is named after, else the next of PLAYER_COLOURS; grey for no player."""
     if not player:
         return NO_PLAYER_COLOUR
     return COLOUR_WORDS.get(player.strip().lower()) or PLAYER_COLOURS[players.index(player) % len(PLAYER_COLOURS)]
@@ -40,7 +41,7 @@ def _player_colour(players: list[str], player: str | None) -> str:
 def player_colours(state: rules.TableState) -> dict[str, str]:
     """Colour of each model id: its unit's player's colour, grey without a player."""
     players = list(dict.fromkeys(u.player for u in state.units if u.player))
-    by_unit = {u.id: _player_colour(players, u.player) for u in state.units}
+    by_unit = {u.id: player_colour(players, u.player) for u in state.units}
     return {m.id: by_unit.get(m.unit, NO_PLAYER_COLOUR) if m.unit else NO_PLAYER_COLOUR for m in state.models}
 
 

@@ -24,12 +24,15 @@ from typing import Any
 import numpy as np
 
 import rules
+from tableref.assign import match_models
 from tableref.pipeline import carry_identities, standing_on, standing_on_declared
 from tableref.review import pair_within_reach
 from tableref.settings import ReviewSettings
 from webui.errors import UploadError
 
 OVERRIDES = "base_overrides"
+# The share of models that must match for a roster to belong to the table on screen (RosterMatch).
+MATCH_SHARE = 0.5
 # Sections of a detected state that describe one frame, not the roster (a truth file's render details, say).
 _FRAME_SECTIONS = ("calibration", "camera", "visibility", "render", "status")
 
@@ -158,6 +161,33 @@ def follow(
     )
     new_roster = rules.TableState(detected.table, units, tuple(kept), roster.terrain, roster.extras)
     return state, new_roster
+
+
+@dataclass(frozen=True)
+class RosterMatch:
+    """How the models on the table match the roster's: ``roster`` models of the roster are in a unit, ``seen``
+    models are on the table, and ``matched`` of the roster's stand within reach of one of them (the roster's gate,
+    each model on the table matched once). ``mismatch``: fewer than half of the smaller number matched, as when a
+    photo of another table is measured with the roster of the last one (a table whose models were only taken off
+    still matches: the ones left are the roster's; a unit that moved farther than the gate is one unit)."""
+
+    roster: int
+    seen: int
+    matched: int
+
+    @property
+    def mismatch(self) -> bool:
+        return self.roster > 0 and self.seen > 0 and self.matched < MATCH_SHARE * min(self.roster, self.seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"roster": self.roster, "seen": self.seen, "matched": self.matched, "mismatch": self.mismatch}
+
+
+def roster_match(roster: rules.TableState, detected: rules.TableState, gate_mm: float) -> RosterMatch:
+    """How the models ``detected`` on the table match the roster's models in units, within ``gate_mm``."""
+    in_units = [m for m in (*roster.models, *roster.unseen) if m.unit is not None]
+    rows, _ = match_models(detected.models, in_units, gate_mm)
+    return RosterMatch(len(in_units), len(detected.models), len(rows))
 
 
 @dataclass(frozen=True)

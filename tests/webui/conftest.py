@@ -97,6 +97,35 @@ def sample_state_dict() -> dict[str, Any]:
     return data
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (skips where either is missing), one per test module."""
+    from tests.webui.browser import BROWSER_ARGS, CHROMIUM
+
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page; a script error on it fails the test."""
+    from tests.webui.browser import VIEWPORT
+
+    # Playwright evaluates its wait conditions as strings, which the dashboard's policy (no eval) would refuse.
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True, bypass_csp=True)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert errors == [], errors
+
+
 @pytest.fixture
 def live() -> Iterator[LiveTable]:
     """A live table of the bundled sample state (every kind of finding)."""

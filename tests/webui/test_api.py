@@ -517,7 +517,7 @@ def test_report_refuses_bad_pairs(client: FlaskClient, query: str, message: str)
 
 def test_unknown_paths_and_methods_answer_json(client: FlaskClient):
     _error(client.get("/api/nothing"), 404)
-    _error(client.delete("/api/roster", headers=AUTH), 405)
+    _error(client.delete("/api/status", headers=AUTH), 405)
     _error(client.get("/static/../tableref/defaults.toml"), 404)
 
 

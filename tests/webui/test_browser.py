@@ -5,10 +5,6 @@ and downloads the judge report. Screenshots of every screen go to tests/artifact
 from __future__ import annotations
 
 import json
-import logging
-import shutil
-import threading
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,81 +13,12 @@ import numpy as np
 import pytest
 
 from tableref.review_store import ReviewStore
-from tests.webui.conftest import TOKEN, fast_settings, sample_state_dict, start_live, state_live, two_sides, wait_for
+from tests.webui.browser import WAIT_MS, Served, shot
+from tests.webui.browser import wait_results as _wait_results
+from tests.webui.conftest import fast_settings, sample_state_dict, start_live, state_live, two_sides, wait_for
 from tests.webui.test_review import make_review_db
-from webui import create_app
 from webui.blueprints.review import REVIEW_KEY
 from webui.feeds import SampleFeed, load_sample_scenes, sample_available
-from webui.live import LiveTable
-
-playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
-
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-VIEWPORT = {"width": 1500, "height": 950}
-# Browser waits (ms).
-WAIT_MS = 15000
-
-
-class Served:
-    """A live table behind a real HTTP server on a free port of 127.0.0.1."""
-
-    def __init__(self, live: LiveTable) -> None:
-        from werkzeug.serving import make_server
-
-        logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        self.live = live
-        self.server = make_server("127.0.0.1", 0, create_app(live, live.settings, token=TOKEN), threaded=True)
-        self.url = f"http://127.0.0.1:{self.server.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def get(self, path: str) -> Any:
-        with urllib.request.urlopen(self.url + path, timeout=10) as response:
-            return json.loads(response.read())
-
-    def post(self, path: str, body: dict[str, Any]) -> Any:
-        request = urllib.request.Request(
-            self.url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.live.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=BROWSER_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    # Playwright evaluates its wait conditions as strings, which the dashboard's policy (no eval) would refuse.
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True, bypass_csp=True)
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert errors == [], errors
 
 
 @pytest.fixture
@@ -99,18 +26,6 @@ def sample_state() -> Iterator[Served]:
     served = Served(state_live(sample_state_dict(), name="sample_state.json"))
     yield served
     served.close()
-
-
-def shot(pg: Any, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    # The viewport, as a person sees it (the status bar stays at its bottom).
-    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-def _wait_results(pg: Any, frames: int = 2) -> None:
-    pg.wait_for_function(
-        f"window.tableref && window.tableref.results >= 1 && window.tableref.frames >= {frames}", timeout=WAIT_MS
-    )
 
 
 def _page_findings(pg: Any) -> list[dict[str, str]]:
@@ -121,14 +36,9 @@ def _page_findings(pg: Any) -> list[dict[str, str]]:
     )
 
 
-# The page's order: what is illegal, then engagements, cohesion and what is not seen; clear calls before open ones.
-_RANK = {"illegal_move": 0, "overlap": 1, "off_table": 1, "in_terrain": 1, "multi_contact": 1, "engaged": 2}
-_RANK |= {"cohesion": 3, "unseen": 4}
-
-
-def _in_page_order(findings: list[dict[str, Any]]) -> list[int]:
-    ranks = [(_RANK[f["kind"]] * 2 + (f.get("call") == "close"), i) for i, f in enumerate(findings)]
-    return [i for _, i in sorted(ranks)]
+def _in_page_order(served: Served) -> list[int]:
+    """The findings in the page's order: group by group (webui/groups.py, strongest first), each strongest first."""
+    return [i for g in served.get("/api/result")["groups"] for i in g["findings"]]
 
 
 @pytest.mark.skipif(not sample_available(), reason="the sample frames are not in this checkout")
@@ -141,7 +51,7 @@ def test_dashboard_loads_on_the_bundled_sample(page: Any):
         _wait_results(page, frames=3)
         api = served.get("/api/findings")
         shown = _page_findings(page)
-        assert [f["index"] for f in shown] == _in_page_order(api["findings"])
+        assert [f["index"] for f in shown] == _in_page_order(served)
         assert [f["models"] for f in shown] == [",".join(api["findings"][f["index"]]["models"]) for f in shown]
         if not api["findings"]:
             assert "No findings" in page.inner_text("#findings")
@@ -178,14 +88,16 @@ def test_findings_appear_and_match_the_api(page: Any, uncertain_state: Served):
     api = uncertain_state.get("/api/findings")["findings"]
     assert {f["call"] for f in api} == {"clear", "close"}
     shown = _page_findings(page)
-    assert [s["index"] for s in shown] == _in_page_order(api)
+    assert [s["index"] for s in shown] == _in_page_order(uncertain_state)
     listed = [api[s["index"]] for s in shown]
     assert [s["models"] for s in shown] == [",".join(f["models"]) for f in listed]
     assert [f"call-{f['call']}" in s["cls"] for f, s in zip(listed, shown, strict=True)] == [True] * len(api)
     assert [f"kind-{f['kind']}" in s["cls"] for f, s in zip(listed, shown, strict=True)] == [True] * len(api)
-    # Clicking a finding highlights its models in the frame and on the map.
+    # Clicking a finding (its group opened first) highlights its models in the frame and on the map.
     overlap = next(f for f in api if f["kind"] == "overlap")
-    page.click(f'#findings .finding[data-models="{",".join(overlap["models"])}"]')
+    key = ",".join(overlap["models"])
+    page.click(f'#findings .group:has(.finding[data-models="{key}"]) summary')
+    page.click(f'#findings .finding[data-models="{key}"]')
     lit = page.eval_on_selector_all("#overlay .hl, #map .hl", "els => els.map(e => e.dataset.model)")
     assert sorted(lit) == sorted(overlap["models"] * 2)
     assert page.locator("#overlay .cross").count() == sum(f["kind"] == "overlap" for f in api)
@@ -193,7 +105,7 @@ def test_findings_appear_and_match_the_api(page: Any, uncertain_state: Served):
     close = sum(f["call"] == "close" for f in api)
     assert page.locator("#overlay .cross.close").count() == close
     assert page.locator("#overlay .qmark").count() == close
-    assert page.locator("#findings .badge.close").count() == close
+    assert page.locator("#findings .finding .badge.close").count() == close
     shot(page, "table")
 
 
@@ -238,7 +150,8 @@ def test_assigning_a_unit_changes_the_findings(page: Any):
         assert kinds == {"engaged", "cohesion"}
         page.wait_for_function("document.querySelectorAll('#umap .link').length === 1", timeout=WAIT_MS)
         # Drag a box around red's two models: both selected.
-        box = page.locator("#umap").bounding_box()
+        # the table's rectangle on screen (a band under it holds the scale bar)
+        box = page.locator("#umap .table-edge").bounding_box()
         sx, sy = box["width"] / 1200.0, box["height"] / 800.0
         page.mouse.move(box["x"] + 270 * sx, box["y"] + 270 * sy)
         page.mouse.down()

@@ -246,6 +246,18 @@ def put_roster() -> Response:
     return jsonify(_after_change(before, queued))
 
 
+@bp.delete("/roster")
+@needs_token
+def reset_roster() -> Response:
+    """Forget the roster of the table on screen (units, ids, base overrides; its terrain stays): the models on the
+    table are taken as new, of no unit. For a table the roster does not belong to."""
+    lt = live()
+    old = lt.roster()
+    before = lt.hub.live_result_seq()
+    queued = lt.set_roster(rules.TableState(old.table, terrain=old.terrain))
+    return jsonify(_after_change(before, queued) | {"units_removed": len(old.units)})
+
+
 @bp.put("/profile")
 @needs_token
 def put_profile() -> Response:

@@ -18,6 +18,7 @@ from tableref.review import ReviewedState, regroup
 from tableref.review_store import ReviewStore
 from webui.errors import ApiError
 from webui.http import json_body, needs_token
+from webui.report import player_colour
 from webui.screens import render_screen
 
 bp = Blueprint("review", __name__)
@@ -26,8 +27,11 @@ bp = Blueprint("review", __name__)
 REVIEW_KEY = "TABLEREF_REVIEW"
 MM_PER_INCH = 25.4
 HTTP_NOT_FOUND = 404
-# Unit colours of the map, in the order units appear.
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+# Grid lines of the map every 6 inches; models of no unit are grey.
+GRID_MM = 6 * MM_PER_INCH
+NO_UNIT = "#9e9e9e"
+# Size of the map's text, as a fraction of the table's longer side (mm).
+FONT_SHARE = 1 / 50
 
 
 def _store(readonly: bool = True) -> ReviewStore | None:
@@ -64,8 +68,9 @@ def _membership(body: dict[str, Any]) -> dict[str, str | None]:
 def map_view(current: ReviewedState, previous: ReviewedState | None) -> dict[str, Any]:
     """What the top-down map draws, in table millimetres: bases of this state coloured by unit, ghosts of the
     previous positions of the models that moved or went, and an arrow per move with its length."""
-    units = [u.id for u in current.state.units]
-    colour = {u: PALETTE[k % len(PALETTE)] for k, u in enumerate(units)}
+    units = current.state.units
+    players = list(dict.fromkeys(u.player for u in units if u.player))
+    colour = {u.id: player_colour(players, u.player) for u in units}
     moved = {m.model for m in current.moves}
     gone = {p.model for p in current.removed}
     ghosts = []
@@ -75,31 +80,64 @@ def map_view(current: ReviewedState, previous: ReviewedState | None) -> dict[str
             for m in previous.state.models
             if m.id in moved or m.id in gone
         ]
+    width, depth = current.state.table.width_mm, current.state.table.depth_mm
+    font = max(width, depth) * FONT_SHARE
     return {
-        "width": current.state.table.width_mm,
-        "depth": current.state.table.depth_mm,
+        "width": width,
+        "depth": depth,
+        # a line every 6", and a scale bar in a band under the table
+        "grid_x": [k * GRID_MM for k in range(1, int(width // GRID_MM) + 1) if k * GRID_MM < width],
+        "grid_y": [k * GRID_MM for k in range(1, int(depth // GRID_MM) + 1) if k * GRID_MM < depth],
+        "font": font,
+        "scale_in": 12 if width >= 24 * MM_PER_INCH else 6,
+        "legend": [{"name": p, "colour": player_colour(players, p)} for p in players],
         "bases": [
             {
                 "id": m.id,
                 "x": m.x_mm,
                 "y": m.y_mm,
                 "r": m.base.semi_axes_mm[0],
-                "colour": colour.get(m.unit or "", "#777"),
+                "colour": colour.get(m.unit or "", NO_UNIT),
             }
             for m in current.state.models
         ],
         "ghosts": ghosts,
-        "arrows": [
-            {
-                "x1": m.from_mm[0],
-                "y1": m.from_mm[1],
-                "x2": m.to_mm[0],
-                "y2": m.to_mm[1],
-                "label": f'{m.model} {m.distance_mm / MM_PER_INCH:.1f}"',
-            }
-            for m in current.moves
-        ],
+        "arrows": _arrows(current, font, width, depth),
     }
+
+
+def _arrows(current: ReviewedState, font: float, width: float, depth: float) -> list[dict[str, Any]]:
+    """An arrow per move with its length, each label on its arrow where it overlaps no label placed before it
+    (half way along first, then nearer either end, then beside it) and inside the table."""
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for m in current.moves:
+        (x1, y1), (x2, y2) = m.from_mm, m.to_mm
+        label = f'{m.model} {m.distance_mm / MM_PER_INCH:.1f}"'
+        half_w, half_h = len(label) * font * 0.3, font * 0.6
+        spots = [(t, side) for side in (0.0, -1.0, 1.0, -2.0, 2.0) for t in (0.5, 0.35, 0.65, 0.2, 0.8)]
+        boxes = []
+        for t, side in spots:
+            cx = min(max(x1 + (x2 - x1) * t + side * 2.2 * half_w, half_w), width - half_w)
+            cy = min(max(y1 + (y2 - y1) * t, half_h), depth - half_h)
+            boxes.append((cx - half_w, cy - half_h, cx + half_w, cy + half_h))
+        free = [
+            b for b in boxes if not any(b[0] < p[2] and p[0] < b[2] and b[1] < p[3] and p[1] < b[3] for p in placed)
+        ]
+        box = (free or boxes)[0]
+        placed.append(box)
+        out.append(
+            {
+                "x1": x1,
+                "y1": y1,
+                "x2": x2,
+                "y2": y2,
+                "label": label,
+                "lx": (box[0] + box[2]) / 2,
+                "ly": (box[1] + box[3]) / 2,
+            }
+        )
+    return out
 
 
 def _page_data(states: list[ReviewedState], index: int) -> dict[str, Any]:

@@ -12,6 +12,8 @@ const TR = (() => {
   const MM_PER_INCH = 25.4;
   // Grid lines of the map every 6 inches.
   const GRID_MM = 6 * MM_PER_INCH;
+  // The map's unit names are at least this tall on screen (px); ids are 0.8 of it.
+  const MIN_TEXT_PX = 12;
   // Event-stream errors in a row before falling back to polling.
   const MAX_STREAM_ERRORS = 3;
   const KIND_TITLES = {
@@ -155,6 +157,7 @@ const TR = (() => {
         text += `; ${Math.round(share * 100)} % of the table measured again, the rest kept`;
       }
       document.getElementById("st-calibration").textContent = text;
+      document.getElementById("st-roster").hidden = !(result.roster_match && result.roster_match.mismatch);
     }
     const hold = document.getElementById("hold");
     if (status.frozen) {
@@ -279,41 +282,34 @@ const TR = (() => {
     });
   }
 
-  function unitLabels(g, r, top, font) {
+  // Unit names above their units, and (``ids``) each model's id on its base, placed so that none overlaps another
+  // (webui/static/labels.js). ``top(m)``: the top point of a model's base; ``bases``: where the bases are.
+  function drawLabels(g, r, geometry, opts) {
+    const { top, pos, radius, bases, bounds, font } = geometry;
     const best = new Map();
     for (const m of r.models) {
       if (!m.unit) continue;
       const p = top(m);
-      if (!p) continue;
-      const cur = best.get(m.unit);
-      if (!cur || p[1] < cur[1]) best.set(m.unit, p);
+      if (p && (!best.has(m.unit) || p[1] < best.get(m.unit)[1])) best.set(m.unit, p);
     }
-    // Labels from the top down; one that would overlap a label already placed moves up above it.
-    const placed = [];
-    const order = [...best].sort((a, b) => a[1][1] - b[1][1]);
-    for (const [unit, p] of order) {
-      const text = unitName(r, unit);
-      const half = text.length * font * 0.3;
-      let y = p[1] - font * 0.5;
-      for (let moved = true; moved;) {
-        moved = false;
-        for (const q of placed) {
-          if (Math.abs(q.x - p[0]) < q.half + half && Math.abs(q.y - y) < font) { y = q.y - font * 1.1; moved = true; }
-        }
+    const items = [...best].sort((a, b) => a[1][1] - b[1][1]).map(([unit, p]) => ({
+      text: unitName(r, unit), x: p[0], y: p[1], font, cls: "label", above: true, clearOfBases: true,
+    }));
+    if (opts.ids) {
+      for (const m of r.models) {
+        const p = pos(m.id);
+        if (p) items.push({ text: m.id, x: p[0], y: p[1], font: font * 0.8, cls: "mid", near: radius(m.id), own: m.id });
       }
-      placed.push({ x: p[0], y, half });
-      const t = el("text", { x: p[0], y, "font-size": font, class: "label", "text-anchor": "middle" }, g);
-      t.textContent = text;
     }
+    const left = TRLabels.place(g, items, { bounds, bases });
+    g.dataset.left = left.join(",");
   }
 
-  function idLabels(g, r, pos, font) {
-    for (const m of r.models) {
-      const p = pos(m.id);
-      if (!p) continue;
-      const t = el("text", { x: p[0], y: p[1] + font * 0.35, "font-size": font, class: "mid", "text-anchor": "middle" }, g);
-      t.textContent = m.id;
-    }
+  // A title on a base: its id and unit, shown on hover.
+  function baseTitle(e, r, m) {
+    const t = document.createElementNS(SVG_NS, "title");
+    t.textContent = m.unit ? `${m.id} · ${unitName(r, m.unit)}` : `${m.id} · no unit`;
+    e.appendChild(t);
   }
 
   // Bases and findings over the frame, in full-frame pixels.
@@ -324,12 +320,14 @@ const TR = (() => {
     clear(svg);
     const colour = colourOf(r);
     const byId = models(r);
-    const font = Math.max(12, w / 75);
+    const shown = svg.clientWidth > 0 ? svg.clientWidth / w : 0;
+    const font = Math.max(12, w / 75, shown ? MIN_TEXT_PX / shown : 0);
     const bases = el("g", {}, svg);
     for (const m of r.models) {
       const points = m.outline_px.map((p) => p.join(",")).join(" ");
       const poly = el("polygon", { points, class: "base", stroke: colour(m) }, bases);
       poly.dataset.model = m.id;
+      baseTitle(poly, r, m);
     }
     // Models not seen, where they were last seen: calls about them are open.
     for (const m of r.unseen || []) {
@@ -344,20 +342,68 @@ const TR = (() => {
       return Math.max(...m.outline_px.map((p) => Math.hypot(p[0] - c[0], p[1] - c[1])));
     };
     drawMarks(el("g", {}, svg), r, pos, radius, font);
-    const labels = el("g", {}, svg);
-    unitLabels(labels, r, (m) => m.outline_px.reduce((a, p) => (p[1] < a[1] ? p : a), [0, Infinity]), font);
-    if (opts.ids) idLabels(labels, r, pos, font * 0.8);
+    const top = (m) => (m.center_px ? [m.center_px[0], m.center_px[1] - radius(m.id)] : null);
+    const circles = r.models.filter((m) => m.center_px).map((m) => ({ id: m.id, x: m.center_px[0], y: m.center_px[1], r: radius(m.id) }));
+    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, w, h], font }, opts);
     svg.appendChild(el("g", { class: "picks" }));
   }
 
-  // The table from above in millimetres: terrain, bases, and the same marks.
+  // The scale bar in the band under the table: one bar, inches above it and millimetres below.
+  function scaleBar(svg, W, D, font) {
+    const inches = W >= 60 * MM_PER_INCH ? 24 : W >= 24 * MM_PER_INCH ? 12 : 6;
+    const length = inches * MM_PER_INCH;
+    // millimetre labels far enough apart not to run into each other
+    const mmStep = [50, 100, 200, 500].find((step) => step >= font * 0.8 * 0.62 * 7) || 500;
+    const x0 = font;
+    const y = D + font * 1.9;
+    const g = el("g", { class: "scale-bar" }, svg);
+    el("line", { x1: x0, y1: y, x2: x0 + length, y2: y, class: "scale" }, g);
+    const text = (x, ty, s) => { el("text", { x, y: ty, "font-size": font * 0.8, "text-anchor": "middle", class: "scale-text" }, g).textContent = s; };
+    for (let i = 0; i <= inches; i += 1) {
+      const x = x0 + i * MM_PER_INCH;
+      const tall = i % 6 === 0;
+      el("line", { x1: x, y1: y, x2: x, y2: y - font * (tall ? 0.6 : 0.3), class: "scale" }, g);
+      if (tall) text(x, y - font * 0.8, i ? `${i}"` : "0");
+    }
+    for (let mm = 0; mm <= length; mm += mmStep) {
+      const x = x0 + mm;
+      el("line", { x1: x, y1: y, x2: x, y2: y + font * 0.45, class: "scale" }, g);
+      text(x, y + font * 1.3, mm ? `${mm} mm` : "0");
+    }
+    text(x0 + length + font * 4, y + font * 0.3, `grid lines every ${Math.round(GRID_MM / MM_PER_INCH)}"`);
+  }
+
+  // The map's legend: a base per player's colour, a grey one for models of no unit, a ghost for models not seen.
+  function mapLegend(box, r) {
+    const players = r.players || [];
+    const entry = (cls, stroke, text, key) => {
+      const span = document.createElement("span");
+      span.dataset.key = key;
+      const icon = document.createElementNS(SVG_NS, "svg");
+      icon.setAttribute("width", "18");
+      icon.setAttribute("height", "18");
+      el("circle", { cx: 9, cy: 9, r: 6, class: cls, stroke }, icon);
+      span.append(icon, ` ${text}`);
+      return span;
+    };
+    box.replaceChildren(
+      ...players.map((p) => entry("swatch-base", playerColour(players, p), p, `player:${p}`)),
+      entry("swatch-base", NO_PLAYER, "no unit (grey)", "no-unit"),
+      entry("ghost", "#bbb", "not seen (last place)", "unseen"),
+    );
+  }
+
+  // The table from above in millimetres: terrain, bases, the same marks, a 6" grid and a scale bar under it.
   function drawMap(svg, r, opts = {}) {
     const W = r.table.width_mm;
     const D = r.table.depth_mm;
-    svg.setAttribute("viewBox", `0 0 ${W} ${D}`);
+    // text at least MIN_TEXT_PX tall on screen, however small the map is drawn
+    const shown = svg.clientWidth > 0 ? svg.clientWidth / W : 0;
+    const font = Math.max(Math.max(W, D) / 60, shown ? MIN_TEXT_PX / shown : 0);
+    svg.setAttribute("viewBox", `0 0 ${W} ${D + font * 3.6}`);
     clear(svg);
     el("rect", { x: 0, y: 0, width: W, height: D, class: "table-edge" }, svg);
-    const grid = el("g", {}, svg);
+    const grid = el("g", { class: "grid-lines" }, svg);
     for (let x = GRID_MM; x < W; x += GRID_MM) el("line", { x1: x, y1: 0, x2: x, y2: D, class: "grid" }, grid);
     for (let y = GRID_MM; y < D; y += GRID_MM) el("line", { x1: 0, y1: y, x2: W, y2: y, class: "grid" }, grid);
     for (const t of r.terrain || []) {
@@ -373,16 +419,18 @@ const TR = (() => {
         transform: rot ? `rotate(${rot} ${m.x_mm} ${m.y_mm})` : "",
       }, bases);
       e.dataset.model = m.id;
+      return e;
     };
-    for (const m of r.models) drawBase(m, "base");
+    for (const m of r.models) baseTitle(drawBase(m, "base"), r, m);
     for (const m of r.unseen || []) drawBase(m, "ghost");
-    const font = Math.max(W, D) / 60;
     const pos = (id) => (byId.has(id) ? [byId.get(id).x_mm, byId.get(id).y_mm] : null);
     const radius = (id) => Math.max(...semiAxes(byId.get(id).base).slice(0, 2));
     drawMarks(el("g", {}, svg), r, pos, radius, font);
-    const labels = el("g", {}, svg);
-    unitLabels(labels, r, (m) => [m.x_mm, m.y_mm - Math.max(...semiAxes(m.base).slice(0, 2))], font);
-    if (opts.ids) idLabels(labels, r, pos, font * 0.7);
+    const top = (m) => [m.x_mm, m.y_mm - radius(m.id)];
+    const circles = r.models.map((m) => ({ id: m.id, x: m.x_mm, y: m.y_mm, r: radius(m.id) }));
+    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, W, D], font: font * 0.85 }, opts);
+    scaleBar(svg, W, D, font);
+    if (opts.legend) mapLegend(opts.legend, r);
     svg.appendChild(el("g", { class: "picks" }));
   }
 
@@ -402,88 +450,6 @@ const TR = (() => {
     return `${inches(mm)}" (${mm.toFixed(2)} mm)`;
   }
 
-  function describe(r, f) {
-    const models = f.models.join(", ");
-    if (f.kind === "unseen") {
-      const n = f.models.length;
-      const owner = f.unit ? unitName(r, f.unit) : "no unit";
-      return `${n} model${n === 1 ? "" : "s"} of ${owner} not seen: calls about them are open (${models})`;
-    }
-    if (f.kind === "engaged" && f.units) return `${unitName(r, f.units[0])} engaged with ${unitName(r, f.units[1])} (closest ${models})`;
-    if (f.kind === "cohesion") return `${unitName(r, f.unit)}: ${models}`;
-    if (f.kind === "multi_contact") return `${models} touches ${f.units.map((u) => unitName(r, u)).join(" and ")}`;
-    if (f.kind === "in_terrain") return `${models} in ${f.terrain}`;
-    return models;
-  }
-
-  function measureText(f) {
-    const opened = f.reason === "unseen" && f.kind !== "unseen" ? " · open: a model it depends on is not seen" : "";
-    if (f.gap_mm === undefined || f.limit_mm === undefined) return opened.slice(3);
-    if (f.kind === "overlap") {
-      const allowed = length(-f.limit_mm);
-      if (f.gap_mm < 0) return `${length(-f.gap_mm, f.sigma_mm)} deep, allowed ${allowed}`;
-      return `measured ${length(f.gap_mm, f.sigma_mm)} apart, may be over ${allowed} deep`;
-    }
-    if (f.kind === "off_table") return `${length(-f.gap_mm, f.sigma_mm)} over the edge`;
-    return `gap ${length(f.gap_mm, f.sigma_mm)}, limit ${length(f.limit_mm)}${opened}`;
-  }
-
-  // Strongest first: what is illegal, then engagements, then cohesion, then what the camera does not see; within
-  // each, clear calls before open ones.
-  const KIND_RANK = { illegal_move: 0, overlap: 1, off_table: 1, in_terrain: 1, multi_contact: 1, engaged: 2, cohesion: 3, unseen: 4 };
-
-  function findingOrder(r) {
-    const rank = (f) => (KIND_RANK[f.kind] ?? 5) * 2 + (f.call === "close" ? 1 : 0);
-    return r.findings.map((f, i) => [f, i]).sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1]);
-  }
-
-  // "2 engaged · 1 out of cohesion · 3 open": what the list holds, in a line.
-  function findingCounts(r) {
-    const counts = new Map();
-    for (const f of r.findings) {
-      const name = f.kind === "unseen" ? "not seen" : (KIND_TITLES[f.kind] || f.kind).toLowerCase();
-      counts.set(name, (counts.get(name) || 0) + 1);
-    }
-    const open = r.findings.filter((f) => f.call === "close").length;
-    const parts = [...counts].map(([name, n]) => `${n} ${name}`);
-    if (open) parts.push(`${open} open`);
-    return parts.join(" · ");
-  }
-
-  function renderFindings(ul, r, onPick) {
-    ul.replaceChildren();
-    if (!r.findings.length) {
-      const li = document.createElement("li");
-      li.className = "none";
-      li.textContent = "No findings: nothing engaged, every unit in cohesion, every base legally placed.";
-      ul.appendChild(li);
-      return;
-    }
-    for (const [f, i] of findingOrder(r)) {
-      const li = document.createElement("li");
-      const call = f.call || "clear";
-      li.className = `finding kind-${f.kind} call-${call}`;
-      li.dataset.index = String(i);
-      li.dataset.models = f.models.join(",");
-      const badge = document.createElement("span");
-      badge.className = `badge ${call}`;
-      badge.textContent = call === "close" ? "open" : "clear";
-      badge.title = call === "close" ? "too close to call, or a model it depends on is not seen" : "the measurement decides it";
-      const kind = document.createElement("span");
-      kind.className = "kind";
-      kind.textContent = KIND_TITLES[f.kind] || f.kind;
-      const what = document.createElement("div");
-      what.className = "what";
-      what.textContent = describe(r, f);
-      const measure = document.createElement("div");
-      measure.className = "fmeasure";
-      measure.textContent = measureText(f);
-      li.append(badge, kind, what, measure);
-      li.addEventListener("click", () => onPick(i, f));
-      ul.appendChild(li);
-    }
-  }
-
   let started = false;
   function start() {
     if (started) return;
@@ -495,7 +461,7 @@ const TR = (() => {
 
   return {
     api, start, onStatus, onResult, bindFrame, drawOverlay, drawMap, mark, el, length, inches,
-    renderFindings, findingCounts, colourOf, unitName, semiAxes, LINE_TITLES, PLAYER_COLOURS,
+    colourOf, unitName, semiAxes, LINE_TITLES, KIND_TITLES, PLAYER_COLOURS,
     get status() { return status; },
     get result() { return result; },
   };

@@ -106,14 +106,133 @@
     freezeState.textContent = st.frozen ? "measurements hold on this frame" : "live";
   });
 
+  // ---------------------------------------------------------------------------------------------------------
+  // The placement assistant: the rest of a melee as the rules propose it, drawn as numbered places.
+
+  const meleeUnit = document.getElementById("melee-unit");
+  const meleeSteps = document.getElementById("melee-steps");
+  const meleeMessage = document.getElementById("melee-message");
+  let proposal = null;
+  const PHASES = {
+    others: (p) => `The other models of ${p.unit_name}, into base contact with ${p.enemy_name}`,
+    opponent_leader: (p) => `The leader of ${p.enemy_name}, into base contact with ${p.unit_name} unless it already is`,
+    opponent_others: (p) => `The other models of ${p.enemy_name}, into base contact with ${p.unit_name}`,
+  };
+
+  function sayMelee(text, ok) {
+    meleeMessage.textContent = text;
+    meleeMessage.classList.toggle("ok", Boolean(ok));
+  }
+
+  async function loadMeleeUnits() {
+    try {
+      const doc = await TR.api("GET", "/api/melee/units");
+      const keep = meleeUnit.value;
+      meleeUnit.replaceChildren(...doc.units.map((u) => new Option(`${u.name} (leader ${u.leader})`, u.id)));
+      if (!doc.units.length) meleeUnit.appendChild(new Option("no unit's leader is in base contact", ""));
+      meleeUnit.value = doc.units.some((u) => u.id === keep) ? keep : meleeUnit.options[0].value;
+      document.getElementById("melee-propose").disabled = !doc.units.length;
+      if (!proposal && doc.units.length && !doc.procedure) {
+        sayMelee(`The profile ${doc.profile} has no melee procedure: choose one that has (legion) on the Setup screen.`);
+      }
+    } catch (err) {
+      sayMelee(err.message);
+    }
+  }
+
+  function stepText(s) {
+    const where = `(${s.to_mm[0].toFixed(1)}, ${s.to_mm[1].toFixed(1)}) mm`;
+    const touching = s.touching ? `, in base contact with ${s.touching}` : "";
+    if (!s.moved) return `${s.model} stays at ${where}${touching}: ${s.reason}`;
+    return `${s.model} moves ${TR.length(s.distance_mm)} to ${where}${touching}: ${s.reason}`;
+  }
+
+  function listSteps(p) {
+    meleeSteps.replaceChildren();
+    for (const phase of p.phases) {
+      const steps = p.steps.filter((s) => s.step === phase);
+      const head = document.createElement("div");
+      head.className = "steps-phase";
+      head.textContent = PHASES[phase] ? PHASES[phase](p) : phase;
+      const ol = document.createElement("ol");
+      ol.className = "steps";
+      for (const s of steps) {
+        const li = document.createElement("li");
+        li.value = s.n;
+        li.dataset.model = s.model;
+        li.className = s.moved ? "moves" : "stays";
+        li.textContent = stepText(s);
+        ol.appendChild(li);
+      }
+      if (!steps.length) ol.appendChild(Object.assign(document.createElement("li"), { textContent: "none", className: "stays" }));
+      meleeSteps.append(head, ol);
+    }
+  }
+
+  // The proposed places over the frame (pixels) and on the map (mm): an outlined circle with the step's number.
+  function drawProposal() {
+    for (const svg of [overlay, map]) {
+      const old = svg.querySelector(".proposal");
+      if (old) old.remove();
+    }
+    if (!proposal) return;
+    const views = [
+      [overlay, (s) => s.to_px && [s.from_px, s.to_px, s.radius_px]],
+      [map, (s) => [s.from_mm, s.to_mm, s.radius_mm]],
+    ];
+    for (const [svg, where] of views) {
+      const g = TR.el("g", { class: "proposal" }, svg);
+      for (const s of proposal.steps) {
+        const at = where(s);
+        if (!at || !s.moved) continue;
+        const [from, to, r] = at;
+        TR.el("line", { x1: from[0], y1: from[1], x2: to[0], y2: to[1], class: "proposal-path" }, g);
+        TR.el("circle", { cx: to[0], cy: to[1], r, class: "proposal-place" }, g).dataset.step = String(s.n);
+        const size = r * 1.25;
+        const t = TR.el("text", { x: to[0], y: to[1] + size * 0.35, "font-size": size, "text-anchor": "middle", class: "proposal-n" }, g);
+        t.textContent = String(s.n);
+      }
+    }
+  }
+
+  document.getElementById("melee-propose").addEventListener("click", async () => {
+    const unit = meleeUnit.value;
+    try {
+      proposal = await TR.api("POST", "/api/melee", { unit });
+      const moved = proposal.steps.filter((s) => s.moved).length;
+      sayMelee(`Melee of ${proposal.unit_name} with ${proposal.enemy_name}: ${moved} model(s) to place, ${proposal.steps.length - moved} staying.${proposal.note ? ` Note: ${proposal.note}` : ""}`, true);
+      listSteps(proposal);
+    } catch (err) {
+      proposal = null;
+      meleeSteps.replaceChildren();
+      sayMelee(err.message);
+    }
+    drawProposal();
+  });
+
+  document.getElementById("melee-clear").addEventListener("click", () => {
+    proposal = null;
+    meleeSteps.replaceChildren();
+    sayMelee("");
+    drawProposal();
+  });
+
   TR.onResult((r) => {
     TR.drawOverlay(overlay, r, { ids: true });
-    TR.drawMap(map, r, { ids: true });
+    TR.drawMap(map, r, { ids: true, legend: document.getElementById("map-legend") });
     const known = new Set(r.models.map((m) => m.id));
     picks = picks.filter((id) => known.has(id));
     showPicks();
     // A new result of the same models: the measurement follows it.
     if (picks.length === 2) measure(false);
+    // a proposal belongs to the result it was made on
+    if (proposal && proposal.result_seq !== r.seq) {
+      proposal = null;
+      meleeSteps.replaceChildren();
+      sayMelee("The table changed: propose the placement again.");
+    }
+    drawProposal();
+    loadMeleeUnits();
   });
 
   TR.bindFrame(document.getElementById("frame"), overlay, document.getElementById("frame-note"));

@@ -125,6 +125,33 @@
     notes.replaceChildren(...(c.notes || []).map((n) => { const li = document.createElement("li"); li.textContent = n; return li; }));
   });
 
+  // The roster: how the models on the table match it, and a way back when they do not (another table).
+  function showRoster(r) {
+    const m = r.roster_match;
+    const units = r.units.length;
+    const summary = document.getElementById("roster-summary");
+    const warn = document.getElementById("roster-mismatch");
+    summary.textContent = !m || !m.roster
+      ? `No models in units: ${r.models.length} model(s) on the table, none in a unit.`
+      : `${units} unit(s), ${m.roster} model(s) in units; ${m.matched} of the ${m.seen} model(s) on the table are the roster's.`;
+    warn.hidden = !(m && m.mismatch);
+    if (m && m.mismatch) {
+      warn.textContent = `The models on the table do not match the roster: only ${m.matched} of the ${m.seen} model(s) seen ` +
+        `stood within reach of the roster's ${m.roster} model(s) in units. Another table? Reset the roster to start afresh.`;
+    }
+  }
+
+  document.getElementById("reset-roster").addEventListener("click", async () => {
+    if (!window.confirm("Reset the roster? Every unit, id and base override of this table is forgotten.")) return;
+    try {
+      const done = await TR.api("DELETE", "/api/roster");
+      say(`Roster reset: ${done.units_removed} unit(s) forgotten; the models on the table are of no unit.`, true);
+    } catch (err) {
+      say(err.message);
+    }
+  });
+
+  TR.onResult(showRoster);
   TR.onResult(() => loadEmpty().catch(() => {}));
   loadEmpty().catch((err) => say(err.message));
   loadProfile().catch((err) => say(err.message));

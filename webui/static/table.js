@@ -1,29 +1,32 @@
-// The table screen: frame with overlays, the top-down map and the findings list (click one to highlight it).
+// The table screen: frame with overlays, the top-down map and the findings grouped by unit pair (click a group or
+// one of its findings to highlight its models).
 "use strict";
 
 (() => {
   const overlay = document.getElementById("overlay");
   const map = document.getElementById("map");
+  const legend = document.getElementById("map-legend");
   const list = document.getElementById("findings");
   const count = document.getElementById("findings-count");
-  let active = null; // the highlighted finding, as its models joined by commas
+  // the highlighted group or finding: its class ("group" or "finding") and its models joined by commas
+  let active = null;
+
+  const same = (li) => Boolean(active) && li.classList.contains(active.cls) && li.dataset.models === active.models;
 
   function highlight() {
-    const ids = new Set(active ? active.split(",") : []);
-    TR.mark(ids, "hl");
-    for (const li of list.querySelectorAll(".finding")) li.classList.toggle("active", li.dataset.models === active);
+    TR.mark(new Set(active ? active.models.split(",") : []), "hl");
+    for (const li of list.querySelectorAll(".finding, .group")) li.classList.toggle("active", same(li));
   }
 
   function render(r) {
     TR.drawOverlay(overlay, r);
-    TR.drawMap(map, r);
+    TR.drawMap(map, r, { legend });
     count.textContent = r.findings.length ? `(${TR.findingCounts(r)})` : "(0)";
-    TR.renderFindings(list, r, (i, f) => {
-      const key = f.models.join(",");
-      active = active === key ? null : key;
+    TR.renderFindings(list, r, (li) => {
+      active = same(li) ? null : { cls: li.classList.contains("group") ? "group" : "finding", models: li.dataset.models };
       highlight();
     });
-    if (active && !r.findings.some((f) => f.models.join(",") === active)) active = null;
+    if (active && ![...list.querySelectorAll(".finding, .group")].some(same)) active = null;
     highlight();
   }
 

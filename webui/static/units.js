@@ -234,7 +234,7 @@
   // Drawing
 
   function render(r) {
-    TR.drawMap(map, r, { ids: true });
+    TR.drawMap(map, r, { ids: true, legend: document.getElementById("map-legend") });
     const known = new Set(r.models.map((m) => m.id));
     selected = new Set([...selected].filter((id) => known.has(id)));
     showSelection();

@@ -13,8 +13,8 @@ from vision.circles import snap_diameters
 from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.measure import outline_sigmas, wall_misplaced_mm, wider_doubt
-from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
-from vision.parallax import RimParallax
+from vision.outline import OutlineFit, cast_shadow_px, fit_outlines
+from vision.parallax import RimParallax, middle_of
 from vision.rim import (
     ray_directions,
 )

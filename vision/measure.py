@@ -21,8 +21,8 @@ from vision.circlefit import CircleFit
 from vision.circles import snap_diameters
 from vision.config import VisionSettings
 from vision.cues import disc_contrast, disc_passes
-from vision.outline import OutlineFit, fit_outlines, middle_of
-from vision.parallax import RimParallax, ray_stretch
+from vision.outline import OutlineFit, fit_outlines
+from vision.parallax import RimParallax, middle_of, ray_stretch
 from vision.profile import RimModel, fit_rim_profiles
 from vision.rim import (
     sample_grey,

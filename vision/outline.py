@@ -721,15 +721,6 @@ def _misfit_sigma(
     return np.sqrt(0.5 * (var[:, 0] + var[:, 1])), np.sqrt(var[:, 2])
 
 
-def middle_of(footprint_px: FloatArray, parallax: RimParallax | None) -> FloatArray:
-    """(K, 2) the outline's middle (the pipeline's base position, at half the rim height) of footprints centred at
-    ``footprint_px`` (K, 2)."""
-    if parallax is None or len(footprint_px) == 0:
-        return footprint_px
-    half, unit = parallax.half_shift(footprint_px)
-    return np.asarray(footprint_px + half[:, None] * unit, dtype=np.float64)
-
-
 def cast_shadow_px(
     grey: NDArray[np.uint8],
     middle_px: FloatArray,

@@ -63,3 +63,12 @@ def unstretch(parallax: RimParallax | None, points_px: FloatArray, center_px: Fl
     half, unit = parallax.half_shift(center_px)
     along = np.einsum("knj,kj->kn", points_px - center_px[:, None, :], unit)
     return np.asarray(points_px - (np.sign(along) * half[:, None])[..., None] * unit[:, None, :], dtype=np.float64)
+
+
+def middle_of(footprint_px: FloatArray, parallax: RimParallax | None) -> FloatArray:
+    """(K, 2) the outline's middle (the pipeline's base position, at half the rim height) of footprints centred at
+    ``footprint_px`` (K, 2)."""
+    if parallax is None or len(footprint_px) == 0:
+        return footprint_px
+    half, unit = parallax.half_shift(footprint_px)
+    return np.asarray(footprint_px + half[:, None] * unit, dtype=np.float64)

@@ -20,8 +20,8 @@ from vision import BaseDetections, VisionError, VisionSettings
 from vision.detect import detect_bases, fit_known_bases
 from vision.known import _start_spread_px
 from vision.measure import excess_blur_mm, outline_sigmas
-from vision.outline import OutlineFit, cast_shadow_px, fit_outlines, middle_of
-from vision.parallax import RimParallax
+from vision.outline import OutlineFit, cast_shadow_px, fit_outlines
+from vision.parallax import RimParallax, middle_of
 from vision.rim import ray_directions
 
 SETTINGS = dataclasses.replace(hand_rule_settings(), min_figure_contrast=0.0)

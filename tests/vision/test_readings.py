@@ -15,9 +15,8 @@ from vision import (
 from vision.circles import firsts_first
 from vision.footprints import unique_readings
 from vision.other_readings import other_readings_mm, unseen_rim_sigma_mm
-from vision.outline import middle_of
 from vision.overlaps import resolve_overlaps
-from vision.parallax import RimParallax
+from vision.parallax import RimParallax, middle_of
 from vision.rim import ray_directions
 
 # A 1080p frame of a 6' table: 1 px/mm, the camera 1.23 m above a 4 mm rim, the nadir about 0.9 m away.

@@ -18,8 +18,8 @@ from tests.vision.hand_rules import hand_rule_settings
 from vision import BaseDetections, VisionSettings
 from vision.detect import detect_bases, fit_known_bases
 from vision.measure import wall_misplaced_mm
-from vision.outline import OutlineFit, fit_outlines, middle_of
-from vision.parallax import RimParallax
+from vision.outline import OutlineFit, fit_outlines
+from vision.parallax import RimParallax, middle_of
 from vision.rim import ray_directions
 
 SETTINGS = dataclasses.replace(hand_rule_settings(), min_figure_contrast=0.0)

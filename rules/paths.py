@@ -82,6 +82,12 @@ def shortest_path_mm(
 
 def _dijkstra(weight: NDArray[np.float64], source: int, target: int) -> float:
     """Shortest distance on a dense (n, n) weight matrix (inf: no edge)."""
+    return float(_dijkstra_all(weight, source, target)[target])
+
+
+def _dijkstra_all(weight: NDArray[np.float64], source: int, target: int | None = None) -> NDArray[np.float64]:
+    """Shortest distances (n,) from ``source`` to every node of a dense (n, n) weight matrix (inf: no edge); with
+    ``target``, only that node's is sure (the search stops once it is reached)."""
     n = weight.shape[0]
     dist = np.full(n, np.inf)
     dist[source] = 0.0
@@ -90,22 +96,6 @@ def _dijkstra(weight: NDArray[np.float64], source: int, target: int) -> float:
         open_dist = np.where(done, np.inf, dist)
         k = int(np.argmin(open_dist))
         if not np.isfinite(open_dist[k]) or k == target:
-            break
-        done[k] = True
-        dist = np.minimum(dist, dist[k] + weight[k])
-    return float(dist[target])
-
-
-def _dijkstra_all(weight: NDArray[np.float64], source: int) -> NDArray[np.float64]:
-    """Shortest distances (n,) from ``source`` to every node of a dense (n, n) weight matrix (inf: no edge)."""
-    n = weight.shape[0]
-    dist = np.full(n, np.inf)
-    dist[source] = 0.0
-    done = np.zeros(n, dtype=bool)
-    for _ in range(n):
-        open_dist = np.where(done, np.inf, dist)
-        k = int(np.argmin(open_dist))
-        if not np.isfinite(open_dist[k]):
             break
         done[k] = True
         dist = np.minimum(dist, dist[k] + weight[k])

@@ -41,27 +41,50 @@ _SIDED_RINGS = (8, 9, 10, 11, 12, 13)
 FEATURE_COUNT = 4 * len(RING_FRACTIONS) + 2 * len(_SIDED_RINGS) + 9
 
 
-def _lab(image_bgr: NDArray[np.uint8]) -> NDArray[np.float32]:
+def _lab_samples(image_bgr: NDArray[np.uint8], center_px: FloatArray, radius_px: FloatArray) -> NDArray[np.float32]:
+    """:func:`polar_samples` of the Lab image (OpenCV's 8-bit scale) of ``image_bgr`` (H, W, 3) or (H, W) uint8, each
+    circle's read from its own patch, turned to Lab alone: a whole 4K frame takes tens of milliseconds to turn, and
+    the circles cover a small part of it. The patch holds every pixel a bilinear sample reads, and where a ring
+    leaves the image the patch's edge is the image's; the sample points move by whole pixels, exactly in float32: the
+    samples are the very same."""
     image = np.asarray(image_bgr)
     if image.ndim == 2:
         image = np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), np.uint8)
-    return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2LAB), np.float32)
+    h, w = image.shape[:2]
+    map_x, map_y = _sample_maps(center_px, radius_px)
+    rings = len(RING_FRACTIONS)
+    out = np.empty((len(center_px), rings, ANGLES, 3), np.float32)
+    for k in range(len(center_px)):
+        mx, my = map_x[k * rings : (k + 1) * rings], map_y[k * rings : (k + 1) * rings]
+        x0 = min(max(int(np.floor(mx.min())), 0), w - 1)
+        y0 = min(max(int(np.floor(my.min())), 0), h - 1)
+        x1 = min(max(int(np.floor(mx.max())) + 2, x0 + 1), w)
+        y1 = min(max(int(np.floor(my.max())) + 2, y0 + 1), h)
+        patch = cv2.cvtColor(np.ascontiguousarray(image[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB).astype(np.float32)
+        out[k] = cv2.remap(
+            patch, mx - np.float32(x0), my - np.float32(y0), cv2.INTER_LINEAR, None, cv2.BORDER_REPLICATE
+        )
+    return out
 
 
-def polar_samples(lab: NDArray[np.float32], center_px: FloatArray, radius_px: FloatArray) -> NDArray[np.float32]:
-    """(N, R, A, 3) the Lab image (H, W, 3) sampled bilinearly on R rings (:data:`RING_FRACTIONS` of each radius)
-    of A rays (:data:`ANGLES`) round each circle (``center_px`` (N, 2), ``radius_px`` (N,)); off the image: the
-    nearest edge pixel."""
+def _sample_maps(center_px: FloatArray, radius_px: FloatArray) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """(N * R, A) float32 x and y of the sample points of :func:`polar_samples`, R rings of each circle in turn."""
     n = len(center_px)
     angles = np.linspace(0.0, 2 * np.pi, ANGLES, endpoint=False)
     rings = np.asarray(RING_FRACTIONS)
     r = radius_px[:, None, None] * rings[None, :, None]
     x = center_px[:, 0, None, None] + r * np.cos(angles)[None, None, :]
     y = center_px[:, 1, None, None] + r * np.sin(angles)[None, None, :]
-    map_x = x.reshape(n * len(rings), ANGLES).astype(np.float32)
-    map_y = y.reshape(n * len(rings), ANGLES).astype(np.float32)
+    return x.reshape(n * len(rings), ANGLES).astype(np.float32), y.reshape(n * len(rings), ANGLES).astype(np.float32)
+
+
+def polar_samples(lab: NDArray[np.float32], center_px: FloatArray, radius_px: FloatArray) -> NDArray[np.float32]:
+    """(N, R, A, 3) the Lab image (H, W, 3) sampled bilinearly on R rings (:data:`RING_FRACTIONS` of each radius)
+    of A rays (:data:`ANGLES`) round each circle (``center_px`` (N, 2), ``radius_px`` (N,)); off the image: the
+    nearest edge pixel."""
+    map_x, map_y = _sample_maps(center_px, radius_px)
     sampled = cv2.remap(lab, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return np.asarray(sampled, np.float32).reshape(n, len(rings), ANGLES, 3)
+    return np.asarray(sampled, np.float32).reshape(len(center_px), len(RING_FRACTIONS), ANGLES, 3)
 
 
 def features(image_bgr: NDArray[np.uint8], detections: BaseDetections, px_per_mm: float) -> NDArray[np.float32]:
@@ -76,7 +99,7 @@ def features(image_bgr: NDArray[np.uint8], detections: BaseDetections, px_per_mm
     n = len(detections)
     if n == 0:
         return np.zeros((0, FEATURE_COUNT), np.float32)
-    samples = polar_samples(_lab(image_bgr), detections.center_px, detections.radius_px)
+    samples = _lab_samples(image_bgr, detections.center_px, detections.radius_px)
     lightness, colour = samples[..., 0], samples[..., 1:]
     mat_l = np.median(lightness[:, _OUTSIDE_FROM:, :].reshape(n, -1), axis=1)
     mat_ab = np.median(colour[:, _OUTSIDE_FROM:, :, :].reshape(n, -1, 2), axis=1)

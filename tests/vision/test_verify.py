@@ -11,7 +11,7 @@ import pytest
 from tableref.synth.train_verifier import fit
 from vision import SettingsError
 from vision.detections import BaseDetections
-from vision.verify import FEATURE_COUNT, Verifier, features, load_verifier
+from vision.verify import FEATURE_COUNT, RING_FRACTIONS, Verifier, features, load_verifier, polar_samples
 
 MAT_BGR = (70, 110, 80)
 
@@ -62,6 +62,31 @@ def test_features_of_no_circles_and_of_circles_off_the_image() -> None:
     assert features(image, BaseDetections.empty(), 1.5).shape == (0, FEATURE_COUNT)
     off = features(image, _circles([(-50.0, -50.0)], 24.0), 1.5)
     assert np.all(np.isfinite(off))
+
+
+@pytest.mark.parametrize(
+    ("center_px", "radius_px"),
+    [
+        ([(100.0, 60.0)], 24.0),
+        ([(5.0, 3.0), (600.0, 300.0)], 40.0),  # over the image's corner, and beside a tile's edge
+        ([(-50.0, -50.0), (700.0, 500.0)], 30.0),  # off the image
+        ([(128.0, 128.0), (383.5, 255.5), (200.0, 400.0)], 17.5),
+    ],
+)
+def test_samples_read_the_lab_of_the_whole_image_though_only_patches_about_circles_are_converted(
+    center_px: list[tuple[float, float]], radius_px: float
+) -> None:
+    rng = np.random.default_rng(7)
+    image = rng.integers(0, 256, (520, 690, 3), dtype=np.uint8)
+    circles = _circles(center_px, radius_px)
+    whole = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2LAB), np.float32)
+    want = polar_samples(whole, circles.center_px, circles.radius_px)
+    got = features(image, circles, 1.5)
+    assert got.shape == (len(center_px), FEATURE_COUNT)
+    lightness = want[..., 0]
+    mat = np.median(lightness[:, 12:, :].reshape(len(center_px), -1), axis=1)
+    # the first features: each ring's mean lightness less the mat's
+    np.testing.assert_array_equal(got[:, : len(RING_FRACTIONS)], lightness.mean(axis=2) - mat[:, None])
 
 
 def test_a_fitted_verifier_tells_the_two_kinds_apart_and_survives_its_file(tmp_path: Path) -> None:

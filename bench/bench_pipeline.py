@@ -2,7 +2,7 @@
 
 Frames: seeded renders of a 6' x 4' table (``random_scene`` with its default clutter: hands, terrain, dice,
 tokens, printed circles, shadows, several base colours) at 4K and at 1080p, each with its camera.json, rendered
-into a temporary folder (or read from folders made by ``python -m tableref.synth.make_eval``).
+into a temporary folder (or read from folders made by ``python -m synth.make_eval``).
 
 Compared on the same frames in the same run:
 
@@ -26,18 +26,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 import rules
 from calibration.markers import detect_markers
+from synth import make_eval
 from tableref.assign import gated_assignment
 from tableref.config import Config, load_config
 from tableref.evaluate import Sample, load_samples
 from tableref.pipeline import FrameAnalysis, detect_frame, marker_mask
 from tableref.sources import read_image
-from tableref.synth import make_eval
 from vision.seeds import find_seeds
 
 # The tutorial's HoughCircles: median blur, Canny high threshold, accumulator votes.

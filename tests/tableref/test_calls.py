@@ -11,11 +11,11 @@ import pytest
 
 from calibration.camera import camera_from_dict
 from rules import TableState
+from synth.calls import LINES_MM, OFFSETS_MM, CallResult, LinePair, judge_pairs, line_pairs_scene
+from synth.render import Image, Truth, render
+from synth.scene import Scene
 from tableref.config import Config
 from tableref.pipeline import carry_identities, detect_frame
-from tableref.synth.calls import LINES_MM, OFFSETS_MM, CallResult, LinePair, judge_pairs, line_pairs_scene
-from tableref.synth.render import Image, Truth, render
-from tableref.synth.scene import Scene
 from tests.vision.hand_rules import hand_rule_config
 
 

@@ -13,12 +13,12 @@ import pytest
 import rules
 from calibration.camera import camera_from_dict
 from calibration.spec import TableSpec, load_table_spec
+from synth.generate import fit_camera, make_figure, plain_scene, with_models
+from synth.render import render
+from synth.scene import Scene, SceneModel
 from tableref.changes import Box, changed_boxes, merged
 from tableref.config import Config
 from tableref.pipeline import FrameAnalysis, carry_identities, detect_frame, fuse_frames
-from tableref.synth.generate import fit_camera, make_figure, plain_scene, with_models
-from tableref.synth.render import render
-from tableref.synth.scene import Scene, SceneModel
 from tests.tableref.conftest import CAMERA_POSITION_MM, LENS, Rendered
 
 FRAME_SIZE = (1920, 1080)

@@ -10,6 +10,9 @@ import pytest
 
 import rules
 from calibration.table import calibrate_table, table_to_rectified
+from synth.generate import fit_camera, make_figure, plain_scene
+from synth.render import render
+from synth.scene import SceneModel
 from tableref.config import Config
 from tableref.evaluate import load_samples
 from tableref.pipeline import (
@@ -24,9 +27,6 @@ from tableref.pipeline import (
 )
 from tableref.pipeline import empty_table as pipeline_empty_table
 from tableref.sources import read_image
-from tableref.synth.generate import fit_camera, make_figure, plain_scene
-from tableref.synth.render import render
-from tableref.synth.scene import SceneModel
 from tests.tableref.conftest import CAMERA_POSITION_MM, FRAME_SIZE, LENS, Rendered
 from vision.detections import BaseDetections
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from synth.game import GameVideo
 from tableref.cli import main
 from tableref.cluster import ClusterError, connect, review_on_cluster
 from tableref.review_run import ReviewJob, review_job
 from tableref.review_store import ReviewStore
-from tableref.synth.game import GameVideo
 from tests.tableref.review_game import copy_recording
 
 distributed = pytest.importorskip("dask.distributed")

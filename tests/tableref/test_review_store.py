@@ -15,12 +15,12 @@ import pytest
 
 import rules
 from rules.state import dump_state
+from synth.game import GameVideo
 from tableref.cli import main
 from tableref.config import load_config
 from tableref.errors import StoreError
 from tableref.review import review_states
 from tableref.review_store import SCHEMA_VERSION, Resume, ReviewStore
-from tableref.synth.game import GameVideo
 from tests.tableref.review_game import roster_state, truth_states
 
 TABLE = rules.Table(1829.0, 1219.0)

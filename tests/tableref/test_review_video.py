@@ -16,11 +16,11 @@ import pytest
 import rules
 from calibration.spec import load_table_spec
 from rules.state import dump_state
+from synth.game import GameVideo, write_game
 from tableref.cli import main
 from tableref.config import Config, load_config
 from tableref.review_run import Recording, Reviewer
 from tableref.review_store import ReviewStore
-from tableref.synth.game import GameVideo, write_game
 from tests.tableref.review_game import (
     ALPHA_ADVANCE_MM,
     ALPHA_MOVE_MM,

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from synth.wide import random_scene
+from synth.wide.frame import write_frame
+from synth.wide.tables import spec_toml
 from tableref.config import Config, load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
-from tableref.synth.wide import random_scene
-from tableref.synth.wide.frame import write_frame
-from tableref.synth.wide.tables import spec_toml
 
 
 def _config(pack_vote_fraction: float) -> Config:

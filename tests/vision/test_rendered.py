@@ -1,5 +1,5 @@
 """Regression guard on realistic rendered frames: perspective, lens distortion, figures over the rims, shadows,
-dice, tokens, printed circles, terrain and a hand (see :mod:`tableref.synth`), scored end to end.
+dice, tokens, printed circles, terrain and a hand (see :mod:`synth`), scored end to end.
 
 Each frame is rendered once per test session (seeded, so always the same). The bounds sit a small margin below
 what the detector reached when they were set, so that a change which loses bases, lets impostors through, gets
@@ -26,15 +26,15 @@ from numpy.typing import NDArray
 import rules
 from calibration.camera import CameraModel, camera_from_dict
 from calibration.table import calibrate_table
+from synth.generate import random_scene
+from synth.make_samples import Sample, write_sample
+from synth.render import render
+from synth.scene import Mat, PrintedCircle, Scene, Token
 from tableref.config import Config, load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
 from tableref.evaluate import Sample as EvalSample
 from tableref.pipeline import detect_frame, rectified_scale
 from tableref.sources import read_image
-from tableref.synth.generate import random_scene
-from tableref.synth.make_samples import Sample, write_sample
-from tableref.synth.render import render
-from tableref.synth.scene import Mat, PrintedCircle, Scene, Token
 from tests.vision.hand_rules import hand_rule_config
 
 _MODELS = 60

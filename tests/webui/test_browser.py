@@ -258,8 +258,8 @@ def test_polling_takes_over_without_server_sent_events(page: Any, sample_state: 
 
 def test_the_status_bar_says_how_much_of_the_table_was_measured_again(page: Any):
     from calibration.camera import camera_from_dict
-    from tableref.synth.generate import with_models
-    from tableref.synth.render import render
+    from synth.generate import with_models
+    from synth.render import render
     from tests.tableref.test_changes import moved_scene
     from tests.webui.test_live import _MoveFeed
     from webui.feeds import Scene

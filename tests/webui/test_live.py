@@ -452,8 +452,8 @@ def test_after_a_move_only_the_places_that_changed_are_measured_again_then_the_w
     moved: dict[str, tuple[float, float]], whole_after_part: bool
 ):
     from calibration.camera import camera_from_dict
-    from tableref.synth.generate import with_models
-    from tableref.synth.render import render
+    from synth.generate import with_models
+    from synth.render import render
     from tests.tableref.test_changes import MODELS, moved_scene
 
     table = moved_scene()

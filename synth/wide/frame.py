@@ -21,14 +21,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from tableref.synth.render import Truth
-from tableref.synth.wide.draw import base_item, block_item, part_item
-from tableref.synth.wide.light import develop, room_light, shading
-from tableref.synth.wide.mat import draw_markers, draw_prints, mat_image
-from tableref.synth.wide.order import Item, painter_order
-from tableref.synth.wide.raster import Canvas, Shade, circle
-from tableref.synth.wide.scene import FloatArray, WideBase, WideScene, contacts, part_dict
-from tableref.synth.wide.view import px_per_mm
+from synth.render import Truth
+from synth.wide.draw import base_item, block_item, part_item
+from synth.wide.light import develop, room_light, shading
+from synth.wide.mat import draw_markers, draw_prints, mat_image
+from synth.wide.order import Item, painter_order
+from synth.wide.raster import Canvas, Shade, circle
+from synth.wide.scene import FloatArray, WideBase, WideScene, contacts, part_dict
+from synth.wide.view import px_per_mm
 
 Image = NDArray[np.uint8]
 

@@ -5,7 +5,7 @@ Five settled states: the armies deployed; the Clone Troopers Move 4"; the Battle
 a Clone Trooper in contact is taken off as a casualty; the Commandos Advance 8". A hand reaches in over every
 move and stays still a moment before it leaves.
 
-    .venv/bin/python -m tableref.synth.make_game --out sample_game
+    .venv/bin/python -m synth.make_game --out sample_game
     .venv/bin/tableref review sample_game/game.avi --roster sample_game/roster.json \\
         --table sample_game/table.toml --camera sample_game/camera.json
 """
@@ -24,11 +24,11 @@ import numpy as np
 
 import rules
 from calibration.spec import TableSpec
-from tableref.synth.game import GameVideo, write_game
-from tableref.synth.generate import fit_camera, make_figure, plain_scene
-from tableref.synth.make_samples import _small_table
-from tableref.synth.scene import Scene, SceneModel
-from tableref.synth.wide.tables import spec_toml
+from synth.game import GameVideo, write_game
+from synth.generate import fit_camera, make_figure, plain_scene
+from synth.make_samples import _small_table
+from synth.scene import Scene, SceneModel
+from synth.wide.tables import spec_toml
 
 INCH = 25.4
 FRAME_SIZE = (1280, 720)

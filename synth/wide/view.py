@@ -15,9 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.spec import TableSpec
-from tableref.synth.camera import Camera, table_hits
-from tableref.synth.errors import SceneError
-from tableref.synth.wide.tables import TABLES
+from synth.camera import Camera, table_hits
+from synth.errors import SceneError
+from synth.wide.tables import TABLES
 
 FloatArray = NDArray[np.float64]
 

@@ -1,6 +1,6 @@
 """What a synthetic frame shows: the scene description, as frozen values.
 
-Lengths are table millimetres (z up, the table top at z = 0; see :mod:`tableref.synth.camera`), angles degrees,
+Lengths are table millimetres (z up, the table top at z = 0; see :mod:`synth.camera`), angles degrees,
 colours BGR albedo triples in [0, 1] (the share of light a surface reflects, before lighting).
 
 "The base" of a model is a cylinder standing on the table: its side wall runs from z = 0 to ``rim_height_mm`` and
@@ -17,8 +17,8 @@ from types import MappingProxyType
 from calibration.spec import TableSpec
 from rules.errors import StateError
 from rules.state import Model, RoundBase, Table, TableState, Terrain, Unit
-from tableref.synth.camera import Camera
-from tableref.synth.errors import SceneError
+from synth.camera import Camera
+from synth.errors import SceneError
 
 Colour = tuple[float, float, float]
 Vec3 = tuple[float, float, float]

@@ -13,11 +13,11 @@ import numpy as np
 
 from calibration.spec import TableSpec, load_table_spec
 from rules.state import Model, RoundBase, Unit
-from tableref.synth.camera import Camera
-from tableref.synth.errors import SceneError
-from tableref.synth.prints import MARKER_MARGIN_MM
-from tableref.synth.render import hand_shapes
-from tableref.synth.scene import (
+from synth.camera import Camera
+from synth.errors import SceneError
+from synth.prints import MARKER_MARGIN_MM
+from synth.render import hand_shapes
+from synth.scene import (
     BASE_COLOURS,
     Capsule,
     Colour,

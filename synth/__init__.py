@@ -6,9 +6,9 @@ exact table state, the camera.json, per-model visibility, and how the frame was 
 streams frames of a game in motion; :func:`move_scenes` makes the moves between two states, hand included.
 """
 
-from tableref.synth.camera import Camera
-from tableref.synth.errors import SceneError
-from tableref.synth.generate import (
+from synth.camera import Camera
+from synth.errors import SceneError
+from synth.generate import (
     CLUTTER,
     RESOLUTIONS,
     Clutter,
@@ -20,8 +20,8 @@ from tableref.synth.generate import (
     random_scene,
     with_models,
 )
-from tableref.synth.render import Truth, render, visibility
-from tableref.synth.scene import (
+from synth.render import Truth, render, visibility
+from synth.scene import (
     BASE_COLOURS,
     Capsule,
     Die,
@@ -37,7 +37,7 @@ from tableref.synth.scene import (
     TerrainBlock,
     Token,
 )
-from tableref.synth.sequence import move_scenes, render_sequence
+from synth.sequence import move_scenes, render_sequence
 
 __all__ = [
     "BASE_COLOURS",

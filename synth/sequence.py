@@ -8,9 +8,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from tableref.synth.generate import SKIN_TONES, lift_hand
-from tableref.synth.render import Image, Truth, render
-from tableref.synth.scene import Hand, Scene
+from synth.generate import SKIN_TONES, lift_hand
+from synth.render import Image, Truth, render
+from synth.scene import Hand, Scene
 
 # The hand of a move hovers with its fingertips this high over the table (just over the figures), the arm rising
 # this steeply, the fingers pointing this far down.

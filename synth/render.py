@@ -31,10 +31,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rules.state import TableState, state_to_dict
-from tableref.synth import shapes as sh
-from tableref.synth.camera import Camera, table_hits
-from tableref.synth.prints import prints
-from tableref.synth.scene import (
+from synth import shapes as sh
+from synth.camera import Camera, table_hits
+from synth.prints import prints
+from synth.scene import (
     BASE_COLOURS,
     Capsule,
     Die,
@@ -45,7 +45,7 @@ from tableref.synth.scene import (
     TerrainBlock,
     Token,
 )
-from tableref.synth.texture import MAT_TEXEL_MM, mat_texture, value_noise
+from synth.texture import MAT_TEXEL_MM, mat_texture, value_noise
 
 FloatArray = NDArray[np.float64]
 Image = NDArray[np.uint8]

@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from tableref.synth.scene import Mat
+from synth.scene import Mat
 
 FloatArray = NDArray[np.float64]
 

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from tableref.synth.errors import SceneError
+from synth.errors import SceneError
 
 FloatArray = NDArray[np.float64]
 

@@ -1,7 +1,7 @@
 """The things standing on the table, drawn as projected polygons: bases (wall strips, bevel band, top disc,
 clear acrylic blended over what is behind), figure parts (convex hulls of their projected surface points, in
 three shading bands), boxes (terrain, dice: the faces the camera sees) and hands. Each becomes an
-:class:`~tableref.synth.wide.order.Item` for the painter's order."""
+:class:`~synth.wide.order.Item` for the painter's order."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from tableref.synth.wide.order import Item, box_planes
-from tableref.synth.wide.raster import OTHER_ID, Canvas, Shade, circle, noise_texture, scaled, segments_for
-from tableref.synth.wide.scene import Block, Colour, Part, WideBase
+from synth.wide.order import Item, box_planes
+from synth.wide.raster import OTHER_ID, Canvas, Shade, circle, noise_texture, scaled, segments_for
+from synth.wide.scene import Block, Colour, Part, WideBase
 
 FloatArray = NDArray[np.float64]
 

@@ -15,8 +15,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from tableref.synth.camera import Camera, to_cv_frame
-from tableref.synth.wide.scene import Colour, LightLook
+from synth.camera import Camera, to_cv_frame
+from synth.wide.scene import Colour, LightLook
 
 FloatArray = NDArray[np.float64]
 Texture = Callable[[int, int], NDArray[np.float32]]

@@ -11,10 +11,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.spec import MarkerSpec, TableSpec
-from tableref.synth.camera import Camera
-from tableref.synth.wide.raster import Canvas, circle, scaled, segments_for
-from tableref.synth.wide.scene import Colour, MatLook, Print
-from tableref.synth.wide.view import MARKER_PAPER_MM, table_map
+from synth.camera import Camera
+from synth.wide.raster import Canvas, circle, scaled, segments_for
+from synth.wide.scene import Colour, MatLook, Print
+from synth.wide.view import MARKER_PAPER_MM, table_map
 
 Image = NDArray[np.float32]
 

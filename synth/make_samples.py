@@ -1,4 +1,4 @@
-"""Regenerate the bundled sample frames: ``python -m tableref.synth.make_samples [--out DIR]``.
+"""Regenerate the bundled sample frames: ``python -m synth.make_samples [--out DIR]``.
 
 Writes, per frame, ``NAME.jpg`` (the frame as the camera delivers it), ``NAME.truth.json`` (the exact table state
 with ``camera``, ``visibility`` and ``render`` sections beside it) and ``NAME.camera.json``; and the table specs
@@ -20,10 +20,10 @@ from pathlib import Path
 import cv2
 
 from calibration.spec import TableSpec, table_spec_from_dict
-from tableref.synth.generate import Clutter, fit_camera, random_scene
-from tableref.synth.render import render
-from tableref.synth.scene import Scene
-from tableref.synth.wide.tables import spec_toml
+from synth.generate import Clutter, fit_camera, random_scene
+from synth.render import render
+from synth.scene import Scene
+from synth.wide.tables import spec_toml
 
 DEFAULT_OUT = Path("sample_images")
 # A 30" x 22" skirmish board with four markers at its corners, turned every which way: a spec other than the
@@ -136,7 +136,7 @@ def write_sample(sample: Sample, out: Path, empty: bool = False) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tableref.synth.make_samples", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m synth.make_samples", description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
     parser.add_argument("--only", nargs="*", help="names of the samples to make (default: all)")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """What a wide-look frame shows, as plain data: bases with their figures, terrain blocks, dice, hands, the mat and
 its prints, the light and the camera's imaging. Everything is in table millimetres (z up, as in
-:mod:`tableref.synth.camera`); colours are BGR triples in [0, 1] (linear light, before the camera's tint)."""
+:mod:`synth.camera`); colours are BGR triples in [0, 1] (linear light, before the camera's tint)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from calibration.spec import TableSpec
 from rules.state import Model, RoundBase, Table, TableState, Terrain, Unit
-from tableref.synth.camera import Camera
+from synth.camera import Camera
 
 Colour = tuple[float, float, float]
 Vec3 = tuple[float, float, float]

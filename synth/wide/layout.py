@@ -14,10 +14,10 @@ from numpy.typing import NDArray
 
 from calibration.spec import TableSpec
 from rules.state import Unit
-from tableref.synth.camera import Camera
-from tableref.synth.wide import looks
-from tableref.synth.wide.scene import Blob, Block, Imaging, Lamp, LightLook, MatLook, Part, Stick, WideBase, WideScene
-from tableref.synth.wide.view import MARKER_PAPER_MM, RESOLUTIONS, View, choose_view
+from synth.camera import Camera
+from synth.wide import looks
+from synth.wide.scene import Blob, Block, Imaging, Lamp, LightLook, MatLook, Part, Stick, WideBase, WideScene
+from synth.wide.view import MARKER_PAPER_MM, RESOLUTIONS, View, choose_view
 
 FloatArray = NDArray[np.float64]
 Spots = list[tuple[float, float, float]]  # (x, y, r) mm of the bases placed

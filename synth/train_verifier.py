@@ -1,6 +1,6 @@
 """Fit the detector's learned verifier (:mod:`vision.verify`) on rendered sets with ground truth.
 
-``python -m tableref.synth.train_verifier SET... [--out vision/data/verifier.npz]``
+``python -m synth.train_verifier SET... [--out vision/data/verifier.npz]``
 
 Each frame of each set (folders as ``tableref evaluate`` reads them) is run through the pipeline with the verifier
 off; every circle read is labelled a base where a visible model of the truth stands within a quarter of its
@@ -100,7 +100,7 @@ def fit(feats: NDArray[np.float32], labels: NDArray[np.float64], hidden: int, ep
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tableref.synth.train_verifier", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m synth.train_verifier", description=__doc__)
     parser.add_argument("sets", nargs="+", type=Path, help="folders of frames with NAME.truth.json")
     parser.add_argument("--out", type=Path, default=Path("vision/data/verifier.npz"), help="where to write it")
     parser.add_argument("--config", help="settings TOML (the detector whose circles are verified)")

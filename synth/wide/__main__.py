@@ -1,4 +1,4 @@
-"""Render a wide-look set: ``python -m tableref.synth.wide --out DIR --count N --seed S [--resolution R]``.
+"""Render a wide-look set: ``python -m synth.wide --out DIR --count N --seed S [--resolution R]``.
 
 Frame ``k`` is made from seed ``S + k`` (same arguments, same frames), at the resolution asked for, or with
 ``mixed`` at 1080p, 4K and 12 MP in turn. Per frame ``NAME.jpg``, ``NAME.truth.json`` and ``NAME.camera.json``
@@ -13,16 +13,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tableref.synth.wide.frame import seen_count, write_frame
-from tableref.synth.wide.layout import random_scene
-from tableref.synth.wide.tables import TABLES, spec_toml
-from tableref.synth.wide.view import RESOLUTIONS
+from synth.wide.frame import seen_count, write_frame
+from synth.wide.layout import random_scene
+from synth.wide.tables import TABLES, spec_toml
+from synth.wide.view import RESOLUTIONS
 
 MIXED = ("1080p", "4k", "12mp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tableref.synth.wide", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m synth.wide", description=__doc__)
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--count", type=int, default=10, help="number of frames (default: 10)")
     parser.add_argument("--seed", type=int, default=30000, help="seed of the first frame (default: 30000)")

@@ -15,10 +15,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from tableref.synth.errors import SceneError
-from tableref.synth.render import render
-from tableref.synth.scene import Scene
-from tableref.synth.sequence import frame_seed, hand_over_moved, move_scenes
+from synth.errors import SceneError
+from synth.render import render
+from synth.scene import Scene
+from synth.sequence import frame_seed, hand_over_moved, move_scenes
 
 # The video codec of the written games: Motion-JPEG in AVI, which the headless OpenCV wheel writes and reads.
 FOURCC = "MJPG"

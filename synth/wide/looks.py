@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from tableref.synth.wide.scene import Blob, Colour, Flag, Imaging, Lamp, LightLook, MatLook, Part, Print, Stick
+from synth.wide.scene import Blob, Colour, Flag, Imaging, Lamp, LightLook, MatLook, Part, Print, Stick
 
 TOPS = ("black", "grey", "brown", "sand", "painted", "flock", "acrylic")
 TOP_WEIGHTS = (0.2, 0.12, 0.13, 0.13, 0.14, 0.16, 0.12)

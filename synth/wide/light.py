@@ -13,9 +13,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from tableref.synth.camera import Camera
-from tableref.synth.wide.raster import SHIFT
-from tableref.synth.wide.scene import FloatArray, LightLook
+from synth.camera import Camera
+from synth.wide.raster import SHIFT
+from synth.wide.scene import FloatArray, LightLook
 
 Image = NDArray[np.float32]
 

@@ -15,7 +15,7 @@ import numpy as np
 
 import rules
 from calibration.spec import TableSpec, load_table_spec
-from tableref.synth.generate import (
+from synth.generate import (
     RESOLUTIONS,
     RIM_HEIGHTS_MM,
     make_figure,
@@ -23,7 +23,7 @@ from tableref.synth.generate import (
     random_camera,
     random_look,
 )
-from tableref.synth.scene import BASE_COLOURS, Scene, SceneModel
+from synth.scene import BASE_COLOURS, Scene, SceneModel
 
 # The lines of the issue's test plan (mm): base contact, 1", 2" and 3"; and the distances placed either side.
 LINES_MM: dict[str, float] = {"base contact": 1.0, '1"': 25.4, '2"': 50.8, '3"': 76.2}
@@ -93,7 +93,7 @@ def line_pairs_scene(
 ) -> tuple[Scene, list[LinePair]]:
     """A table of enemy pairs: for every line and every offset, one pair at ``line - offset`` and one at
     ``line + offset``, each pair turned at random, on bases of several sizes, colours and rim heights, with
-    figures. Camera, lens, mat and light as :func:`tableref.synth.generate.random_scene` makes them."""
+    figures. Camera, lens, mat and light as :func:`synth.generate.random_scene` makes them."""
     lines = LINES_MM if lines_mm is None else lines_mm
     rng = np.random.default_rng(seed)
     table = load_table_spec() if table is None else table

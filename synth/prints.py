@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.spec import MarkerSpec
-from tableref.synth.scene import PrintedCircle, Scene
+from synth.scene import PrintedCircle, Scene
 
 FloatArray = NDArray[np.float64]
 

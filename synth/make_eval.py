@@ -1,6 +1,6 @@
-"""Render an evaluation set: ``python -m tableref.synth.make_eval --out DIR --count N --resolution 1080p|4k``.
+"""Render an evaluation set: ``python -m synth.make_eval --out DIR --count N --resolution 1080p|4k``.
 
-Writes ``N`` random games (:func:`~tableref.synth.random_scene` with the chosen clutter) in the layout of
+Writes ``N`` random games (:func:`~synth.random_scene` with the chosen clutter) in the layout of
 ``sample_images/``: per frame ``NAME.jpg``, ``NAME.truth.json`` and ``NAME.camera.json``, plus ``table.toml``.
 ``tableref evaluate DIR`` scores the pipeline on them. Frame ``k`` uses render seed ``seed + k``, so the same
 arguments give the same frames; rendering takes seconds per frame, so make a set once and reuse it.
@@ -15,16 +15,16 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from tableref.synth.generate import CLUTTER, RESOLUTIONS, random_scene
-from tableref.synth.make_samples import Sample, write_sample
-from tableref.synth.scene import Scene
+from synth.generate import CLUTTER, RESOLUTIONS, random_scene
+from synth.make_samples import Sample, write_sample
+from synth.scene import Scene
 
 # Models per frame: a skirmish to a crowded table (random_scene leaves out models that find no free spot).
 _MODELS_PER_FRAME = (30, 45, 60, 70)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tableref.synth.make_eval", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m synth.make_eval", description=__doc__)
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--count", type=int, default=10, help="number of frames (default: 10)")
     parser.add_argument("--resolution", choices=sorted(RESOLUTIONS), default="1080p")

@@ -22,7 +22,8 @@ from calibration.camera import camera_from_dict
 from synth.calls import CallResult, judge_pairs, line_pairs_scene
 from synth.render import render
 from tableref.config import load_config
-from tableref.pipeline import carry_identities, detect_frame
+from tableref.pipeline.frame import detect_frame
+from tableref.pipeline.identity import carry_identities
 
 MATCH_GATE_MM = 10.0
 # The built-in profiles call "close" within 2 combined sigmas.

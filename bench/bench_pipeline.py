@@ -37,7 +37,8 @@ from synth import make_eval
 from tableref.assign import gated_assignment
 from tableref.config import Config, load_config
 from tableref.evaluate import Sample, load_samples
-from tableref.pipeline import FrameAnalysis, detect_frame, marker_mask
+from tableref.pipeline.frame import FrameAnalysis, detect_frame
+from tableref.pipeline.view import marker_mask
 from tableref.sources import read_image
 from vision.seeds import find_seeds
 

@@ -40,7 +40,7 @@ from synth.wide.frame import render_frame
 from synth.wide.scene import Blob, Part, Stick, WideBase, WideScene
 from synth.wide.tables import spec_toml
 from tableref.cli import main as tableref_main
-from tableref.review_store import ReviewStore
+from tableref.review.store import ReviewStore
 
 EDGE_MM = 40.0
 EDGE_PX = 60.0

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from calibration.table import rectified_to_table
 from tableref.config import Config, load_config
 from tableref.evaluate import Sample, load_samples
-from tableref.pipeline import detect_frame
+from tableref.pipeline.frame import detect_frame
 from tableref.sources import read_image
 from vision.verify import Verifier, features
 

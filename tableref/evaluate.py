@@ -25,7 +25,7 @@ from calibration.camera import CameraModel, camera_from_dict
 from calibration.spec import TableSpec, load_table_spec, table_spec_from_dict
 from tableref.assign import centres_mm, match_models
 from tableref.config import Config
-from tableref.pipeline import detect_frame, empty_table
+from tableref.pipeline.frame import detect_frame, empty_table
 from tableref.settings import EvaluateSettings
 from tableref.sources import IMAGE_SUFFIXES, SourceError, read_image
 

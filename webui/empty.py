@@ -15,7 +15,7 @@ import calibration
 from calibration.camera import CameraModel
 from calibration.spec import TableSpec
 from tableref.config import Config
-from tableref.pipeline import EmptyTable, empty_table
+from tableref.pipeline.frame import EmptyTable, empty_table
 
 NOT_CAPTURED = "the empty table was not captured: "
 

@@ -33,7 +33,7 @@ import vision
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, marker_drift_px
 from tableref.config import Config
-from tableref.pipeline import FrameAnalysis, detect_frame
+from tableref.pipeline.frame import FrameAnalysis, detect_frame
 from tableref.sources import SourceError
 from webui.empty import EmptyTables
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError

@@ -1,9 +1,9 @@
 """The roster: which detected model belongs to which unit and player, kept across frames.
 
-A roster is a table state (the rules' JSON format) whose models are the models seen so far, at their last seen
-places, with their units. Each new detection takes the identities of the roster's models near it
-(:func:`tableref.pipeline.carry_identities`), and the roster then moves its models to where they were seen, so that
-identities follow models that move a little between settled frames.
+A roster is a table state (the rules' JSON format) whose models are the models seen so far, at their last seen places,
+with their units. Each new detection takes the identities of the roster's models near it
+(:func:`tableref.pipeline.identity.carry_identities`), and the roster then moves its models to where they were seen, so
+that identities follow models that move a little between settled frames.
 
 A base size the detector got wrong can be overridden: the roster's top-level ``base_overrides`` section maps a
 model id to a base (``{"m3": {"diameter_mm": 32}}``, a round one may add its rim height, ``"height_mm": 3.5``), and
@@ -25,8 +25,8 @@ import numpy as np
 
 import rules
 from tableref.assign import match_models
-from tableref.pipeline import carry_identities, standing_on, standing_on_declared
-from tableref.review import pair_within_reach
+from tableref.pipeline.identity import carry_identities, standing_on, standing_on_declared
+from tableref.review.timeline import pair_within_reach
 from tableref.settings import ReviewSettings
 from webui.errors import UploadError
 
@@ -72,7 +72,7 @@ def base_overrides(roster: rules.TableState) -> dict[str, rules.RoundBase | rule
 
 def declared_bases(roster: rules.TableState | None) -> rules.TableState | None:
     """The roster's models whose bases the user declared (overrides), at their last seen places and standing on
-    the declared bases: what the detector may fit them at (``roster`` of :func:`tableref.pipeline.detect_frame`).
+    the declared bases: what the detector may fit them at (``roster`` of :func:`tableref.pipeline.frame.detect_frame`).
     None when nothing is declared."""
     if roster is None:
         return None
@@ -126,7 +126,7 @@ def follow(
     detection as a model of no unit. A unit's model not seen is ``unseen`` in the state; a model of no unit not
     seen is not (no call the referee makes depends on it) but stays in the roster. With ``review`` settings, a
     detection left over is paired with a unit's unseen model within that unit's reach (a unit that moved farther
-    than ``gate_mm`` between two results keeps its ids; see :func:`tableref.review.pair_within_reach`).
+    than ``gate_mm`` between two results keeps its ids; see :func:`tableref.review.timeline.pair_within_reach`).
     """
     carried = carry_identities(detected, roster, gate_mm)
     if review is not None:

@@ -15,7 +15,8 @@ from synth.calls import LINES_MM, OFFSETS_MM, CallResult, LinePair, judge_pairs,
 from synth.render import Image, Truth, render
 from synth.scene import Scene
 from tableref.config import Config
-from tableref.pipeline import carry_identities, detect_frame
+from tableref.pipeline.frame import detect_frame
+from tableref.pipeline.identity import carry_identities
 from tests.vision.hand_rules import hand_rule_config
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from synth import make_game
 from tableref.cli import main
-from tableref.review_store import ReviewStore
+from tableref.review.store import ReviewStore
 
 START_END_MM = 4.0
 LENGTH_MM = 2.0

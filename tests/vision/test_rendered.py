@@ -33,7 +33,8 @@ from synth.scene import Mat, PrintedCircle, Scene, Token
 from tableref.config import Config, load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
 from tableref.evaluate import Sample as EvalSample
-from tableref.pipeline import detect_frame, rectified_scale
+from tableref.pipeline.frame import detect_frame
+from tableref.pipeline.view import rectified_scale
 from tableref.sources import read_image
 from tests.vision.hand_rules import hand_rule_config
 

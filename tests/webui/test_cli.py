@@ -217,7 +217,7 @@ def test_a_review_that_cannot_be_shown_is_refused_at_start(
 
 
 def test_a_good_review_passes_the_start_up_check(tmp_path: Path):
-    from tableref.review_store import ReviewStore
+    from tableref.review.store import ReviewStore
 
     with ReviewStore(make_review_db(tmp_path / "game.sqlite"), readonly=True) as store:
         store.verify()

@@ -454,7 +454,7 @@ def test_after_a_move_only_the_places_that_changed_are_measured_again_then_the_w
     from calibration.camera import camera_from_dict
     from synth.generate import with_models
     from synth.render import render
-    from tests.tableref.test_changes import MODELS, moved_scene
+    from tests.tableref.pipeline.test_changes import MODELS, moved_scene
 
     table = moved_scene()
     before, truth = render(table, seed=1)

@@ -7,7 +7,7 @@ import json
 
 import rules
 from rules.actions import activations_from, read_actions
-from tableref.cli_options import add_json_option, add_profile_option
+from tableref.cli.options import add_json_option, add_profile_option
 from tableref.report import format_length
 
 EXIT_OK = 0

@@ -19,8 +19,8 @@ from synth.game import GameVideo
 from tableref.cli import main
 from tableref.config import load_config
 from tableref.errors import StoreError
-from tableref.review import review_states
-from tableref.review_store import SCHEMA_VERSION, Resume, ReviewStore
+from tableref.review.store import SCHEMA_VERSION, Resume, ReviewStore
+from tableref.review.timeline import review_states
 from tests.tableref.review_game import roster_state, truth_states
 
 TABLE = rules.Table(1829.0, 1219.0)

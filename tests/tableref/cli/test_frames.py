@@ -15,7 +15,7 @@ from tableref.cli import main
 from tableref.config import load_config
 from tests.tableref.conftest import Rendered
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+SAMPLES = Path(__file__).resolve().parents[3] / "sample_images"
 FRAME = SAMPLES / "skirmish_1080p.jpg"
 CAMERA = SAMPLES / "skirmish_1080p.camera.json"
 

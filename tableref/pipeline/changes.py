@@ -1,7 +1,7 @@
 """Where a frame differs from the one measured before it, as boxes on the table, so that only those places are
-measured again (see :func:`tableref.pipeline.detect_frame`'s ``previous``).
+measured again (see :func:`tableref.pipeline.frame.detect_frame`'s ``previous``).
 
-Frames are compared as small blurred grey copies (:func:`tableref.motion.thumbnail`): sensor noise and JPEG
+Frames are compared as small blurred grey copies (:func:`tableref.pipeline.motion.thumbnail`): sensor noise and JPEG
 artefacts average out, a model moved by a fraction of a millimetre does not. Each region of changed pixels becomes
 the box on the table its outline maps to (at table height: a figure's head seen far from its base only makes the
 box larger), grown by a margin for what fades out below the threshold (the edge of a soft shadow).

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 import rules
 from tableref.errors import StoreError, UsageError
-from tableref.review import (
+from tableref.review.timeline import (
     Event,
     Move,
     Placement,
@@ -429,7 +429,7 @@ class ReviewStore:
 
     @_guarded
     def timeline(self) -> dict[str, Any]:
-        """The timeline document (see :func:`tableref.review.timeline`), with what was reviewed."""
+        """The timeline document (see :func:`tableref.review.timeline.timeline`), with what was reviewed."""
         meta = self.meta()
         doc = timeline(self.states(), meta.get("profile", ""))
         doc = {"source": meta.get("source"), "complete": meta.get("complete") == "1", **doc}

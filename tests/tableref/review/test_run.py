@@ -19,8 +19,8 @@ from rules.state import dump_state
 from synth.game import GameVideo, write_game
 from tableref.cli import main
 from tableref.config import Config, load_config
-from tableref.review_run import Recording, Reviewer
-from tableref.review_store import ReviewStore
+from tableref.review.run import Recording, Reviewer
+from tableref.review.store import ReviewStore
 from tests.tableref.review_game import (
     ALPHA_ADVANCE_MM,
     ALPHA_MOVE_MM,

@@ -15,7 +15,7 @@ import rules
 from calibration.camera import CameraModel, load_camera
 from calibration.errors import CalibrationError
 from calibration.spec import TableSpec, load_table_spec
-from tableref.cli_options import (
+from tableref.cli.options import (
     add_config_option,
     add_json_option,
     add_roster_options,
@@ -24,7 +24,8 @@ from tableref.cli_options import (
 from tableref.config import Config, load_config
 from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
-from tableref.pipeline import EmptyTable, FrameAnalysis, carry_identities, detect_frame, empty_table, fuse_frames
+from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame, empty_table, fuse_frames
+from tableref.pipeline.identity import carry_identities
 from tableref.progress import Progress
 from tableref.report import format_findings, format_length
 from tableref.sources import read_image
@@ -171,7 +172,7 @@ def _cmd_detect(args: argparse.Namespace) -> int:
 
 
 def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float, camera_given: bool) -> str:
-    """How many models were measured at the bases the roster declares (:func:`tableref.pipeline.detect_frame`)."""
+    """How many models were measured at the bases the roster declares (:func:`tableref.pipeline.frame.detect_frame`)."""
     report = state.extras.get("calibration", {})
     declared = report.get("declared_bases") or {"sizes": 0, "rim_heights": 0}
     if declared["sizes"]:

@@ -2,7 +2,7 @@
 them, each state's findings, the movement checks and the events of the game.
 
 Everything here is pure (table states in, value types out), so the tracking and the timeline can be tested
-exactly without images; :mod:`tableref.review_run` feeds it the settled states a recording shows.
+exactly without images; :mod:`tableref.review.run` feeds it the settled states a recording shows.
 
 A camera sees where models stood, not how they travelled: a displacement is a lower bound of the distance a
 model really moved, and a move is called too long only when even its shortest legal path exceeds the allowance
@@ -22,7 +22,7 @@ import numpy as np
 
 import rules
 from tableref.assign import gated_assignment
-from tableref.pipeline import carry_identities, standing_on, standing_on_declared
+from tableref.pipeline.identity import carry_identities, standing_on, standing_on_declared
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -565,7 +565,7 @@ def roster_bases_where_seen(
 ) -> rules.TableState | None:
     """The bases a game's roster declares, standing where each model was last seen (the previous reviewed
     state; the roster's own places before the first): what the detector may fit them at (``roster`` of
-    :func:`tableref.pipeline.detect_frame`). None without a roster or when no model of it is left."""
+    :func:`tableref.pipeline.frame.detect_frame`). None without a roster or when no model of it is left."""
     if roster is None:
         return None
     if previous is None:

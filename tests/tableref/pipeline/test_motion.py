@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tableref.motion import reaching_in
+from tableref.pipeline.motion import reaching_in
 
 SIZE = (180, 320)
 DELTA = 8

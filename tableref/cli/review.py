@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tableref.cli_options import add_config_option, add_json_option, add_roster_options, add_table_options
+from tableref.cli.options import add_config_option, add_json_option, add_roster_options, add_table_options
 from tableref.errors import UsageError
 from tableref.progress import Progress
 from tableref.report import format_game
-from tableref.review_run import Recording, ReviewJob, review_many
-from tableref.review_store import ReviewStore
+from tableref.review.run import Recording, ReviewJob, review_many
+from tableref.review.store import ReviewStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -38,7 +38,7 @@ def _outputs(sources: list[str], out: str | None) -> list[str]:
 def _on_cluster(
     jobs: list[ReviewJob], args: argparse.Namespace, frames: list[int], timeout_s: float
 ) -> list[dict[str, Any]]:
-    from tableref import cluster
+    from tableref.review import cluster
 
     client = cluster.connect(args.dask, args.workers, timeout_s)
     try:

@@ -13,8 +13,8 @@ from pathlib import Path
 import calibration
 import rules
 import vision
-from tableref import cli_calibration, cli_melee, cli_moves, cli_pipeline, cli_review
-from tableref.cli_options import add_json_option, add_profile_option
+from tableref.cli import calibrate, frames, melee, moves, review
+from tableref.cli.options import add_json_option, add_profile_option
 from tableref.config import ConfigError
 from tableref.errors import UsageError
 from tableref.report import format_findings
@@ -61,13 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tableref", description="A camera referee for tabletop wargames.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_check(sub)
-    cli_moves.add_check_move(sub)
-    cli_melee.add_melee(sub)
-    cli_calibration.add_markers(sub)
-    cli_calibration.add_board(sub)
-    cli_calibration.add_calibrate_camera(sub)
-    cli_pipeline.add_commands(sub)
-    cli_review.add_review(sub)
+    moves.add_check_move(sub)
+    melee.add_melee(sub)
+    calibrate.add_markers(sub)
+    calibrate.add_board(sub)
+    calibrate.add_calibrate_camera(sub)
+    frames.add_commands(sub)
+    review.add_review(sub)
     # Packages above this one (the dashboard) add their sub-commands through entry points: tableref never imports
     # them.
     for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):

@@ -10,7 +10,7 @@ import pytest
 
 from tableref.cli import main
 
-SCENARIO = Path(__file__).parents[1] / "rules" / "scenarios" / "move_attack_action.json"
+SCENARIO = Path(__file__).parents[2] / "rules" / "scenarios" / "move_attack_action.json"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import rules
 from rules.melee import OPPONENT_LEADER, OPPONENT_OTHERS, OTHERS
-from tableref.cli_options import add_json_option
+from tableref.cli.options import add_json_option
 from tableref.errors import UsageError
 from tableref.report import format_length
 

@@ -9,7 +9,14 @@ import pytest
 
 import rules
 from tableref.config import load_config
-from tableref.review import EMPTY_TRACK, identify, review_states, roster_bases_where_seen, suggest_units, timeline
+from tableref.review.timeline import (
+    EMPTY_TRACK,
+    identify,
+    review_states,
+    roster_bases_where_seen,
+    suggest_units,
+    timeline,
+)
 
 INCH = 25.4
 SETTINGS = load_config().review

@@ -15,17 +15,10 @@ from synth.render import render
 from synth.scene import SceneModel
 from tableref.config import Config
 from tableref.evaluate import load_samples
-from tableref.pipeline import (
-    carry_identities,
-    detect_frame,
-    fuse_frames,
-    known_bases,
-    roster_sizes,
-    seen_height_mm,
-    size_sigma_mm,
-    state_from_detections,
-)
-from tableref.pipeline import empty_table as pipeline_empty_table
+from tableref.pipeline.frame import detect_frame, fuse_frames, roster_sizes
+from tableref.pipeline.frame import empty_table as pipeline_empty_table
+from tableref.pipeline.identity import carry_identities
+from tableref.pipeline.state import known_bases, seen_height_mm, size_sigma_mm, state_from_detections
 from tableref.sources import read_image
 from tests.tableref.conftest import CAMERA_POSITION_MM, FRAME_SIZE, LENS, Rendered
 from vision.detections import BaseDetections
@@ -231,7 +224,7 @@ def test_a_doubt_along_a_line_goes_with_its_model(empty_table: Rendered, config:
 
 
 def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config: Config) -> None:
-    from tableref.pipeline import FrameAnalysis
+    from tableref.pipeline.frame import FrameAnalysis
 
     cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
     rng = np.random.default_rng(5)

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from tableref import sources
-from tableref.review_store import ReviewStore
-from tests.tableref.test_cli_pipeline import FRAME, SAMPLES, run
+from tableref.review.store import ReviewStore
+from tests.tableref.cli.test_frames import FRAME, SAMPLES, run
 
 DEEP = 200_000
 
@@ -178,7 +178,7 @@ def test_annotate_that_cannot_be_written_is_an_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A read-only folder or a full disk: OpenCV returns False and writes nothing.
-    monkeypatch.setattr("tableref.cli_pipeline.cv2.imwrite", lambda path, image: False)
+    monkeypatch.setattr("tableref.cli.frames.cv2.imwrite", lambda path, image: False)
     code, out, err = run(capsys, "detect", FRAME, "--annotate", tmp_path / "out.png")
     assert_one_line_error(code, err, "detect", "could not be written")
     assert "Annotated frame written" not in out

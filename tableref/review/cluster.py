@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tableref.errors import UsageError
-from tableref.review_run import ReviewJob, review_job_reported
+from tableref.review.run import ReviewJob, review_job_reported
 
 # ``--dask local``: a cluster of worker processes on this machine (for trying the flag, or a big single machine).
 LOCAL_ADDRESS = "local"
@@ -70,7 +70,7 @@ def review_on_cluster(
     progress: Callable[[int], None] = lambda n: None,
 ) -> list[dict[str, Any]]:
     """Review ``jobs`` as one task each on the cluster of ``client`` (a ``dask.distributed.Client``); summaries in
-    the jobs' order, as :func:`tableref.review_run.review_many` gives them. ``frames`` (one count per job) feeds
+    the jobs' order, as :func:`tableref.review.run.review_many` gives them. ``frames`` (one count per job) feeds
     ``progress`` as each recording finishes: a remote task reports only when it is done."""
     distributed = _distributed()
     # pure=False: the same job submitted again (a resumed review) must run again, not come from a cache

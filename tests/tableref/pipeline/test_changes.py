@@ -16,9 +16,10 @@ from calibration.spec import TableSpec, load_table_spec
 from synth.generate import fit_camera, make_figure, plain_scene, with_models
 from synth.render import render
 from synth.scene import Scene, SceneModel
-from tableref.changes import Box, changed_boxes, merged
 from tableref.config import Config
-from tableref.pipeline import FrameAnalysis, carry_identities, detect_frame, fuse_frames
+from tableref.pipeline.changes import Box, changed_boxes, merged
+from tableref.pipeline.frame import FrameAnalysis, detect_frame, fuse_frames
+from tableref.pipeline.identity import carry_identities
 from tests.tableref.conftest import CAMERA_POSITION_MM, LENS, Rendered
 
 FRAME_SIZE = (1920, 1080)

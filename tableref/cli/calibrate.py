@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 import calibration
-from tableref.cli_options import add_config_option, add_table_options
+from tableref.cli.options import add_config_option, add_table_options
 from tableref.config import load_config
 from tableref.sources import read_image
 

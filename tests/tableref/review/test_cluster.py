@@ -10,9 +10,9 @@ import pytest
 
 from synth.game import GameVideo
 from tableref.cli import main
-from tableref.cluster import ClusterError, connect, review_on_cluster
-from tableref.review_run import ReviewJob, review_job
-from tableref.review_store import ReviewStore
+from tableref.review.cluster import ClusterError, connect, review_on_cluster
+from tableref.review.run import ReviewJob, review_job
+from tableref.review.store import ReviewStore
 from tests.tableref.review_game import copy_recording
 
 distributed = pytest.importorskip("dask.distributed")

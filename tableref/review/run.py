@@ -27,12 +27,12 @@ from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
 from calibration.table import TableCalibration, calibrate_table, marker_drift_px
 from rules.actions import read_actions
-from tableref.changes import changed_mask, changed_share
 from tableref.config import Config
-from tableref.motion import SettleWatch, reaching_in, thumbnail
-from tableref.pipeline import EmptyTable, detect_frame, empty_table
-from tableref.review import ReviewedState, review_state, roster_bases_where_seen
-from tableref.review_store import Resume, ReviewStore
+from tableref.pipeline.changes import changed_mask, changed_share
+from tableref.pipeline.frame import EmptyTable, detect_frame, empty_table
+from tableref.pipeline.motion import SettleWatch, reaching_in, thumbnail
+from tableref.review.store import Resume, ReviewStore
+from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
 
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
@@ -210,7 +210,8 @@ _FRAME_ERRORS = (calibration.CalibrationError, vision.VisionError)
 
 
 class Reviewer:
-    """Reviews one recording into a :class:`ReviewStore`, resuming after whatever the store holds."""
+    """Reviews one recording into a :class:`~tableref.review.store.ReviewStore`, resuming after whatever the store
+    holds."""
 
     def __init__(
         self,

@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,18 +30,21 @@ import calibration
 import rules
 import vision
 from calibration.spec import TableSpec
-from calibration.table import TableCalibration, marker_drift_px
+from calibration.table import TableCalibration
 from tableref.config import Config
-from tableref.pipeline.frame import FrameAnalysis, detect_frame
+from tableref.jpeg import encode_jpeg
+from tableref.outlines import outlines_mm
+from tableref.pipeline.frame import FrameAnalysis
+from tableref.pipeline.motion import thumbnail
+from tableref.pipeline.watch import COVERED, MEASURE, SAME, TableWatch, measure_settled
 from tableref.sources import SourceError
 from webui.empty import EmptyTables
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
-from webui.feeds import Feed, FeedFrame, Scene, outline_mm
+from webui.feeds import Feed, FeedFrame, Scene
 from webui.groups import group_findings
 from webui.hub import STARTING, FrameView, Hub, Result
 from webui.roster import declared_bases, empty_roster, follow, roster_match
 from webui.settings import WebuiSettings
-from webui.settle import SettleWatch, reaching_in, thumbnail
 
 log = logging.getLogger(__name__)
 
@@ -68,19 +70,6 @@ COVERED_MESSAGE = "something reaches over the table (a hand held still?): measur
 _POLL_S = 1.0
 
 ToPixels = Callable[[NDArray[np.float64], float], NDArray[np.float64]]
-
-
-def encode_jpeg(image_bgr: NDArray[np.uint8], max_side_px: int, quality: int) -> bytes:
-    """JPEG bytes of a frame scaled down (never up) to at most ``max_side_px`` on its long side."""
-    height, width = image_bgr.shape[:2]
-    scale = min(1.0, max_side_px / max(height, width))
-    if scale < 1.0:
-        size = (max(1, round(width * scale)), max(1, round(height * scale)))
-        image_bgr = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
-    ok, data = cv2.imencode(".jpg", image_bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    if not ok:
-        raise WebuiError("OpenCV could not encode the frame as JPEG")
-    return bytes(data.tobytes())
 
 
 def _readonly(a: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -339,7 +328,14 @@ class LiveTable:
         s = self.settings
         backoff = s.reconnect_initial_s
         failures = 0  # failed reads in a row: the first says the camera is lost, later ones that it is retried
-        watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction, s.motion_min_region_px)
+        watch = TableWatch(
+            s.settle_s,
+            s.motion_pixel_delta,
+            s.motion_fraction,
+            s.motion_min_region_px,
+            s.covered_pixel_delta,
+            s.covered_fraction,
+        )
         while not self._stop.is_set():
             with self._lock:
                 feed, gen = self._feed, self._feed_gen
@@ -376,7 +372,7 @@ class LiveTable:
             self._wake.wait(backoff)
             backoff = min(backoff * 2.0, s.reconnect_max_s)
 
-    def _read_feed(self, feed: Feed, gen: int, watch: SettleWatch) -> str:
+    def _read_feed(self, feed: Feed, gen: int, watch: TableWatch) -> str:
         """Read ``feed`` until it ends ("ended"), the feed is switched or the loop stops ("switched")."""
         s = self.settings
         period = 1.0 / s.max_process_fps
@@ -422,32 +418,22 @@ class LiveTable:
                     with self._lock:
                         force, self._force = self._force, False
                         whole, self._whole_due = self._whole_due, False
-                if settled and (
-                    force
-                    or whole
-                    or attempted is None
-                    or attempted[0] != ff.scene.key
-                    or watch.differs(thumb, attempted[1])
-                ):
-                    # Compared with the frame measured last: the hand's own still frame must not become the
-                    # reference, or its leaving would look like something reaching in.
-                    if (
-                        not force
-                        and attempted is not None
-                        and attempted[0] == ff.scene.key
-                        and reaching_in(thumb, attempted[1], s.covered_pixel_delta, s.covered_fraction)
-                    ):
-                        if not covered:
-                            covered = True
-                            self.hub.update(message=COVERED_MESSAGE)
-                        if whole:
-                            # still owed once the hand has gone
-                            with self._lock:
-                                self._whole_due = True
-                    else:
-                        covered = False
-                        attempted = (ff.scene.key, thumb)
-                        self._jobs.put_detect(_DetectJob(ff, view, whole))
+                verdict = SAME
+                if settled:
+                    measured = attempted[1] if attempted is not None and attempted[0] == ff.scene.key else None
+                    verdict = MEASURE if force else watch.verdict(thumb, measured, again=whole)
+                if verdict == COVERED:
+                    if not covered:
+                        covered = True
+                        self.hub.update(message=COVERED_MESSAGE)
+                    if whole:
+                        # still owed once the hand has gone
+                        with self._lock:
+                            self._whole_due = True
+                elif verdict == MEASURE:
+                    covered = False
+                    attempted = (ff.scene.key, thumb)
+                    self._jobs.put_detect(_DetectJob(ff, view, whole))
                 self.hub.update(frame=view, settled=settled, fps=meter.tick(now), camera=LIVE)
         finally:
             close = getattr(frames, "close", None)
@@ -502,22 +488,11 @@ class LiveTable:
                 declared = declared_bases(self._rosters.get(scene.key, scene.roster))
                 # only what changed since is measured again, while the calibration and the declared bases hold
                 previous = None if job.whole else self._analyses.get(scene.key)
-            if cal is not None:
-                # A knocked camera: the markers are no longer where the kept calibration puts them.
-                drift = marker_drift_px(job.frame.image_bgr, cal, settings=self.config.calibration)
-                if drift is not None and drift > self.config.calibration.moved_drift_px:
-                    cal = None
-            analysis = detect_frame(
-                job.frame.image_bgr,
-                spec,
-                self.config,
-                scene.camera,
-                cal,
-                declared,
-                previous,
-                keep_overview=True,
-                reference=reference,
+            # a knocked camera is calibrated afresh, and the frame measured whole
+            settled = measure_settled(
+                job.frame.image_bgr, spec, self.config, scene.camera, cal, declared, previous, True, reference
             )
+            analysis = settled.analysis
             with self._lock:
                 if self._spec is spec:
                     self._calibrations[scene.key] = analysis.calibration
@@ -621,7 +596,7 @@ def _pixels(
     n = len(state.models)
     if n == 0:
         return _readonly(np.empty((0, OUTLINE_VERTICES, 2))), _readonly(np.empty((0, 2)))
-    rings = np.concatenate([outline_mm(m.base, m.x_mm, m.y_mm, OUTLINE_VERTICES) for m in state.models])
+    rings = outlines_mm(state.models, OUTLINE_VERTICES).reshape(-1, 2)
     centers_mm = np.array([[m.x_mm, m.y_mm] for m in state.models])
     outlines = to_px(rings, rim_height_mm).reshape(n, OUTLINE_VERTICES, 2)
     centers = to_px(centers_mm, rim_height_mm)

@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from importlib import resources
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import vision
 from tableref.cli import calibrate, frames, melee, moves, review
 from tableref.cli.options import add_json_option, add_profile_option
 from tableref.config import ConfigError
+from tableref.data import sample_state_path
 from tableref.errors import UsageError
 from tableref.report import format_findings
 from tableref.sources import SourceError
@@ -24,11 +24,6 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 # Entry point group of sub-commands from other packages: each is called with the sub-parsers object.
 COMMANDS_GROUP = "tableref.commands"
-
-
-def sample_state_path() -> Path:
-    """The bundled sample table state (the seed melee of Clone Troopers and Battle Droids, with some trouble)."""
-    return Path(str(resources.files("tableref.data").joinpath("sample_state.json")))
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

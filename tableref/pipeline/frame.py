@@ -6,7 +6,6 @@ rectified top-down view, and only here do the two meet to become a :class:`rules
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -21,6 +20,7 @@ from calibration.spec import TableSpec
 from calibration.table import TableCalibration, calibrate_table
 from tableref.assign import centres_mm, match_models
 from tableref.config import Config
+from tableref.outlines import outlines_mm
 from tableref.pipeline.incremental import changed_windows, comparable, measure_again, roster_key
 from tableref.pipeline.motion import thumbnail
 from tableref.pipeline.state import known_bases, state_from_detections
@@ -96,11 +96,7 @@ class FrameAnalysis:
         n = len(self.state.models)
         if n == 0:
             return np.empty((0, vertices, 2))
-        angles = np.linspace(0.0, 2.0 * math.pi, vertices, endpoint=False)
-        ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-        centers = np.array([[m.x_mm, m.y_mm] for m in self.state.models])
-        radii = np.array([m.base.semi_axes_mm[0] for m in self.state.models])
-        points = centers[:, None, :] + radii[:, None, None] * ring[None]
+        points = outlines_mm(self.state.models, vertices)
         height = self.rim_height_mm if self.calibration.heights_corrected else 0.0
         frame = self.calibration.table_to_image(points.reshape(-1, 2), height)
         return frame.reshape(n, vertices, 2)

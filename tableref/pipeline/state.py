@@ -12,8 +12,8 @@ from numpy.typing import NDArray
 import rules
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, rectified_to_table
-from tableref.assign import centres_mm, gated_assignment
-from tableref.pipeline.identity import MODEL_ID_PREFIX
+from tableref.assign import centres_mm
+from tableref.pipeline.identity import MODEL_ID_PREFIX, pairing
 from tableref.settings import PipelineSettings
 from vision.detections import BaseDetections
 
@@ -129,8 +129,7 @@ def known_bases(
     seen = _footprints_mm(calibration, detections, px_per_mm, settings)
     listed = centres_mm(roster.models)
     cost = np.hypot(seen[:, None, 0] - listed[None, :, 0], seen[:, None, 1] - listed[None, :, 1])
-    rows, cols = gated_assignment(cost, settings.roster_gate_mm)
-    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+    for i, j in pairing(cost, settings.roster_gate_mm).items():
         base = roster.models[j].base
         if not isinstance(base, rules.RoundBase):
             continue

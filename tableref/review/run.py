@@ -25,12 +25,15 @@ import rules
 import vision
 from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
-from calibration.table import TableCalibration, calibrate_table, marker_drift_px
+from calibration.table import TableCalibration, calibrate_table
 from rules.actions import read_actions
 from tableref.config import Config
+from tableref.errors import JpegError
+from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import changed_mask, changed_share
-from tableref.pipeline.frame import EmptyTable, detect_frame, empty_table
-from tableref.pipeline.motion import SettleWatch, reaching_in, thumbnail
+from tableref.pipeline.frame import EmptyTable, empty_table
+from tableref.pipeline.motion import thumbnail
+from tableref.pipeline.watch import COVERED, SAME, TableWatch, measure_settled
 from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
@@ -193,17 +196,6 @@ def load_actions(path: str | None) -> dict[str, Any] | None:
         raise SourceError(str(exc)) from None
 
 
-def _jpeg(image: NDArray[np.uint8], max_side_px: int, quality: int) -> bytes:
-    h, w = image.shape[:2]
-    scale = min(1.0, max_side_px / max(h, w))
-    if scale < 1.0:
-        image = np.asarray(
-            cv2.resize(image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA), dtype=np.uint8
-        )
-    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    return data.tobytes() if ok else b""
-
-
 # Errors of one frame that mean "this settled frame cannot be measured" (markers covered, no bases): the scan
 # goes on with the next settled frame.
 _FRAME_ERRORS = (calibration.CalibrationError, vision.VisionError)
@@ -267,23 +259,19 @@ class Reviewer:
             self.calibration = calibrate_table(image, self.spec, self.camera, settings=self.config.calibration)
         return self.calibration
 
-    def _calibration_for(self, image: NDArray[np.uint8]) -> tuple[TableCalibration, bool]:
-        """The calibration to measure a settled frame with, and whether it is new: the one kept, unless the
-        markers say the camera moved (then the frame is calibrated afresh)."""
-        if self.calibration is not None:
-            settings = self.config.calibration
-            drift = marker_drift_px(image, self.calibration, settings=settings)
-            if drift is None or drift <= settings.moved_drift_px:
-                return self.calibration, False
-            self.calibration = None
-        return self._calibrate(image), True
-
     def run(self, progress: Callable[[int], None] = lambda n: None) -> int:
         """Scan the rest of the recording; returns the number of settled states stored in all."""
         s = self.settings
         rec = self.recording
         settle_s = 0.0 if rec.is_photos else s.settle_s
-        watch = SettleWatch(settle_s, s.motion_pixel_delta, s.motion_fraction, s.motion_min_region_px)
+        watch = TableWatch(
+            settle_s,
+            s.motion_pixel_delta,
+            s.motion_fraction,
+            s.motion_min_region_px,
+            s.covered_pixel_delta,
+            s.covered_fraction,
+        )
         previous: ReviewedState | None = None
         measured: NDArray[np.uint8] | None = None
         spell_done = False
@@ -311,22 +299,30 @@ class Reviewer:
             if spell_done or not watch.settled(sample.time_s):
                 continue
             spell_done = True
-            if measured is not None and not watch.differs(thumb, measured):
+            verdict = watch.verdict(thumb, measured)
+            if verdict == SAME:
                 continue
-            if measured is not None and reaching_in(thumb, measured, s.covered_pixel_delta, s.covered_fraction):
+            if verdict == COVERED:
                 # A hand held still over the table: the next movement (it leaving) starts a new spell.
                 self.covered += 1
                 continue
             try:
-                cal, fresh = self._calibration_for(sample.image_bgr)
                 declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
-                analysis = detect_frame(
-                    sample.image_bgr, self.spec, self.config, self.camera, cal, declared, reference=self.empty
+                settled = measure_settled(
+                    sample.image_bgr,
+                    self.spec,
+                    self.config,
+                    self.camera,
+                    self.calibration,
+                    declared,
+                    reference=self.empty,
                 )
             except _FRAME_ERRORS as exc:
                 self.skipped += 1
                 self.skip_reason = (sample.index, exc)
                 continue
+            analysis, fresh = settled.analysis, settled.recalibrated
+            cal = self.calibration = analysis.calibration
             if previous is None and len(analysis.state.models) <= s.empty_max_bases:
                 # before the models are deployed: the table seen empty, and no bases on it
                 self.empty = EmptyTable(sample.image_bgr, cal)
@@ -352,7 +348,11 @@ class Reviewer:
             # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
             anchor = watch.anchor if watch.anchor is not None else thumb
             moved_at = watch.moved_at if watch.moved_at is not None else sample.time_s
-            image = _jpeg(sample.image_bgr, s.stored_frame_max_side_px, s.stored_frame_jpeg_quality)
+            try:
+                image = encode_jpeg(sample.image_bgr, s.stored_frame_max_side_px, s.stored_frame_jpeg_quality)
+            except JpegError:
+                # the state is kept without its picture: the review does not depend on it
+                image = b""
             self.store.add_state(reviewed, Resume(sample.index, moved_at, anchor), image)
             previous = reviewed
             measured = thumb

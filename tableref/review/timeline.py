@@ -21,13 +21,20 @@ from typing import Any
 import numpy as np
 
 import rules
-from tableref.assign import gated_assignment
-from tableref.pipeline.identity import carry_identities, standing_on, standing_on_declared
+from tableref.pipeline.identity import (
+    MODEL_ID_PREFIX,
+    carry_identities,
+    led_by_present,
+    pairing,
+    standing_on,
+    suggest_units,
+    with_identity,
+)
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
-# Fresh model ids and suggested unit ids: a prefix and a counter that never reuses an id of the game.
-MODEL_PREFIX = "m"
+# Fresh model ids (MODEL_ID_PREFIX) and suggested unit ids: a prefix and a counter that never reuses an id of the
+# game.
 UNIT_PREFIX = "u"
 # Reports round millimetres to a micrometre: finer digits are float noise, not measurement.
 _DECIMALS = 3
@@ -154,8 +161,7 @@ def _match(
     if astray_mm is not None:
         barred |= cost > np.asarray(astray_mm, dtype=np.float64)[None, :] ** 2
     cost[barred] = gate * 2.0 + 1.0
-    rows, cols = gated_assignment(cost, gate)
-    return dict(zip(rows.tolist(), cols.tolist(), strict=True))
+    return pairing(cost, gate)
 
 
 def reach_mm(unit: rules.Unit | None, profile: rules.RuleProfile | None, settings: ReviewSettings) -> float:
@@ -176,31 +182,6 @@ def _fresh(prefix: str, used: set[str]) -> str:
     return new
 
 
-def suggest_units(models: Sequence[rules.Model], gap_mm: float) -> list[list[int]]:
-    """Groups (lists of indices into ``models``) of models of one base size whose bases are at most ``gap_mm``
-    apart edge to edge, chained: a suggestion the user fixes in the dashboard."""
-    n = len(models)
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    xy = _xy(models)
-    sizes = np.array([_size_mm(m) for m in models])
-    for i in range(n):
-        for j in range(i + 1, n):
-            gap = math.hypot(*(xy[i] - xy[j])) - (sizes[i] + sizes[j]) / 2.0
-            if sizes[i] == sizes[j] and gap <= gap_mm:
-                parent[root(i)] = root(j)
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(root(i), []).append(i)
-    return sorted(groups.values(), key=lambda g: (min(xy[k, 1] for k in g), min(xy[k, 0] for k in g)))
-
-
 def _state_of(
     detected: rules.TableState,
     models: list[rules.Model],
@@ -208,8 +189,7 @@ def _state_of(
     terrain: Any,
     unseen: Sequence[rules.Model] = (),
 ) -> rules.TableState:
-    present = {m.id for m in models} | {m.id for m in unseen}
-    shown = tuple(u if u.leader is None or u.leader in present else replace(u, leader=None) for u in units)
+    shown = led_by_present(units, {m.id for m in models} | {m.id for m in unseen})
     kept = tuple(sorted(unseen, key=lambda m: m.id))
     return rules.TableState(detected.table, shown, tuple(models), terrain, detected.extras, kept, detected.measured)
 
@@ -280,7 +260,7 @@ def identify(
         new = []
         for k, m in enumerate(detected.models):
             if k not in to_known:
-                models.append(replace(m, id=_fresh(MODEL_PREFIX, used), unit=None))
+                models.append(replace(m, id=_fresh(MODEL_ID_PREFIX, used), unit=None))
                 new.append(len(models) - 1)
                 continue
             j = to_known[k]
@@ -309,7 +289,7 @@ def identify(
             if alike:
                 questions.append(_question(p, alike, r, index))
     if new:
-        _suggest_for(models, new, units, settings)
+        _suggest_for(detected.table, models, new, units, settings)
         if track.state is not None:
             added += [Placement(models[k].id, models[k].unit, index, (models[k].x_mm, models[k].y_mm)) for k in new]
     used |= {m.id for m in models}
@@ -319,11 +299,16 @@ def identify(
 
 
 def _suggest_for(
-    models: list[rules.Model], new: Sequence[int], units: list[rules.Unit], settings: ReviewSettings
+    table: rules.Table,
+    models: list[rules.Model],
+    new: Sequence[int],
+    units: list[rules.Unit],
+    settings: ReviewSettings,
 ) -> None:
     """Put the ``new`` models (indices into ``models``) in suggested units of their own, added to ``units``."""
     unit_ids = {u.id for u in units}
-    for group in suggest_units([models[k] for k in new], settings.group_gap_mm):
+    fresh = rules.TableState(table, models=tuple(models[k] for k in new))
+    for group in suggest_units(fresh, settings.group_gap_mm):
         unit_id = _fresh(UNIT_PREFIX, unit_ids)
         units.append(rules.Unit(id=unit_id))
         for g in group:
@@ -474,10 +459,7 @@ def pair_within_reach(
 def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:
     """A detection that is ``known``: its id and unit, and its base where the detector read the size no more surely
     (a base does not change between states: a roster's declared size, or the first reading, stands)."""
-    carried = replace(detected, id=known.id, unit=known.unit)
-    if known.base.size_sigma_mm <= detected.base.size_sigma_mm and isinstance(known.base, rules.RoundBase):
-        return standing_on_declared(carried, known.base)
-    return carried
+    return with_identity(detected, known, take_base=known.base.size_sigma_mm <= detected.base.size_sigma_mm)
 
 
 def _question(lost: rules.Model, alike: Sequence[rules.Model], reach: float, index: int) -> Event:

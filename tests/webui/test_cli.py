@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from tableref.cli import build_parser, main
+from tableref.data import sample_state_path
 from tests.webui.test_review import make_review_db
 from webui.cli import is_loopback
-from webui.feeds import SampleFeed, StateFeed, sample_available, sample_state_path
+from webui.feeds import SampleFeed, StateFeed, sample_available
 
 REPO = Path(__file__).resolve().parents[2]
 

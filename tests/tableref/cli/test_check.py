@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tableref.cli import main, sample_state_path
+from tableref.cli import main
+from tableref.data import sample_state_path
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -9,12 +9,12 @@ import pytest
 
 import rules
 from tableref.config import load_config
+from tableref.pipeline.identity import suggest_units
 from tableref.review.timeline import (
     EMPTY_TRACK,
     identify,
     review_states,
     roster_bases_where_seen,
-    suggest_units,
     timeline,
 )
 
@@ -156,7 +156,8 @@ def test_suggested_units(points: list[tuple[float, float]], sizes: list[float], 
         rules.Model(f"m{k}", None, x, y, rules.RoundBase(s))
         for k, ((x, y), s) in enumerate(zip(points, sizes, strict=True))
     ]
-    assert sorted(sorted(g) for g in suggest_units(models, SETTINGS.group_gap_mm)) == groups
+    state = rules.TableState(TABLE, models=tuple(models))
+    assert sorted(sorted(g) for g in suggest_units(state, SETTINGS.group_gap_mm)) == groups
 
 
 def _game(*states: dict[str, tuple[str, float, float]], profile: rules.RuleProfile = SKIRMISH, actions=None):  # type: ignore[no-untyped-def]

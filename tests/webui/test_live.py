@@ -485,18 +485,18 @@ def test_a_frame_owed_a_whole_measurement_passes_it_on_to_the_frame_that_replace
     first_whole: bool, second_whole: bool, whole: bool
 ):
     from webui.hub import FrameView
-    from webui.live import _DetectJob, _Jobs
+    from webui.threads import DetectJob, Jobs
 
     scene = Scene(key="cam")
     first, second = (
-        _DetectJob(FeedFrame(k, np.zeros((4, 4, 3), np.uint8), scene), FrameView(k, k, 0.0, b"", 4, 4, "cam"), w)
+        DetectJob(FeedFrame(k, np.zeros((4, 4, 3), np.uint8), scene), FrameView(k, k, 0.0, b"", 4, 4, "cam"), w)
         for k, w in ((0, first_whole), (1, second_whole))
     )
-    jobs = _Jobs()
+    jobs = Jobs()
     jobs.put_detect(first)
     jobs.put_detect(second)
     job = jobs.take(0.1)
-    assert isinstance(job, _DetectJob)
+    assert isinstance(job, DetectJob)
     assert job.frame is second.frame and job.whole is whole
     assert jobs.take(0.01) is None
 

@@ -35,10 +35,11 @@ import rules
 from calibration.markers import detect_markers
 from synth import make_eval
 from tableref.assign import gated_assignment
-from tableref.config import Config, load_config
+from tableref.config import load_config
 from tableref.evaluate import Sample, load_samples
 from tableref.pipeline.frame import FrameAnalysis, detect_frame
 from tableref.pipeline.view import marker_mask
+from tableref.settings import Settings
 from tableref.sources import read_image
 from vision.seeds import find_seeds
 
@@ -101,7 +102,7 @@ def score(found: list[tuple[float, float, float]], sample: Sample) -> dict[str, 
     }
 
 
-def seeds_ms(image: NDArray[np.uint8], sample: Sample, analysis: FrameAnalysis, config: Config) -> float:
+def seeds_ms(image: NDArray[np.uint8], sample: Sample, analysis: FrameAnalysis, config: Settings) -> float:
     """Time (ms) of the seed search alone on the frame's top-down view, as the detect step makes it."""
     topdown = analysis.calibration.rectify(image, analysis.px_per_mm)
     size = (topdown.shape[1], topdown.shape[0])
@@ -112,7 +113,7 @@ def seeds_ms(image: NDArray[np.uint8], sample: Sample, analysis: FrameAnalysis, 
     return (time.perf_counter() - start) * 1e3
 
 
-def run(folder: Path, config: Config) -> None:
+def run(folder: Path, config: Settings) -> None:
     samples = load_samples(folder)
     sizes = config.vision.base_sizes_mm
     totals: dict[str, dict[str, list[object]]] = {"ours": {}, "tutorial": {}}

@@ -21,9 +21,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.table import rectified_to_table
-from tableref.config import Config, load_config
+from tableref.config import load_config
 from tableref.evaluate import Sample, load_samples
 from tableref.pipeline.frame import detect_frame
+from tableref.settings import Settings
 from tableref.sources import read_image
 from vision.verify import Verifier, features
 
@@ -33,7 +34,7 @@ MATCH_SHARE = 0.25
 MIN_VISIBILITY = 0.3
 
 
-def _labelled(sample: Sample, config: Config) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
+def _labelled(sample: Sample, config: Settings) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
     """(N, F) features and (N,) labels (1 base, 0 not, NaN: a hardly visible model's, left out) of one frame."""
     image = read_image(sample.image)
     analysis = detect_frame(image, sample.spec, config, sample.camera)

@@ -32,11 +32,11 @@ import rules
 import vision
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration
-from tableref.config import Config
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.frame import FrameAnalysis
 from tableref.pipeline.motion import thumbnail
 from tableref.pipeline.watch import COVERED, MEASURE, SAME, TableWatch, measure_settled
+from tableref.settings import Settings
 from tableref.sources import SourceError
 from webui.documents import ToPixels, as_detections, in_frame, place_in_frame, result_document
 from webui.empty import EmptyTables
@@ -96,7 +96,7 @@ class LiveTable:
         self,
         feed: Feed,
         spec: TableSpec,
-        config: Config,
+        config: Settings,
         settings: WebuiSettings,
         profile: rules.RuleProfile,
     ) -> None:

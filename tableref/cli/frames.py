@@ -21,13 +21,14 @@ from tableref.cli.options import (
     add_roster_options,
     add_table_options,
 )
-from tableref.config import Config, load_config
+from tableref.config import load_config
 from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame, empty_table, fuse_frames
 from tableref.pipeline.identity import carry_identities
 from tableref.progress import Progress
 from tableref.report import format_findings, format_length
+from tableref.settings import Settings
 from tableref.sources import read_image
 
 EXIT_OK = 0
@@ -41,7 +42,7 @@ def _camera(args: argparse.Namespace) -> CameraModel | None:
 
 
 def _empty_table(
-    args: argparse.Namespace, spec: TableSpec, config: Config, camera: CameraModel | None
+    args: argparse.Namespace, spec: TableSpec, config: Settings, camera: CameraModel | None
 ) -> EmptyTable | None:
     """The table seen empty (``--empty FRAME``), calibrated on its own markers; None without the option."""
     if not args.empty:

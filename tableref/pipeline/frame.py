@@ -19,13 +19,12 @@ from calibration.camera import CameraModel
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, calibrate_table
 from tableref.assign import centres_mm, match_models
-from tableref.config import Config
 from tableref.outlines import outlines_mm
 from tableref.pipeline.incremental import changed_windows, comparable, measure_again, roster_key
 from tableref.pipeline.motion import thumbnail
 from tableref.pipeline.state import known_bases, state_from_detections
 from tableref.pipeline.view import marker_mask, rectified_scale, rim_parallax, smoothed
-from tableref.settings import PipelineSettings
+from tableref.settings import PipelineSettings, Settings
 from tableref.sources import deblock_blur_px
 from vision.detect import detect_bases, fit_known_bases
 from vision.detections import BaseDetections
@@ -48,7 +47,7 @@ class EmptyTable:
         return self._views[px_per_mm]
 
 
-def roster_sizes(config: Config, roster: rules.TableState) -> Config:
+def roster_sizes(config: Settings, roster: rules.TableState) -> Settings:
     """``config`` with the standard base sizes a detection may snap to cut down to the round sizes of ``roster``,
     where it lists every model on the table: a circle of another size is no model of this game (a token, a printed
     ring) or a misread one. Unchanged where the roster has no round base."""
@@ -59,7 +58,7 @@ def roster_sizes(config: Config, roster: rules.TableState) -> Config:
 
 
 def empty_table(
-    frame_bgr: NDArray[np.uint8], spec: TableSpec, config: Config, camera: CameraModel | None = None
+    frame_bgr: NDArray[np.uint8], spec: TableSpec, config: Settings, camera: CameraModel | None = None
 ) -> EmptyTable:
     """The empty table from a frame of it, calibrated on its own markers. Raises the calibration's errors when the
     frame does not show the table's markers."""
@@ -110,7 +109,7 @@ class FrameAnalysis:
 def detect_frame(
     frame_bgr: NDArray[np.uint8],
     spec: TableSpec,
-    config: Config,
+    config: Settings,
     camera: CameraModel | None = None,
     calibration: TableCalibration | None = None,
     roster: rules.TableState | None = None,
@@ -208,7 +207,7 @@ def _measure_whole(
     px_per_mm: float,
     mask: NDArray[np.uint8],
     parallax: RimParallax | None,
-    config: Config,
+    config: Settings,
     roster: rules.TableState | None,
     reference: EmptyTable | None,
     timings: dict[str, float],

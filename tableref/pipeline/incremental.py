@@ -11,11 +11,10 @@ from numpy.typing import NDArray
 
 import rules
 from calibration.table import TableCalibration, table_to_rectified
-from tableref.config import Config
 from tableref.pipeline.changes import changed_boxes, changed_mask, merged
 from tableref.pipeline.state import known_bases
 from tableref.pipeline.view import smoothed
-from tableref.settings import PipelineSettings
+from tableref.settings import PipelineSettings, Settings
 from vision.detect import detect_bases, fit_known_bases
 from vision.detections import BaseDetections
 from vision.parallax import RimParallax
@@ -111,7 +110,7 @@ def measure_again(
     previous: FrameAnalysis,
     parts: list[_Window],
     changed_px: NDArray[np.float64],
-    config: Config,
+    config: Settings,
     parallax: RimParallax | None,
     roster: rules.TableState | None,
     reference: EmptyTable | None = None,

@@ -18,9 +18,9 @@ from calibration.camera import CameraModel
 from calibration.settings import CalibrationSettings
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, calibrate_table, marker_drift_px
-from tableref.config import Config
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame
 from tableref.pipeline.motion import SettleWatch, reaching_in
+from tableref.settings import Settings
 
 # What to do with a settled frame (TableWatch.verdict).
 SAME = "same"
@@ -90,7 +90,7 @@ class Settled:
 def measure_settled(
     frame_bgr: NDArray[np.uint8],
     spec: TableSpec,
-    config: Config,
+    config: Settings,
     camera: CameraModel | None,
     calibration: TableCalibration | None,
     roster: rules.TableState | None = None,

@@ -27,7 +27,6 @@ from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
 from calibration.table import TableCalibration, calibrate_table
 from rules.actions import read_actions
-from tableref.config import Config
 from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import changed_mask, changed_share
@@ -36,6 +35,7 @@ from tableref.pipeline.motion import thumbnail
 from tableref.pipeline.watch import COVERED, SAME, TableWatch, measure_settled
 from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
+from tableref.settings import Settings
 from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
 
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
@@ -171,7 +171,7 @@ def recording_fingerprint(path: str | Path) -> str:
     return digest.hexdigest()[:24]
 
 
-def job_identity(job: ReviewJob, config: Config) -> dict[str, str]:
+def job_identity(job: ReviewJob, config: Settings) -> dict[str, str]:
     """What a review database must agree on before it is resumed: the recording's path and its content."""
     return {
         "source": str(Path(job.source).resolve()),
@@ -210,7 +210,7 @@ class Reviewer:
         recording: Recording,
         store: ReviewStore,
         spec: TableSpec,
-        config: Config,
+        config: Settings,
         profile: rules.RuleProfile,
         camera: CameraModel | None = None,
         roster: rules.TableState | None = None,

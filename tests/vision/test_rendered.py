@@ -30,11 +30,12 @@ from synth.generate import random_scene
 from synth.make_samples import Sample, write_sample
 from synth.render import render
 from synth.scene import Mat, PrintedCircle, Scene, Token
-from tableref.config import Config, load_config
+from tableref.config import load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
 from tableref.evaluate import Sample as EvalSample
 from tableref.pipeline.frame import detect_frame
 from tableref.pipeline.view import rectified_scale
+from tableref.settings import Settings
 from tableref.sources import read_image
 from tests.vision.hand_rules import hand_rule_config
 
@@ -107,7 +108,7 @@ def _bundled(prefix: str) -> EvalSample:
     return next(s for s in samples if s.name.startswith(prefix))
 
 
-def _vision_changed(**changed: float) -> Config:
+def _vision_changed(**changed: float) -> Settings:
     """The default settings with the vision settings ``changed``."""
     config = hand_rule_config()
     return replace(config, vision=replace(config.vision, **changed))

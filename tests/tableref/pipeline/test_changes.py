@@ -16,10 +16,10 @@ from calibration.spec import TableSpec, load_table_spec
 from synth.generate import fit_camera, make_figure, plain_scene, with_models
 from synth.render import render
 from synth.scene import Scene, SceneModel
-from tableref.config import Config
 from tableref.pipeline.changes import Box, changed_boxes, merged
 from tableref.pipeline.frame import FrameAnalysis, detect_frame, fuse_frames
 from tableref.pipeline.identity import carry_identities
+from tableref.settings import Settings
 from tests.tableref.conftest import CAMERA_POSITION_MM, LENS, Rendered
 
 FRAME_SIZE = (1920, 1080)
@@ -77,7 +77,7 @@ def test_a_box_covers_whole_pixels_of_the_view(box: Box, px_per_mm: float, windo
     assert box.window_px(px_per_mm, size) == window
 
 
-def test_a_changed_region_maps_to_the_table_box_below_it(empty_table: Rendered, config: Config) -> None:
+def test_a_changed_region_maps_to_the_table_box_below_it(empty_table: Rendered, config: Settings) -> None:
     from calibration.table import calibrate_table
 
     cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
@@ -120,7 +120,7 @@ def moved_scene() -> Scene:
 
 
 @pytest.fixture(scope="module")
-def table(config: Config) -> Table:
+def table(config: Settings) -> Table:
     scene = moved_scene()
     image, truth = render(scene, seed=1)
     first = detect_frame(
@@ -152,7 +152,7 @@ def _errors_mm(state: rules.TableState, truth: dict[str, tuple[float, float, flo
     ],
 )
 def test_only_the_places_that_changed_are_measured_again(
-    table: Table, config: Config, moved: dict[str, tuple[float, float]], remeasured: bool
+    table: Table, config: Settings, moved: dict[str, tuple[float, float]], remeasured: bool
 ) -> None:
     truth = {k: (*moved.get(k, (x, y)), d) for k, (x, y, d) in MODELS.items()}
     image, frame_truth = render(with_models(table.scene, moved), seed=2)
@@ -190,7 +190,7 @@ def test_only_the_places_that_changed_are_measured_again(
     assert len(kept & {tuple(c) for c in part.detections.center_px.tolist()}) >= len(far)
 
 
-def _after_first(table: Table, config: Config, scene: Scene, seed: int) -> FrameAnalysis:
+def _after_first(table: Table, config: Settings, scene: Scene, seed: int) -> FrameAnalysis:
     """A shot of ``scene`` measured on the table's first frame (its calibration, only what changed)."""
     image, truth = render(scene, seed=seed)
     camera = camera_from_dict(dict(truth.camera))
@@ -198,7 +198,9 @@ def _after_first(table: Table, config: Config, scene: Scene, seed: int) -> Frame
 
 
 @pytest.mark.parametrize("gain", [0.97, 1.04])
-def test_a_camera_that_changes_its_exposure_keeps_every_measurement(table: Table, config: Config, gain: float) -> None:
+def test_a_camera_that_changes_its_exposure_keeps_every_measurement(
+    table: Table, config: Settings, gain: float
+) -> None:
     # the whole picture a little darker or brighter (a light that flickers, the camera's exposure): nothing moved
     light = table.scene.lighting
     shot = dataclasses.replace(
@@ -211,7 +213,7 @@ def test_a_camera_that_changes_its_exposure_keeps_every_measurement(table: Table
 
 @pytest.mark.parametrize(("max_share", "whole"), [(0.4, False), (0.01, True)])
 def test_windows_too_large_to_gain_from_measure_the_whole_frame(
-    table: Table, config: Config, max_share: float, whole: bool
+    table: Table, config: Settings, max_share: float, whole: bool
 ) -> None:
     limited = dataclasses.replace(config, pipeline=dataclasses.replace(config.pipeline, max_changed_share=max_share))
     part = _after_first(table, limited, with_models(table.scene, {"b2": (1420.0, 860.0)}), seed=2)
@@ -221,7 +223,7 @@ def test_windows_too_large_to_gain_from_measure_the_whole_frame(
 
 @pytest.mark.parametrize("what", ["calibration", "roster", "overview"])
 def test_a_frame_before_of_another_calibration_or_roster_is_not_built_on(
-    table: Table, config: Config, what: str
+    table: Table, config: Settings, what: str
 ) -> None:
     image, truth = render(table.scene, seed=4)
     camera = camera_from_dict(dict(truth.camera))
@@ -245,7 +247,7 @@ def test_a_frame_before_of_another_calibration_or_roster_is_not_built_on(
     assert part.overview is not None
 
 
-def test_frames_measured_in_part_are_not_fused(table: Table, config: Config) -> None:
+def test_frames_measured_in_part_are_not_fused(table: Table, config: Settings) -> None:
     part = _after_first(table, config, table.scene, seed=5)
     with pytest.raises(ValueError, match="measured in part"):
         fuse_frames([table.first, part], config.pipeline.roster_gate_mm)

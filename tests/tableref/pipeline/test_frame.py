@@ -13,12 +13,12 @@ from calibration.table import calibrate_table, table_to_rectified
 from synth.generate import fit_camera, make_figure, plain_scene
 from synth.render import render
 from synth.scene import SceneModel
-from tableref.config import Config
 from tableref.evaluate import load_samples
 from tableref.pipeline.frame import detect_frame, fuse_frames, roster_sizes
 from tableref.pipeline.frame import empty_table as pipeline_empty_table
 from tableref.pipeline.identity import carry_identities
 from tableref.pipeline.state import known_bases, seen_height_mm, size_sigma_mm, state_from_detections
+from tableref.settings import Settings
 from tableref.sources import read_image
 from tests.tableref.conftest import CAMERA_POSITION_MM, FRAME_SIZE, LENS, Rendered
 from vision.detections import BaseDetections
@@ -46,7 +46,7 @@ def detections_at(points_px: np.ndarray, diameter_mm: float, sigma_px: float, px
 @pytest.mark.parametrize("rim_height_mm", [0.0, 4.0])
 @pytest.mark.parametrize("lens", [True, False])
 def test_rectified_rims_map_to_the_bases_below_them(
-    empty_table: Rendered, config: Config, rim_height_mm: float, lens: bool
+    empty_table: Rendered, config: Settings, rim_height_mm: float, lens: bool
 ) -> None:
     camera = empty_table.camera if lens else None
     cal = calibrate_table(empty_table.image, empty_table.spec, camera, settings=config.calibration)
@@ -91,7 +91,7 @@ def _state(points: list[tuple[str, str | None, float, float]], units: list[str])
 
 @pytest.mark.parametrize(("declared_mm", "off"), [(None, True), (5.0, False), (math.nan, True)])
 def test_a_declared_rim_height_places_an_outline_the_edges_read(
-    empty_table: Rendered, config: Config, declared_mm: float | None, off: bool
+    empty_table: Rendered, config: Settings, declared_mm: float | None, off: bool
 ) -> None:
     # outlines of bases with 5 mm rims, read by their edges (share 1); the pipeline assumes 4 mm
     cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
@@ -115,7 +115,7 @@ def test_a_declared_rim_height_places_an_outline_the_edges_read(
     [(4.0, None, False), (5.0, None, True), (5.0, 5.0, False), (3.0, 3.0, False)],
 )
 def test_an_outline_read_by_its_top_disc_stands_a_whole_shift_from_its_base(
-    empty_table: Rendered, config: Config, rim_mm: float, declared_mm: float | None, off: bool
+    empty_table: Rendered, config: Settings, rim_mm: float, declared_mm: float | None, off: bool
 ) -> None:
     # the edges read each base's top disc (share 2), at the rim's full height, and moved it back half the parallax
     # shift of the 4 mm rim assumed, to where the outline's middle would stand
@@ -208,7 +208,7 @@ def test_a_matched_model_takes_the_rosters_round_base(
     assert model.sigma_mm == pytest.approx(sigma_mm)
 
 
-def test_a_doubt_along_a_line_goes_with_its_model(empty_table: Rendered, config: Config) -> None:
+def test_a_doubt_along_a_line_goes_with_its_model(empty_table: Rendered, config: Settings) -> None:
     # the top-down view's axes are the table's: a doubt (mm) there is the same on the table, whatever the order
     # the state lists the models in, and the roster's ids do not change it
     cal = calibrate_table(empty_table.image, empty_table.spec, None, settings=config.calibration)
@@ -223,7 +223,7 @@ def test_a_doubt_along_a_line_goes_with_its_model(empty_table: Rendered, config:
         assert got == {(round(x), round(y)): tuple(d) for (x, y), d in zip(TRUTH_MM, doubt, strict=True)}
 
 
-def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config: Config) -> None:
+def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config: Settings) -> None:
     from tableref.pipeline.frame import FrameAnalysis
 
     cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
@@ -273,7 +273,7 @@ def test_size_sigma_follows_the_neighbouring_sizes(
     ],
 )
 def test_known_bases_are_what_the_matched_roster_model_declares(
-    empty_table: Rendered, config: Config, declared: rules.Base, diameter_mm: float, height_ratio: float
+    empty_table: Rendered, config: Settings, declared: rules.Base, diameter_mm: float, height_ratio: float
 ) -> None:
     cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
     settings = dataclasses.replace(config.pipeline, rim_height_mm=4.0)
@@ -299,7 +299,7 @@ def _errors_mm(state: rules.TableState, truth: rules.TableState) -> np.ndarray:
     )
 
 
-def test_a_roster_that_declares_sizes_and_rim_heights_places_the_bases_better(config: Config) -> None:
+def test_a_roster_that_declares_sizes_and_rim_heights_places_the_bases_better(config: Settings) -> None:
     # the sample's truth declares each base's size and rim height (3-5 mm), as a roster would
     (sample,) = [s for s in load_samples("sample_images") if s.name == "crowded_4k"]
     truth = rules.state_from_dict({k: sample.truth[k] for k in ("table", "units", "models")})
@@ -319,7 +319,7 @@ def test_a_roster_that_declares_sizes_and_rim_heights_places_the_bases_better(co
 
 @pytest.mark.parametrize(("known_min_px_per_mm", "fitted"), [(1.1, True), (1.2, False)])
 def test_a_coarse_view_with_a_roster_is_fitted_at_the_declared_bases(
-    config: Config, known_min_px_per_mm: float, fitted: bool
+    config: Settings, known_min_px_per_mm: float, fitted: bool
 ) -> None:
     # the 4K sample viewed at 1.15 px/mm, as a 4K camera low over the table sees it: too coarse for the free
     # appearance fit (the edges read the bases), fine enough for the fit at a declared size and rim height
@@ -347,7 +347,7 @@ def test_a_coarse_view_with_a_roster_is_fitted_at_the_declared_bases(
         assert declared == 0
 
 
-def test_with_the_empty_table_only_what_was_put_down_since_is_a_base(empty_table: Rendered, config: Config) -> None:
+def test_with_the_empty_table_only_what_was_put_down_since_is_a_base(empty_table: Rendered, config: Settings) -> None:
     rng = np.random.default_rng(12)
     placed = [(700.0, 500.0), (760.0, 500.0), (1100.0, 700.0)]
     paint = ((0.7, 0.2, 0.2), (0.8, 0.8, 0.7))
@@ -388,7 +388,7 @@ def test_with_the_empty_table_only_what_was_put_down_since_is_a_base(empty_table
     ],
 )
 def test_a_whole_roster_lets_bases_snap_only_to_its_sizes(
-    config: Config, bases: list[rules.RoundBase | rules.OvalBase], sizes: tuple[float, ...] | None
+    config: Settings, bases: list[rules.RoundBase | rules.OvalBase], sizes: tuple[float, ...] | None
 ) -> None:
     roster = rules.TableState(
         rules.Table(1829.0, 1219.0),

@@ -18,9 +18,10 @@ from calibration.spec import load_table_spec
 from rules.state import dump_state
 from synth.game import GameVideo, write_game
 from tableref.cli import main
-from tableref.config import Config, load_config
+from tableref.config import load_config
 from tableref.review.run import Recording, Reviewer
 from tableref.review.store import ReviewStore
+from tableref.settings import Settings
 from tests.tableref.review_game import (
     ALPHA_ADVANCE_MM,
     ALPHA_MOVE_MM,
@@ -115,7 +116,7 @@ def test_the_casualty_and_the_arrivals(reviewed: dict[str, Any]) -> None:
 
 def _review_game(
     game: GameVideo,
-    config: Config,
+    config: Settings,
     out: Path,
     progress: Callable[[int], None] = lambda n: None,
     roster: rules.TableState | None = None,

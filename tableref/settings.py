@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calibration.settings import CalibrationSettings
-from vision.config import VisionSettings
+from vision.settings import VisionSettings
 
 
 def at_least(low: float, high: float | None = None) -> dict[str, Any]:

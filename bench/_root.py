@@ -1,5 +1,5 @@
 """The repository's root on ``sys.path``: a benchmark runs as ``python bench/NAME.py`` and imports the test renderer
-(``synth``) and the tests' helpers, which live beside the installed packages, not in them. Imported first by every
+(``synth``) and the tests' scene modules, which live beside the installed packages, not in them. Imported first by every
 benchmark that needs them."""
 
 import sys

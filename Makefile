@@ -19,7 +19,7 @@ demo: $(GAME)/review.sqlite
 		--camera $(GAME)/camera.json --review $(GAME)/review.sqlite
 
 $(GAME)/game.avi: $(STAMP)
-	$(BIN)/python -m tableref.synth.make_game --out $(GAME)
+	$(BIN)/python -m synth.make_game --out $(GAME)
 
 $(GAME)/review.sqlite: $(GAME)/game.avi
 	$(BIN)/tableref review $(GAME)/game.avi --roster $(GAME)/roster.json --table $(GAME)/table.toml \
@@ -27,7 +27,7 @@ $(GAME)/review.sqlite: $(GAME)/game.avi
 
 # a short rendered game with its roster, camera and truth, for `tableref review` (see the README)
 sample-game: $(STAMP)
-	$(BIN)/python -m tableref.synth.make_game --out $(GAME)
+	$(BIN)/python -m synth.make_game --out $(GAME)
 
 test: lint pytest
 

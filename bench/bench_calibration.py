@@ -14,15 +14,12 @@ frame (a tilted camera with a webcam-like lens, exact ground truth), then report
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import cv2
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calibration.camera import CameraModel
 from calibration.markers import detect_markers

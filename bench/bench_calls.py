@@ -14,14 +14,16 @@ import argparse
 import time
 from dataclasses import replace
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import numpy as np
 
 import rules
 from calibration.camera import camera_from_dict
+from synth.calls import CallResult, judge_pairs, line_pairs_scene
+from synth.render import render
 from tableref.config import load_config
-from tableref.pipeline import carry_identities, detect_frame
-from tableref.synth.calls import CallResult, judge_pairs, line_pairs_scene
-from tableref.synth.render import render
+from tableref.pipeline.frame import detect_frame
+from tableref.pipeline.identity import carry_identities
 
 MATCH_GATE_MM = 10.0
 # The built-in profiles call "close" within 2 combined sigmas.

@@ -25,18 +25,20 @@ import statistics
 import sys
 import time
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import numpy as np
 
 import rules
 from calibration.camera import camera_from_dict
-from tableref.changes import changed_mask
+from synth.generate import random_scene, with_models
+from synth.render import render
+from synth.scene import Scene
 from tableref.config import load_config
-from tableref.motion import thumbnail
-from tableref.pipeline import carry_identities, detect_frame
+from tableref.pipeline.changes import changed_mask
+from tableref.pipeline.frame import detect_frame
+from tableref.pipeline.identity import carry_identities
+from tableref.pipeline.motion import thumbnail
 from tableref.settings import PipelineSettings
-from tableref.synth.generate import random_scene, with_models
-from tableref.synth.render import render
-from tableref.synth.scene import Scene
 
 HEADER = "| frame | unit | share measured | whole ms | in part ms | moved: whole, in part | all: whole, in part |"
 MOVE_MM = 80.0

@@ -2,7 +2,7 @@
 
 Frames: seeded renders of a 6' x 4' table (``random_scene`` with its default clutter: hands, terrain, dice,
 tokens, printed circles, shadows, several base colours) at 4K and at 1080p, each with its camera.json, rendered
-into a temporary folder (or read from folders made by ``python -m tableref.synth.make_eval``).
+into a temporary folder (or read from folders made by ``python -m synth.make_eval``).
 
 Compared on the same frames in the same run:
 
@@ -26,18 +26,21 @@ import tempfile
 import time
 from pathlib import Path
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 import rules
 from calibration.markers import detect_markers
+from synth import make_eval
 from tableref.assign import gated_assignment
-from tableref.config import Config, load_config
+from tableref.config import load_config
 from tableref.evaluate import Sample, load_samples
-from tableref.pipeline import FrameAnalysis, detect_frame, marker_mask
+from tableref.pipeline.frame import FrameAnalysis, detect_frame
+from tableref.pipeline.view import marker_mask
+from tableref.settings import Settings
 from tableref.sources import read_image
-from tableref.synth import make_eval
 from vision.seeds import find_seeds
 
 # The tutorial's HoughCircles: median blur, Canny high threshold, accumulator votes.
@@ -99,7 +102,7 @@ def score(found: list[tuple[float, float, float]], sample: Sample) -> dict[str, 
     }
 
 
-def seeds_ms(image: NDArray[np.uint8], sample: Sample, analysis: FrameAnalysis, config: Config) -> float:
+def seeds_ms(image: NDArray[np.uint8], sample: Sample, analysis: FrameAnalysis, config: Settings) -> float:
     """Time (ms) of the seed search alone on the frame's top-down view, as the detect step makes it."""
     topdown = analysis.calibration.rectify(image, analysis.px_per_mm)
     size = (topdown.shape[1], topdown.shape[0])
@@ -110,7 +113,7 @@ def seeds_ms(image: NDArray[np.uint8], sample: Sample, analysis: FrameAnalysis, 
     return (time.perf_counter() - start) * 1e3
 
 
-def run(folder: Path, config: Config) -> None:
+def run(folder: Path, config: Settings) -> None:
     samples = load_samples(folder)
     sizes = config.vision.base_sizes_mm
     totals: dict[str, dict[str, list[object]]] = {"ours": {}, "tutorial": {}}

@@ -19,25 +19,23 @@ import argparse
 import dataclasses
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import cv2
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import rules
 from calibration.spec import load_table_spec
+from synth.generate import RESOLUTIONS, fit_camera, make_figure, plain_scene
+from synth.render import render
+from synth.scene import SceneModel
+from synth.sequence import frame_seed, move_scenes
 from tableref.config import load_config
-from tableref.review_run import Recording, Reviewer
-from tableref.review_store import ReviewStore
-from tableref.synth.generate import RESOLUTIONS, fit_camera, make_figure, plain_scene
-from tableref.synth.render import render
-from tableref.synth.scene import SceneModel
-from tableref.synth.sequence import frame_seed, move_scenes
+from tableref.review.run import Recording, Reviewer
+from tableref.review.store import ReviewStore
 
 FPS = 30.0
 FOURCC = "mp4v"

@@ -1,7 +1,7 @@
 """Benchmark of the review's tracking on games it was not tuned on: does it find the moves, invent none, and see
 the casualty?
 
-Each game is a scene of the wide-look renderer (``tableref.synth.wide``: random tables, mats, bases, figures, light
+Each game is a scene of the wide-look renderer (``synth.wide``: random tables, mats, bases, figures, light
 and cameras, nothing like the frames the detector's rules were first chosen on) in three settled states, written
 as a folder of photos: the scene; one unit of at least four models moved 175 mm (within a 7" Move) as a block;
 another moved 60 mm and one model of a third taken off. Every move ends on the table, in the camera's view, clear
@@ -31,17 +31,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import cv2
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+from synth.wide import random_scene
+from synth.wide.frame import render_frame
+from synth.wide.scene import Blob, Part, Stick, WideBase, WideScene
+from synth.wide.tables import spec_toml
 from tableref.cli import main as tableref_main
-from tableref.review_store import ReviewStore
-from tableref.synth.wide import random_scene
-from tableref.synth.wide.frame import render_frame
-from tableref.synth.wide.scene import Blob, Part, Stick, WideBase, WideScene
-from tableref.synth.wide.tables import spec_toml
+from tableref.review.store import ReviewStore
 
 EDGE_MM = 40.0
 EDGE_PX = 60.0

@@ -34,13 +34,11 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
+import _root  # noqa: F401  (the repository root on sys.path: synth, tests)
 import cv2
 import numpy as np
 from numpy.typing import NDArray
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tests.vision.vision_scenes as vs
 from tableref.config import load_config

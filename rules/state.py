@@ -183,6 +183,19 @@ def _finite(value: float) -> bool:
         return False
 
 
+def _check_base(base: Base, where: str) -> None:
+    for axis in base.semi_axes_mm:
+        if not _finite(axis) or axis <= 0:
+            raise StateError(f"{where}: base sizes must be positive numbers, got {base.to_dict()}")
+    if not _finite(base.rotation_deg):
+        raise StateError(f"{where}: base rotation_deg must be a finite number")
+    if not _finite(base.size_sigma_mm) or base.size_sigma_mm < 0:
+        raise StateError(f"{where}: base size_sigma_mm must be a non-negative number, got {base.size_sigma_mm!r}")
+    height = base.height_mm if isinstance(base, RoundBase) else None
+    if height is not None and not (_finite(height) and height > 0):
+        raise StateError(f"{where}: base height_mm must be a positive number, got {height!r}")
+
+
 def _float(value: int | float, where: str) -> float:
     """``value`` (a JSON number) as a float; a whole number beyond a float's range is a StateError naming
     ``where``, not an OverflowError."""
@@ -225,16 +238,7 @@ def _validate(state: TableState) -> None:
             raise StateError(f"{where}: sigma_mm must be a non-negative number, got {m.sigma_mm!r}")
         if len(m.doubt_mm) != 2 or not all(_finite(d) for d in m.doubt_mm):
             raise StateError(f"{where}: doubt_mm must be two finite numbers [dx_mm, dy_mm], got {m.doubt_mm!r}")
-        for axis in m.base.semi_axes_mm:
-            if not _finite(axis) or axis <= 0:
-                raise StateError(f"{where}: base sizes must be positive numbers, got {m.base.to_dict()}")
-        if not _finite(m.base.rotation_deg):
-            raise StateError(f"{where}: base rotation_deg must be a finite number")
-        if not _finite(m.base.size_sigma_mm) or m.base.size_sigma_mm < 0:
-            raise StateError(f"{where}: base size_sigma_mm must be a non-negative number, got {m.base.size_sigma_mm!r}")
-        height = m.base.height_mm if isinstance(m.base, RoundBase) else None
-        if height is not None and not (_finite(height) and height > 0):
-            raise StateError(f"{where}: base height_mm must be a positive number, got {height!r}")
+        _check_base(m.base, where)
         if m.on_terrain is not None:
             _validate_top(m.on_terrain, tops, where)
     for i, u in enumerate(state.units):
@@ -339,14 +343,23 @@ class _Reader:
         return value
 
 
-def _base_from(obj: Any, where: str) -> Base:
-    r = _Reader(obj, where + ".base")
+def base_from_dict(obj: Any, where: str = "base") -> Base:
+    """A base from parsed JSON, checked: ``{"diameter_mm": 32}`` (a round one may add its rim's ``height_mm``) or
+    ``{"width_mm": 60, "depth_mm": 35, "rotation_deg": 30}``, either with an optional ``size_sigma_mm``. Raises
+    :class:`StateError` naming ``where``."""
+    if not isinstance(obj, dict):
+        raise StateError(f"{where}: expected a base object such as {{'diameter_mm': 32}}, got {obj!r}")
+    r = _Reader(obj, where)
     size_sigma = r.number("size_sigma_mm", 0.0)
+    base: Base
     if r.has("diameter_mm"):
-        return RoundBase(r.number("diameter_mm"), size_sigma, r.optional_number("height_mm"))
-    if r.has("width_mm") or r.has("depth_mm"):
-        return OvalBase(r.number("width_mm"), r.number("depth_mm"), r.number("rotation_deg", 0.0), size_sigma)
-    raise StateError(f"{where}.base: expected diameter_mm (round) or width_mm and depth_mm (oval)")
+        base = RoundBase(r.number("diameter_mm"), size_sigma, r.optional_number("height_mm"))
+    elif r.has("width_mm") and r.has("depth_mm"):
+        base = OvalBase(r.number("width_mm"), r.number("depth_mm"), r.number("rotation_deg", 0.0), size_sigma)
+    else:
+        raise StateError(f"{where}: expected diameter_mm (round) or width_mm and depth_mm (oval)")
+    _check_base(base, where)
+    return base
 
 
 def _polygon_from(value: Any, where: str) -> tuple[tuple[float, float], ...]:
@@ -447,7 +460,7 @@ def _model_from(obj: Any, where: str) -> Model:
         unit=None if unit is None else r.ident("unit"),
         x_mm=r.number("x_mm"),
         y_mm=r.number("y_mm"),
-        base=_base_from(r.obj.get("base"), where),
+        base=base_from_dict(r.obj.get("base"), f"{where}.base"),
         sigma_mm=r.number("sigma_mm", 0.0),
         doubt_mm=_doubt_from(r.obj.get("doubt_mm"), where),
         on_terrain=None if r.obj.get("on_terrain") is None else r.ident("on_terrain"),

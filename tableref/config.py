@@ -1,5 +1,6 @@
-"""Settings of every stage, from TOML: ``tableref/defaults.toml`` holds every default (the one place they live),
-a user's file overrides any of them, section by section.
+"""The settings loader: every stage's settings (:class:`tableref.settings.Settings`) from TOML.
+``tableref/defaults.toml`` holds every default (the one place they live); a user's file overrides any of them,
+section by section.
 
 Each stage declares its settings as a frozen dataclass with no defaults of its own; a section of the TOML file
 fills it, and a key that the dataclass does not know, or a missing one, is an error that names it.
@@ -13,14 +14,11 @@ import tomllib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from calibration.settings import CalibrationSettings
-from tableref.settings import EvaluateSettings, PipelineSettings, ReviewSettings
-from vision.config import VisionSettings
+from tableref.settings import Settings
 
 T = TypeVar("T")
 # Whole numbers beyond this lose digits as floats (and overflow them far beyond).
@@ -122,20 +120,6 @@ def default_settings() -> dict[str, Any]:
     return tomllib.loads(resources.files("tableref").joinpath("defaults.toml").read_text("utf-8"))
 
 
-@dataclass(frozen=True)
-class Config:
-    """Settings of every stage: one field per stage, filled from the [section] of the same name.
-
-    A stage that gains settings adds a field here (its settings dataclass) and the section to defaults.toml.
-    """
-
-    calibration: CalibrationSettings
-    vision: VisionSettings
-    pipeline: PipelineSettings
-    evaluate: EvaluateSettings
-    review: ReviewSettings
-
-
 def _settings_data(path: str | Path | None) -> dict[str, Any]:
     """The defaults, merged with the user's TOML file at ``path`` if given."""
     data = default_settings()
@@ -161,14 +145,14 @@ def _settings_data(path: str | Path | None) -> dict[str, Any]:
 
 
 def load_section(cls: type[T], name: str, path: str | Path | None = None) -> T:
-    """One [name] section as settings dataclass ``cls``, for a package outside :class:`Config` (nothing below it
+    """One [name] section as settings dataclass ``cls``, for a package outside :class:`Settings` (nothing below it
     may import that package): defaults, overridden by the file at ``path``. Raises :class:`ConfigError`."""
     return section_from_dict(cls, _settings_data(path).get(name), name)
 
 
-def load_config(path: str | Path | None = None) -> Config:
+def load_config(path: str | Path | None = None) -> Settings:
     """Defaults, overridden by the TOML file at ``path`` if given. Raises :class:`ConfigError`."""
     data = _settings_data(path)
-    hints = typing.get_type_hints(Config)
-    stages = {f.name: section_from_dict(hints[f.name], data.get(f.name), f.name) for f in dataclasses.fields(Config)}
-    return Config(**stages)
+    hints = typing.get_type_hints(Settings)
+    stages = {f.name: section_from_dict(hints[f.name], data.get(f.name), f.name) for f in dataclasses.fields(Settings)}
+    return Settings(**stages)

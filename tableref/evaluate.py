@@ -24,9 +24,8 @@ import rules
 from calibration.camera import CameraModel, camera_from_dict
 from calibration.spec import TableSpec, load_table_spec, table_spec_from_dict
 from tableref.assign import centres_mm, match_models
-from tableref.config import Config
-from tableref.pipeline import detect_frame, empty_table
-from tableref.settings import EvaluateSettings
+from tableref.pipeline.frame import detect_frame, empty_table
+from tableref.settings import EvaluateSettings, Settings
 from tableref.sources import IMAGE_SUFFIXES, SourceError, read_image
 
 # Visibility bands of the reliability table.
@@ -173,7 +172,7 @@ def _truth_looks(
     return tuple(per_model), frame
 
 
-def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, roster: bool = False) -> FrameScore:
+def score_frame(sample: Sample, config: Settings, settings: EvaluateSettings, roster: bool = False) -> FrameScore:
     """Run the pipeline on one frame and match its models to the truth (minimum total distance, gated). With
     ``roster`` the truth serves as the roster too (as ``tableref analyze`` and ``measure`` take one): bases are
     fitted at the sizes and rim heights it declares; where they stand comes from the frame alone."""
@@ -243,7 +242,7 @@ def score_frame(sample: Sample, config: Config, settings: EvaluateSettings, rost
 
 def evaluate(
     samples: Sequence[Sample],
-    config: Config,
+    config: Settings,
     settings: EvaluateSettings,
     on_frame: Callable[[FrameScore], None] | None = None,
     roster: bool = False,

@@ -1,9 +1,13 @@
-"""Settings of the app layer (values in ``tableref/defaults.toml``)."""
+"""Settings of the app layer, and :class:`Settings`, every stage's (values in ``tableref/defaults.toml``, read by
+:mod:`tableref.config`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from calibration.settings import CalibrationSettings
+from vision.settings import VisionSettings
 
 
 def at_least(low: float, high: float | None = None) -> dict[str, Any]:
@@ -118,3 +122,18 @@ class ReviewSettings:
     stored_frame_jpeg_quality: int = field(metadata=at_least(1, 100))
     # `--dask ADDRESS`: how long to wait for the scheduler (s) before saying it cannot be reached.
     dask_connect_timeout_s: float = field(metadata=positive())
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Settings of every stage: one field per stage, filled from the [section] of the same name by
+    :func:`tableref.config.load_config`.
+
+    A stage that gains settings adds a field here (its settings dataclass) and the section to defaults.toml.
+    """
+
+    calibration: CalibrationSettings
+    vision: VisionSettings
+    pipeline: PipelineSettings
+    evaluate: EvaluateSettings
+    review: ReviewSettings

@@ -5,10 +5,10 @@ the bases are is known (a roster declares their sizes and rim heights), :func:`f
 also fits the others again at the sizes they were read at.
 """
 
-from vision.config import VisionSettings
 from vision.detect import detect_bases, fit_known_bases, snap_diameters
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError, SettingsError, VisionError
+from vision.settings import VisionSettings
 
 __all__ = [
     "BaseDetections",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.config import VisionSettings
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

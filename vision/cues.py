@@ -10,11 +10,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.circles import centre_distances
-from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch
 from vision.rim import (
     sample_grey,
 )
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

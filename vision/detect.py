@@ -55,7 +55,6 @@ from numpy.typing import NDArray
 from vision.candidates import split_detections
 from vision.circles import SAME_BASE_CENTER_FRACTION, centre_distances, snap_diameters
 from vision.colour import chroma_contrast
-from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.errors import VisionError
 from vision.footprints import read_footprints, seeds_in_reach
@@ -69,6 +68,7 @@ from vision.reference import change_map, changed_share
 from vision.refine import refine_rims
 from vision.rim import ray_directions
 from vision.seeds import Seeds, find_seeds
+from vision.settings import VisionSettings
 from vision.units import final_bases, plain_groups, top_colours
 from vision.verdicts import first_tests, other_impostors, printed_rings
 from vision.verify import features, load_verifier

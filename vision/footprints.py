@@ -32,7 +32,6 @@ from vision.circles import (
     ray_distance_to_circle,
     snap_diameters,
 )
-from vision.config import VisionSettings
 from vision.rim import (
     Peaks,
     find_peaks,
@@ -43,6 +42,7 @@ from vision.rim import (
     select_peaks,
 )
 from vision.seeds import Seeds
+from vision.settings import VisionSettings
 from vision.vecmath import hypot
 
 FloatArray = NDArray[np.float64]

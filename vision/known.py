@@ -10,7 +10,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.circles import snap_diameters
-from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.measure import outline_sigmas, wall_misplaced_mm, wider_doubt
 from vision.outline import OutlineFit, cast_shadow_px, fit_outlines
@@ -18,6 +17,7 @@ from vision.parallax import RimParallax, middle_of
 from vision.rim import (
     ray_directions,
 )
+from vision.settings import VisionSettings
 from vision.units import pooled_heights
 
 FloatArray = NDArray[np.float64]

@@ -19,7 +19,6 @@ from numpy.typing import NDArray
 from vision.candidates import Candidates
 from vision.circlefit import CircleFit
 from vision.circles import snap_diameters
-from vision.config import VisionSettings
 from vision.cues import disc_contrast, disc_passes
 from vision.outline import OutlineFit, fit_outlines
 from vision.parallax import RimParallax, middle_of, ray_stretch
@@ -27,6 +26,7 @@ from vision.profile import RimModel, fit_rim_profiles
 from vision.rim import (
     sample_grey,
 )
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

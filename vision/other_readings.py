@@ -20,7 +20,6 @@ from numpy.typing import NDArray
 
 from vision.candidates import Candidates
 from vision.circles import centre_distances, ray_distance_to_circle, snap_diameters
-from vision.config import VisionSettings
 from vision.cues import disc_contrast, disc_passes
 from vision.footprints import RING_TOLERANCE_PX
 from vision.parallax import RimParallax, ray_stretch
@@ -29,6 +28,7 @@ from vision.rim import (
     find_peaks,
     ray_derivative,
 )
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

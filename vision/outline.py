@@ -37,10 +37,10 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch
 from vision.profile import normal_cdf_from_density
 from vision.rim import sample_points
+from vision.settings import VisionSettings
 from vision.vecmath import hypot
 
 FloatArray = NDArray[np.float64]

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from vision.candidates import Candidates
 from vision.circles import centre_distances, firsts_first, keep_best, max_overlap_mm
-from vision.config import VisionSettings
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 from vision.candidates import Candidates
 from vision.circlefit import CircleFit, fit_circles
 from vision.circles import snap_diameters
-from vision.config import VisionSettings
 from vision.parallax import RimParallax, ray_stretch, unstretch
 from vision.rim import (
     Peaks,
@@ -25,6 +24,7 @@ from vision.rim import (
     ray_derivative,
     sample_mask,
 )
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.config import VisionSettings
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 

@@ -23,11 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.circles import centre_distances, max_overlap_mm, snap_diameters
-from vision.config import VisionSettings
 from vision.detections import BaseDetections
 from vision.rim import (
     ray_directions,
 )
+from vision.settings import VisionSettings
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -64,7 +64,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.candidates import Candidates
-from vision.config import VisionSettings
 from vision.cues import (
     RECENTRE_REFINE,
     concentric,
@@ -79,6 +78,7 @@ from vision.detections import BaseDetections
 from vision.ends import round_ends
 from vision.parallax import RimParallax
 from vision.refine import rim_coverage, rim_passes
+from vision.settings import VisionSettings
 from vision.squares import square_insides
 from vision.units import anchored
 

@@ -6,7 +6,7 @@ and the mat just outside it differ in lightness and colour, ring by ring, and ho
 all measured relative to the circle's own radius and its own surroundings, so that no colour or size is special.
 
 The model is a one-hidden-layer network whose weights ship in ``vision/data/verifier.npz``; it is fitted on
-widely randomised rendered tables (``python -m tableref.synth.train_verifier``) and runs in numpy alone.
+widely randomised rendered tables (``python -m synth.train_verifier``) and runs in numpy alone.
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@ from werkzeug.serving import make_server
 import rules
 from calibration.camera import load_camera
 from calibration.spec import load_table_spec
-from tableref.cli_options import add_profile_option, add_table_options
+from tableref.cli.options import add_profile_option, add_table_options
 from tableref.config import load_config
-from tableref.review_store import ReviewStore
+from tableref.data import sample_state_path
+from tableref.review.store import ReviewStore
 from webui import create_app
 from webui.blueprints.review import REVIEW_KEY
 from webui.errors import ServeError
@@ -29,7 +30,6 @@ from webui.feeds import (
     Scene,
     load_sample_scenes,
     sample_available,
-    sample_state_path,
     source_feed,
     state_feed,
 )

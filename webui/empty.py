@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 import calibration
 from calibration.camera import CameraModel
 from calibration.spec import TableSpec
-from tableref.config import Config
-from tableref.pipeline import EmptyTable, empty_table
+from tableref.pipeline.frame import EmptyTable, empty_table
+from tableref.settings import Settings
 
 NOT_CAPTURED = "the empty table was not captured: "
 
@@ -64,7 +64,7 @@ class EmptyTables:
             return due
 
     def take(
-        self, key: str, frame_bgr: NDArray[np.uint8], spec: TableSpec, config: Config, camera: CameraModel | None
+        self, key: str, frame_bgr: NDArray[np.uint8], spec: TableSpec, config: Settings, camera: CameraModel | None
     ) -> str:
         """Keep ``frame_bgr`` as the empty table of scene ``key``; returns what to tell the viewers."""
         try:

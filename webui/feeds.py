@@ -11,7 +11,6 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
@@ -21,6 +20,7 @@ from numpy.typing import NDArray
 
 import rules
 from calibration.camera import CameraModel, load_camera
+from tableref.outlines import outline_mm
 from tableref.sources import FrameSource, SourceError, StillImage, open_source, read_image
 from webui.roster import roster_from_json
 
@@ -271,22 +271,6 @@ def load_sample_scenes(folder: Path = SAMPLE_DIR, names: Sequence[str] = SAMPLE_
         truth = json.loads((folder / f"{name}.truth.json").read_text("utf-8"))
         scenes.append(SampleScene(image, Scene(key=name, camera=camera, roster=roster_from_json(truth))))
     return scenes
-
-
-def sample_state_path() -> Path:
-    """The table state bundled with the package (served when the sample frames are not there)."""
-    return Path(str(resources.files("tableref.data").joinpath("sample_state.json")))
-
-
-def outline_mm(base: rules.RoundBase | rules.OvalBase, x_mm: float, y_mm: float, vertices: int) -> NDArray[np.float64]:
-    """(vertices, 2) points on the outline of a base centred at (x_mm, y_mm)."""
-    a, b = base.semi_axes_mm
-    t = np.linspace(0.0, 2.0 * np.pi, vertices, endpoint=False)
-    rot = np.deg2rad(base.rotation_deg)
-    ex, ey = a * np.cos(t), b * np.sin(t)
-    x = x_mm + ex * np.cos(rot) - ey * np.sin(rot)
-    y = y_mm + ex * np.sin(rot) + ey * np.cos(rot)
-    return np.stack([x, y], axis=1)
 
 
 def draw_state(state: rules.TableState, px_per_mm: float) -> NDArray[np.uint8]:

@@ -9,21 +9,21 @@ and both publish immutable :class:`Snapshot` objects through a :class:`Hub` that
   out, the last settled result stays, and the status says the table is not settled.
 - Changes from the screens (roster, profile, table spec) re-run the rules on the last measured frame in the
   analysis thread; no request thread does heavy work.
+
+The snapshots are :mod:`webui.hub`'s, the threads' in-tray :mod:`webui.threads`'s, and the documents the screens draw
+:mod:`webui.documents`'s; the watch itself (settle, knocked camera, measure) is :mod:`tableref.pipeline.watch`.
 """
 
 from __future__ import annotations
 
-import collections
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,18 +31,21 @@ import calibration
 import rules
 import vision
 from calibration.spec import TableSpec
-from calibration.table import TableCalibration, marker_drift_px
-from tableref.config import Config
-from tableref.pipeline import FrameAnalysis, detect_frame
+from calibration.table import TableCalibration
+from tableref.jpeg import encode_jpeg
+from tableref.pipeline.frame import FrameAnalysis
+from tableref.pipeline.motion import thumbnail
+from tableref.pipeline.watch import COVERED, MEASURE, SAME, TableWatch, measure_settled
+from tableref.settings import Settings
 from tableref.sources import SourceError
+from webui.documents import ToPixels, as_detections, in_frame, place_in_frame, result_document
 from webui.empty import EmptyTables
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
-from webui.feeds import Feed, FeedFrame, Scene, outline_mm
-from webui.groups import group_findings
+from webui.feeds import Feed, Scene
 from webui.hub import STARTING, FrameView, Hub, Result
 from webui.roster import declared_bases, empty_roster, follow, roster_match
 from webui.settings import WebuiSettings
-from webui.settle import SettleWatch, reaching_in, thumbnail
+from webui.threads import DetectJob, Jobs, RateMeter
 
 log = logging.getLogger(__name__)
 
@@ -55,37 +58,12 @@ ENDED = "ended"
 # A frame may come this fraction of a period early and still be taken: a feed pacing itself at exactly the cap
 # must not lose every other frame to timer jitter.
 _RATE_JITTER = 0.25
-# Frames per second are counted over this window (s).
-_FPS_WINDOW_S = 2.0
-# Base outlines sent to viewers have this many vertices (smooth at screen scale) and 0.1 px precision.
-OUTLINE_VERTICES = 48
-_PX_DECIMALS = 1
 # How long a change from a screen waits for its re-checked result (s); a check takes milliseconds.
 CHANGE_WAIT_S = 5.0
 # Shown while a settled table is not measured because something reaches in over it.
 COVERED_MESSAGE = "something reaches over the table (a hand held still?): measuring once it has gone"
 # The analysis thread looks at the stop flag at least this often (s).
 _POLL_S = 1.0
-
-ToPixels = Callable[[NDArray[np.float64], float], NDArray[np.float64]]
-
-
-def encode_jpeg(image_bgr: NDArray[np.uint8], max_side_px: int, quality: int) -> bytes:
-    """JPEG bytes of a frame scaled down (never up) to at most ``max_side_px`` on its long side."""
-    height, width = image_bgr.shape[:2]
-    scale = min(1.0, max_side_px / max(height, width))
-    if scale < 1.0:
-        size = (max(1, round(width * scale)), max(1, round(height * scale)))
-        image_bgr = np.asarray(cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA), dtype=np.uint8)
-    ok, data = cv2.imencode(".jpg", image_bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    if not ok:
-        raise WebuiError("OpenCV could not encode the frame as JPEG")
-    return bytes(data.tobytes())
-
-
-def _readonly(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    a.flags.writeable = False
-    return a
 
 
 @dataclass(frozen=True)
@@ -99,70 +77,6 @@ class _Detected:
     analysis_ms: float
     # share (0-1) of the table measured in this frame; the rest kept from the frame measured before
     remeasured_share: float
-
-
-@dataclass(frozen=True)
-class _DetectJob:
-    frame: FeedFrame
-    view: FrameView
-    # measured whole, not built on the frame measured before
-    whole: bool = False
-
-
-class _Jobs:
-    """The analysis thread's in-tray: the newest frame to measure and a flag to re-run the rules."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._detect: _DetectJob | None = None
-        self._recheck = False
-        self._closed = False
-
-    def put_detect(self, job: _DetectJob) -> None:
-        with self._cond:
-            if self._detect is not None and self._detect.whole:
-                # a newer frame takes the place of one owed a whole measurement, and owes it in turn
-                job = replace(job, whole=True)
-            self._detect = job
-            self._cond.notify()
-
-    def put_recheck(self) -> None:
-        with self._cond:
-            self._recheck = True
-            self._cond.notify()
-
-    def close(self) -> None:
-        """Wake the taker for good (the loop stops)."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-
-    def take(self, timeout_s: float) -> _DetectJob | bool | None:
-        """The newest detect job, else True for a recheck, else None after ``timeout_s`` or once closed."""
-        with self._cond:
-            self._cond.wait_for(lambda: self._detect is not None or self._recheck or self._closed, timeout_s)
-            job, self._detect = self._detect, None
-            if job is not None:
-                # A fresh measurement runs the rules with the newest roster and profile anyway.
-                self._recheck = False
-                return job
-            if self._recheck:
-                self._recheck = False
-                return True
-            return None
-
-
-class _RateMeter:
-    def __init__(self) -> None:
-        self._times: collections.deque[float] = collections.deque()
-
-    def tick(self, now_s: float) -> float:
-        self._times.append(now_s)
-        while self._times[0] < now_s - _FPS_WINDOW_S:
-            self._times.popleft()
-        if len(self._times) < 2:
-            return 0.0
-        return (len(self._times) - 1) / max(self._times[-1] - self._times[0], 1e-9)
 
 
 # Errors of measuring a frame that say what is wrong with the input (shown in the status bar, never raised).
@@ -182,7 +96,7 @@ class LiveTable:
         self,
         feed: Feed,
         spec: TableSpec,
-        config: Config,
+        config: Settings,
         settings: WebuiSettings,
         profile: rules.RuleProfile,
     ) -> None:
@@ -207,7 +121,7 @@ class LiveTable:
         self._force = False
         # the last frame was measured in part: the next settled one is measured whole
         self._whole_due = False
-        self._jobs = _Jobs()
+        self._jobs = Jobs()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -339,7 +253,14 @@ class LiveTable:
         s = self.settings
         backoff = s.reconnect_initial_s
         failures = 0  # failed reads in a row: the first says the camera is lost, later ones that it is retried
-        watch = SettleWatch(s.settle_s, s.motion_pixel_delta, s.motion_fraction, s.motion_min_region_px)
+        watch = TableWatch(
+            s.settle_s,
+            s.motion_pixel_delta,
+            s.motion_fraction,
+            s.motion_min_region_px,
+            s.covered_pixel_delta,
+            s.covered_fraction,
+        )
         while not self._stop.is_set():
             with self._lock:
                 feed, gen = self._feed, self._feed_gen
@@ -376,12 +297,12 @@ class LiveTable:
             self._wake.wait(backoff)
             backoff = min(backoff * 2.0, s.reconnect_max_s)
 
-    def _read_feed(self, feed: Feed, gen: int, watch: SettleWatch) -> str:
+    def _read_feed(self, feed: Feed, gen: int, watch: TableWatch) -> str:
         """Read ``feed`` until it ends ("ended"), the feed is switched or the loop stops ("switched")."""
         s = self.settings
         period = 1.0 / s.max_process_fps
         due = time.monotonic()
-        meter = _RateMeter()
+        meter = RateMeter()
         cached: tuple[NDArray[np.uint8] | None, bytes, NDArray[np.uint8] | None] = (None, b"", None)
         attempted: tuple[str, NDArray[np.uint8]] | None = None
         covered = False
@@ -422,32 +343,22 @@ class LiveTable:
                     with self._lock:
                         force, self._force = self._force, False
                         whole, self._whole_due = self._whole_due, False
-                if settled and (
-                    force
-                    or whole
-                    or attempted is None
-                    or attempted[0] != ff.scene.key
-                    or watch.differs(thumb, attempted[1])
-                ):
-                    # Compared with the frame measured last: the hand's own still frame must not become the
-                    # reference, or its leaving would look like something reaching in.
-                    if (
-                        not force
-                        and attempted is not None
-                        and attempted[0] == ff.scene.key
-                        and reaching_in(thumb, attempted[1], s.covered_pixel_delta, s.covered_fraction)
-                    ):
-                        if not covered:
-                            covered = True
-                            self.hub.update(message=COVERED_MESSAGE)
-                        if whole:
-                            # still owed once the hand has gone
-                            with self._lock:
-                                self._whole_due = True
-                    else:
-                        covered = False
-                        attempted = (ff.scene.key, thumb)
-                        self._jobs.put_detect(_DetectJob(ff, view, whole))
+                verdict = SAME
+                if settled:
+                    measured = attempted[1] if attempted is not None and attempted[0] == ff.scene.key else None
+                    verdict = MEASURE if force else watch.verdict(thumb, measured, again=whole)
+                if verdict == COVERED:
+                    if not covered:
+                        covered = True
+                        self.hub.update(message=COVERED_MESSAGE)
+                    if whole:
+                        # still owed once the hand has gone
+                        with self._lock:
+                            self._whole_due = True
+                elif verdict == MEASURE:
+                    covered = False
+                    attempted = (ff.scene.key, thumb)
+                    self._jobs.put_detect(DetectJob(ff, view, whole))
                 self.hub.update(frame=view, settled=settled, fps=meter.tick(now), camera=LIVE)
         finally:
             close = getattr(frames, "close", None)
@@ -464,7 +375,7 @@ class LiveTable:
             if job is None:
                 continue
             try:
-                if isinstance(job, _DetectJob):
+                if isinstance(job, DetectJob):
                     self.hub.update(analysing=True)
                     self._measure(job)
                 else:
@@ -477,13 +388,13 @@ class LiveTable:
                 log.exception("measuring a frame failed")
                 self.hub.update(analysing=False, message=f"measuring the frame failed ({type(exc).__name__})")
 
-    def _measure(self, job: _DetectJob) -> None:
+    def _measure(self, job: DetectJob) -> None:
         scene: Scene = job.frame.scene
         start = time.perf_counter()
         if scene.state is not None:
             if self.empties.due():
                 self.hub.update(message=self.empties.failed("a table state shows no camera frame"))
-            detected = _as_detections(scene.state, scene.px_per_mm)
+            detected = as_detections(scene.state, scene.px_per_mm)
             scale = scene.px_per_mm
 
             def to_px(points_mm: NDArray[np.float64], height_mm: float) -> NDArray[np.float64]:
@@ -502,22 +413,11 @@ class LiveTable:
                 declared = declared_bases(self._rosters.get(scene.key, scene.roster))
                 # only what changed since is measured again, while the calibration and the declared bases hold
                 previous = None if job.whole else self._analyses.get(scene.key)
-            if cal is not None:
-                # A knocked camera: the markers are no longer where the kept calibration puts them.
-                drift = marker_drift_px(job.frame.image_bgr, cal, settings=self.config.calibration)
-                if drift is not None and drift > self.config.calibration.moved_drift_px:
-                    cal = None
-            analysis = detect_frame(
-                job.frame.image_bgr,
-                spec,
-                self.config,
-                scene.camera,
-                cal,
-                declared,
-                previous,
-                keep_overview=True,
-                reference=reference,
+            # a knocked camera is calibrated afresh, and the frame measured whole
+            settled = measure_settled(
+                job.frame.image_bgr, spec, self.config, scene.camera, cal, declared, previous, True, reference
             )
+            analysis = settled.analysis
             with self._lock:
                 if self._spec is spec:
                     self._calibrations[scene.key] = analysis.calibration
@@ -540,7 +440,7 @@ class LiveTable:
                 self._games[scene.key] = scene.game
         self._judge(scene.key)
 
-    def _take_empty(self, job: _DetectJob) -> bool:
+    def _take_empty(self, job: DetectJob) -> bool:
         """Keep this settled frame as the table seen empty, where a capture was asked for; True when it was."""
         if not self.empties.due():
             return False
@@ -567,13 +467,13 @@ class LiveTable:
             self._rosters[key] = roster
             profile = self._profile
         findings = tuple(rules.check(state, profile))
-        outlines, centers = _pixels(state, detected.to_px, detected.rim_height_mm)
+        outlines, centers = in_frame(state, detected.to_px, detected.rim_height_mm)
         report = dict(state.extras.get("calibration") or {})
         self._result_seq += 1
         now = time.time()
         doc = result_document(self._result_seq, detected.frame, state, findings, profile, outlines, centers, now)
         last_places = rules.TableState(state.table, models=tuple(replace(m, unit=None) for m in state.unseen))
-        ghosts = _pixels(last_places, detected.to_px, detected.rim_height_mm)
+        ghosts = in_frame(last_places, detected.to_px, detected.rim_height_mm)
         place_in_frame(doc.get("unseen", []), *ghosts)
         doc["roster_match"] = roster_match(before, detected.state, gate_mm).to_dict()
         doc["analysis_ms"] = round(detected.analysis_ms, 1)
@@ -594,78 +494,3 @@ class LiveTable:
             rim_height_mm=detected.rim_height_mm,
         )
         self.hub.update(result=result, analysing=False, message=None)
-
-
-# Calibration report of a table state served without a camera.
-_STATE_REPORT = {
-    "markers_used": [],
-    "markers_seen": [],
-    "markers_expected": [],
-    "reprojection_error_mm": 0.0,
-    "lens_corrected": False,
-    "notes": ["no camera: a table state file drawn from above, exact positions"],
-}
-
-
-def _as_detections(state: rules.TableState, px_per_mm: float) -> rules.TableState:
-    """A table state as if detected: its models with no unit (the roster gives units), exact positions."""
-    models = tuple(replace(m, unit=None) for m in state.models)
-    report = {**_STATE_REPORT, "px_per_mm": px_per_mm}
-    return rules.TableState(state.table, models=models, extras=MappingProxyType({"calibration": report}))
-
-
-def _pixels(
-    state: rules.TableState, to_px: ToPixels, rim_height_mm: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(N, V, 2) base outlines and (N, 2) centres of the state's models in frame pixels, rims at their height."""
-    n = len(state.models)
-    if n == 0:
-        return _readonly(np.empty((0, OUTLINE_VERTICES, 2))), _readonly(np.empty((0, 2)))
-    rings = np.concatenate([outline_mm(m.base, m.x_mm, m.y_mm, OUTLINE_VERTICES) for m in state.models])
-    centers_mm = np.array([[m.x_mm, m.y_mm] for m in state.models])
-    outlines = to_px(rings, rim_height_mm).reshape(n, OUTLINE_VERTICES, 2)
-    centers = to_px(centers_mm, rim_height_mm)
-    return _readonly(np.asarray(outlines, dtype=np.float64)), _readonly(np.asarray(centers, dtype=np.float64))
-
-
-def place_in_frame(
-    models: list[dict[str, Any]], outlines_px: NDArray[np.float64], centers_px: NDArray[np.float64]
-) -> None:
-    """Give each model dict its base outline (V, 2) and centre (2,) in frame pixels, rounded for the viewers."""
-    for m, outline, center in zip(models, outlines_px, centers_px, strict=True):
-        m["outline_px"] = np.round(outline, _PX_DECIMALS).tolist()
-        m["center_px"] = np.round(center, _PX_DECIMALS).tolist()
-
-
-def result_document(
-    seq: int,
-    frame: FrameView,
-    state: rules.TableState,
-    findings: tuple[rules.Finding, ...],
-    profile: rules.RuleProfile,
-    outlines_px: NDArray[np.float64],
-    centers_px: NDArray[np.float64],
-    analyzed_at: float,
-) -> dict[str, Any]:
-    """What the screens draw: the state (rules format) with each model's outline and centre in frame pixels, the
-    findings, the profile's lines and the frame it belongs to."""
-    doc = rules.state_to_dict(state)
-    place_in_frame(doc["models"], outlines_px, centers_px)
-    players = list(dict.fromkeys(u.player for u in state.units if u.player))
-    doc.update(
-        {
-            "seq": seq,
-            "analyzed_at": analyzed_at,
-            "frame": {"seq": frame.seq, "scene": frame.scene, "width_px": frame.width_px, "height_px": frame.height_px},
-            "profile": {
-                "name": profile.name,
-                "title": profile.title,
-                "limits_mm": profile.limits(),
-                "close_sigmas": profile.calls.close_sigmas,
-            },
-            "players": players,
-            "findings": [f.to_dict() for f in findings],
-            "groups": [g.to_dict() for g in group_findings(findings, state)],
-        }
-    )
-    return doc

@@ -1,9 +1,9 @@
 """The roster: which detected model belongs to which unit and player, kept across frames.
 
-A roster is a table state (the rules' JSON format) whose models are the models seen so far, at their last seen
-places, with their units. Each new detection takes the identities of the roster's models near it
-(:func:`tableref.pipeline.carry_identities`), and the roster then moves its models to where they were seen, so that
-identities follow models that move a little between settled frames.
+A roster is a table state (the rules' JSON format) whose models are the models seen so far, at their last seen places,
+with their units. Each new detection takes the identities of the roster's models near it
+(:func:`tableref.pipeline.identity.carry_identities`), and the roster then moves its models to where they were seen, so
+that identities follow models that move a little between settled frames.
 
 A base size the detector got wrong can be overridden: the roster's top-level ``base_overrides`` section maps a
 model id to a base (``{"m3": {"diameter_mm": 32}}``, a round one may add its rim height, ``"height_mm": 3.5``), and
@@ -15,18 +15,16 @@ size and rim height (:func:`declared_bases`, as ``tableref analyze`` does with i
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
-
 import rules
 from tableref.assign import match_models
-from tableref.pipeline import carry_identities, standing_on, standing_on_declared
-from tableref.review import pair_within_reach
+from tableref.pipeline import identity
+from tableref.pipeline.identity import carry_identities, standing_on, standing_on_declared
+from tableref.review.timeline import pair_within_reach
 from tableref.settings import ReviewSettings
 from webui.errors import UploadError
 
@@ -37,29 +35,6 @@ MATCH_SHARE = 0.5
 _FRAME_SECTIONS = ("calibration", "camera", "visibility", "render", "status")
 
 
-def _base_from(value: Any, where: str) -> rules.RoundBase | rules.OvalBase:
-    def number(key: str, default: float | None = None) -> float:
-        v = value.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise UploadError(f"{where}: {key!r} must be a finite number, got {v!r}")
-        return float(v)
-
-    if not isinstance(value, Mapping):
-        raise UploadError(f"{where}: expected a base object such as {{'diameter_mm': 32}}, got {value!r}")
-    if "diameter_mm" in value:
-        height = number("height_mm") if "height_mm" in value else None
-        if height is not None and height <= 0:
-            raise UploadError(f"{where}: height_mm must be positive, got {height}")
-        base: rules.RoundBase | rules.OvalBase = rules.RoundBase(number("diameter_mm"), height_mm=height)
-    elif "width_mm" in value and "depth_mm" in value:
-        base = rules.OvalBase(number("width_mm"), number("depth_mm"), number("rotation_deg", 0.0))
-    else:
-        raise UploadError(f"{where}: expected diameter_mm (round) or width_mm and depth_mm (oval)")
-    if min(base.semi_axes_mm) <= 0:
-        raise UploadError(f"{where}: base sizes must be positive, got {base.to_dict()}")
-    return base
-
-
 def base_overrides(roster: rules.TableState) -> dict[str, rules.RoundBase | rules.OvalBase]:
     """The roster's base overrides by model id (empty when it has none)."""
     raw = roster.extras.get(OVERRIDES)
@@ -67,12 +42,15 @@ def base_overrides(roster: rules.TableState) -> dict[str, rules.RoundBase | rule
         return {}
     if not isinstance(raw, Mapping):
         raise UploadError(f"{OVERRIDES}: expected an object mapping model ids to bases, got {type(raw).__name__}")
-    return {str(k): _base_from(v, f"{OVERRIDES}[{k!r}]") for k, v in raw.items()}
+    try:
+        return {str(k): rules.base_from_dict(v, f"{OVERRIDES}[{k!r}]") for k, v in raw.items()}
+    except rules.StateError as exc:
+        raise UploadError(str(exc)) from None
 
 
 def declared_bases(roster: rules.TableState | None) -> rules.TableState | None:
     """The roster's models whose bases the user declared (overrides), at their last seen places and standing on
-    the declared bases: what the detector may fit them at (``roster`` of :func:`tableref.pipeline.detect_frame`).
+    the declared bases: what the detector may fit them at (``roster`` of :func:`tableref.pipeline.frame.detect_frame`).
     None when nothing is declared."""
     if roster is None:
         return None
@@ -126,7 +104,7 @@ def follow(
     detection as a model of no unit. A unit's model not seen is ``unseen`` in the state; a model of no unit not
     seen is not (no call the referee makes depends on it) but stays in the roster. With ``review`` settings, a
     detection left over is paired with a unit's unseen model within that unit's reach (a unit that moved farther
-    than ``gate_mm`` between two results keeps its ids; see :func:`tableref.review.pair_within_reach`).
+    than ``gate_mm`` between two results keeps its ids; see :func:`tableref.review.timeline.pair_within_reach`).
     """
     carried = carry_identities(detected, roster, gate_mm)
     if review is not None:
@@ -136,8 +114,7 @@ def follow(
     overrides = base_overrides(roster)
     models = tuple(standing_on_declared(m, overrides[m.id]) if m.id in overrides else m for m in carried.models)
     unseen = tuple(m for m in carried.unseen if m.unit is not None)
-    placed = {m.id for m in models + unseen}
-    units = tuple(u if u.leader is None or u.leader in placed else replace(u, leader=None) for u in carried.units)
+    units = identity.led_by_present(carried.units, {m.id for m in models + unseen})
     state = replace(carried, units=units, models=models, unseen=unseen)
     seen = {m.id: m for m in state.models}
     kept = [
@@ -202,52 +179,17 @@ class Suggestion:
         return {"models": list(self.models), "base": self.base, "side": self.side}
 
 
-def _side(state: rules.TableState, x_mm: float, y_mm: float) -> str:
-    # Armies deploy along the long edges: the halves split the short dimension.
-    t = state.table
-    if t.width_mm >= t.depth_mm:
-        return "top" if y_mm < t.depth_mm / 2.0 else "bottom"
-    return "left" if x_mm < t.width_mm / 2.0 else "right"
-
-
 def suggest_units(state: rules.TableState, gap_mm: float) -> list[Suggestion]:
-    """Group the models of no unit: two models are linked when they stand on the same base size, on the same half
-    of the table, with at most ``gap_mm`` between their bases; each connected group is one suggestion, in order of
-    side, then from left to right."""
-    free = [k for k, m in enumerate(state.models) if m.unit is None]
-    if not free:
-        return []
-    bases = rules.BaseArrays.from_state(state)
-    idx = np.array(free, dtype=np.intp)
-    pi, pj = np.triu_indices(len(idx), k=1)
-    label = list(range(len(idx)))
-
-    def root(n: int) -> int:
-        while label[n] != n:
-            label[n] = label[label[n]]
-            n = label[n]
-        return n
-
-    if len(pi):
-        gaps = bases.gaps_mm(idx[pi], idx[pj])
-        for a, b, g in zip(pi.tolist(), pj.tolist(), gaps.tolist(), strict=True):
-            ma, mb = state.models[idx[a]], state.models[idx[b]]
-            same = ma.base.to_dict() == mb.base.to_dict() and _side(state, ma.x_mm, ma.y_mm) == _side(
-                state, mb.x_mm, mb.y_mm
-            )
-            if same and g <= gap_mm:
-                label[root(a)] = root(b)
-    groups: dict[int, list[int]] = {}
-    for n in range(len(idx)):
-        groups.setdefault(root(n), []).append(int(idx[n]))
+    """The models of no unit in suggested units (:func:`tableref.pipeline.identity.suggest_units`), never across
+    the middle of the table: in order of side, then from left to right."""
     out = []
-    for members in groups.values():
+    for members in identity.suggest_units(state, gap_mm, by_side=True):
         first = state.models[members[0]]
         out.append(
             Suggestion(
                 models=tuple(state.models[k].id for k in members),
                 base=first.base.to_dict(),
-                side=_side(state, first.x_mm, first.y_mm),
+                side=identity.table_side(state.table, first.x_mm, first.y_mm),
             )
         )
     order = {"top": 0, "left": 0, "bottom": 1, "right": 1}

@@ -1,7 +1,7 @@
 """Settings of the dashboard ([webui] in ``tableref/defaults.toml``, the one place their defaults live).
 
 The dashboard sits above the app package (nothing imports ``webui``), so its settings are not a field of
-``tableref.config.Config``: they are read on their own with :func:`tableref.config.load_section`.
+``tableref.settings.Settings``: they are read on their own with :func:`tableref.config.load_section`.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from calibration.spec import load_table_spec
-from tableref.synth.camera import Camera, distort, to_cv_frame, undistort
-from tableref.synth.errors import SceneError
-from tableref.synth.generate import fit_camera
+from synth.camera import Camera, distort, to_cv_frame, undistort
+from synth.errors import SceneError
+from synth.generate import fit_camera
 
 LENSES = [
     (0.0, 0.0, 0.0, 0.0, 0.0),

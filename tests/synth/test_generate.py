@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from calibration.spec import load_table_spec
-from tableref.synth.errors import SceneError
-from tableref.synth.generate import (
+from synth.errors import SceneError
+from synth.generate import (
     CAMERA_HEIGHT_MM,
     CAMERA_TILT_DEG,
     K1_RANGE,
@@ -19,9 +19,9 @@ from tableref.synth.generate import (
     UNIT_SIZES,
     random_scene,
 )
-from tableref.synth.prints import MARKER_MARGIN_MM
-from tableref.synth.render import hand_shapes
-from tableref.synth.scene import Scene
+from synth.prints import MARKER_MARGIN_MM
+from synth.render import hand_shapes
+from synth.scene import Scene
 
 SEEDS = [0, 1, 2, 3, 4, 5]
 

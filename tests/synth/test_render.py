@@ -10,11 +10,11 @@ import pytest
 
 from calibration.spec import TableSpec, load_table_spec
 from rules.state import Base, Model, OvalBase, RoundBase, state_from_dict
-from tableref.synth.camera import Camera
-from tableref.synth.errors import SceneError
-from tableref.synth.generate import FLAT_MAT, SHARP, fit_camera, plain_scene, random_scene
-from tableref.synth.render import SKY_FALLOFF, render, sample_offsets, visibility
-from tableref.synth.scene import BASE_COLOURS, Scene, SceneModel, TerrainBlock
+from synth.camera import Camera
+from synth.errors import SceneError
+from synth.generate import FLAT_MAT, SHARP, fit_camera, plain_scene, random_scene
+from synth.render import SKY_FALLOFF, render, sample_offsets, visibility
+from synth.scene import BASE_COLOURS, Scene, SceneModel, TerrainBlock
 
 SPEC = load_table_spec()
 ROUND_32 = RoundBase(32.0)

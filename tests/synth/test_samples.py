@@ -12,7 +12,7 @@ import pytest
 
 import rules
 from calibration.spec import load_table_spec
-from tableref.synth.make_samples import SAMPLES, write_sample
+from synth.make_samples import SAMPLES, write_sample
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_images"
 NAMES = [s.name for s in SAMPLES]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tableref.synth.generate import random_scene, with_models
-from tableref.synth.sequence import frame_seed, move_scenes, render_sequence
+from synth.generate import random_scene, with_models
+from synth.sequence import frame_seed, move_scenes, render_sequence
 
 
 def test_render_sequence_gives_frames_per_state_with_fresh_noise() -> None:

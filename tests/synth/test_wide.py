@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from calibration import calibrate_table, camera_from_dict
+from synth.wide import TABLES, View, make_camera, random_scene, render_frame
+from synth.wide.layout import plain_scene
+from synth.wide.looks import random_mat
+from synth.wide.scene import Block, MatLook, WideBase, contacts
+from synth.wide.view import markers_in_view, px_per_mm
 from tableref.config import load_config
 from tableref.evaluate import FrameScore, format_report, look_breakdown, report_dict
-from tableref.synth.wide import TABLES, View, make_camera, random_scene, render_frame
-from tableref.synth.wide.layout import plain_scene
-from tableref.synth.wide.looks import random_mat
-from tableref.synth.wide.scene import Block, MatLook, WideBase, contacts
-from tableref.synth.wide.view import markers_in_view, px_per_mm
 
 SMALL = "30x22"
 BLACK = (0.06, 0.06, 0.065)

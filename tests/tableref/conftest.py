@@ -9,10 +9,11 @@ import pytest
 
 from calibration.camera import CameraModel, camera_from_dict
 from calibration.spec import TableSpec, load_table_spec
-from tableref.config import Config, load_config
-from tableref.synth.game import GameVideo
-from tableref.synth.generate import fit_camera, plain_scene
-from tableref.synth.render import Truth, render
+from synth.game import GameVideo
+from synth.generate import fit_camera, plain_scene
+from synth.render import Truth, render
+from tableref.config import load_config
+from tableref.settings import Settings
 from tests.tableref.review_game import make_game
 
 # A 720p camera 1.4 m up, off to one side and tilted, with barrel distortion: parallax and lens both matter.
@@ -36,7 +37,7 @@ def game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
 
 
 @pytest.fixture(scope="session")
-def config() -> Config:
+def config() -> Settings:
     return load_config()
 
 

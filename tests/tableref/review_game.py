@@ -16,9 +16,9 @@ import numpy as np
 
 import rules
 from calibration.spec import load_table_spec
-from tableref.synth.game import GameVideo, write_game
-from tableref.synth.generate import fit_camera, make_figure, plain_scene
-from tableref.synth.scene import Scene, SceneModel
+from synth.game import GameVideo, write_game
+from synth.generate import fit_camera, make_figure, plain_scene
+from synth.scene import Scene, SceneModel
 
 INCH = 25.4
 FPS = 10.0

@@ -11,11 +11,12 @@ import pytest
 
 from calibration.camera import camera_from_dict
 from rules import TableState
-from tableref.config import Config
-from tableref.pipeline import carry_identities, detect_frame
-from tableref.synth.calls import LINES_MM, OFFSETS_MM, CallResult, LinePair, judge_pairs, line_pairs_scene
-from tableref.synth.render import Image, Truth, render
-from tableref.synth.scene import Scene
+from synth.calls import LINES_MM, OFFSETS_MM, CallResult, LinePair, judge_pairs, line_pairs_scene
+from synth.render import Image, Truth, render
+from synth.scene import Scene
+from tableref.pipeline.frame import detect_frame
+from tableref.pipeline.identity import carry_identities
+from tableref.settings import Settings
 from tests.vision.hand_rules import hand_rule_config
 
 
@@ -31,7 +32,7 @@ def test_scene_places_every_pair_at_its_gap() -> None:
 
 
 @pytest.mark.parametrize("lens", [True, False])
-def test_no_wrong_clear_call_on_a_rendered_frame(config: Config, lens: bool) -> None:
+def test_no_wrong_clear_call_on_a_rendered_frame(config: Settings, lens: bool) -> None:
     scene, pairs = line_pairs_scene(11, "720p")
     image, truth = render(scene, 11)
     camera = camera_from_dict(dict(truth.camera)) if lens else None
@@ -48,13 +49,13 @@ def _line_pairs_frame(scene_seed: int, resolution: str, render_seed: int) -> tup
     return (scene, pairs, *render(scene, render_seed))
 
 
-def _with_vision(config: Config, name: str, value: float | None) -> Config:
+def _with_vision(config: Settings, name: str, value: float | None) -> Settings:
     """``config`` with one vision setting changed (None: as it is)."""
     return config if value is None else replace(config, vision=replace(config.vision, **{name: value}))
 
 
 def _call_on_pair(
-    frame: tuple[Scene, list[LinePair], Image, Truth], config: Config, lens: bool, a: str, b: str
+    frame: tuple[Scene, list[LinePair], Image, Truth], config: Settings, lens: bool, a: str, b: str
 ) -> tuple[CallResult, TableState]:
     """The call on the pair ``a``-``b`` of a rendered frame, measured as `tableref measure` does (the truth as the
     roster), and the state it was made on."""
@@ -72,7 +73,7 @@ def _call_on_pair(
 # base was lost and its figure taken for it in colour, 9.6 mm off with a sigma of 0.63 mm: a wrong `clear` call.
 @pytest.mark.parametrize(("second_ring_mm", "wrong"), [(None, False), (0.0, True)])
 def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
-    config: Config, second_ring_mm: float | None, wrong: bool
+    config: Settings, second_ring_mm: float | None, wrong: bool
 ) -> None:
     frame = _line_pairs_frame(1349, "4k", 349)
     result, state = _call_on_pair(frame, _with_vision(config, "second_ring_mm", second_ring_mm), True, "p0a", "p0b")
@@ -99,7 +100,7 @@ _ONCE_WRONG = [
 @pytest.mark.parametrize(("frame", "lens", "pair", "setting", "before"), _ONCE_WRONG)
 @pytest.mark.parametrize("ruled", [True, False])
 def test_a_call_once_wrongly_clear_is_close(
-    config: Config,
+    config: Settings,
     frame: tuple[int, str, int],
     lens: bool,
     pair: tuple[str, str],

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from synth import make_game
 from tableref.cli import main
-from tableref.review_store import ReviewStore
-from tableref.synth import make_game
+from tableref.review.store import ReviewStore
 
 START_END_MM = 4.0
 LENGTH_MM = 2.0

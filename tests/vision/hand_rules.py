@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tableref.config import Config, load_config
+from tableref.config import load_config
+from tableref.settings import Settings
 from vision import VisionSettings
 
 HAND_RULES = {
@@ -24,7 +25,7 @@ def hand_rule_settings() -> VisionSettings:
     return dataclasses.replace(load_config().vision, **HAND_RULES)
 
 
-def hand_rule_config() -> Config:
+def hand_rule_config() -> Settings:
     """The default settings with the hand rules of the vision stage on."""
     config = load_config()
     return dataclasses.replace(config, vision=hand_rule_settings())

@@ -10,14 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tableref.config import Config, load_config
+from synth.wide import random_scene
+from synth.wide.frame import write_frame
+from synth.wide.tables import spec_toml
+from tableref.config import load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
-from tableref.synth.wide import random_scene
-from tableref.synth.wide.frame import write_frame
-from tableref.synth.wide.tables import spec_toml
+from tableref.settings import Settings
 
 
-def _config(pack_vote_fraction: float) -> Config:
+def _config(pack_vote_fraction: float) -> Settings:
     config = load_config()
     return dataclasses.replace(config, vision=dataclasses.replace(config.vision, pack_vote_fraction=pack_vote_fraction))
 

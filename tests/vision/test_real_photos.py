@@ -1,5 +1,5 @@
 """Base detection on real photographs (``tests/data/real_photos``, see its README.md): the gobonline Go board photos,
-run through :func:`tableref.pipeline.detect_frame` with the default settings and no camera model, as
+run through :func:`tableref.pipeline.frame.detect_frame` with the default settings and no camera model, as
 ``tableref detect PHOTO --table SPEC`` runs them.
 
 No photo holds a miniature, so every base found on an empty board is a false one (most stand on the carpet around
@@ -22,7 +22,7 @@ from shapely.geometry import MultiPoint, Point
 
 from calibration.spec import load_table_spec
 from tableref.config import load_config
-from tableref.pipeline import FrameAnalysis, detect_frame
+from tableref.pipeline.frame import FrameAnalysis, detect_frame
 from tests.real_photos import GOBONLINE_SESSIONS, grid_crossings, photo, session_spec_path, stones_px
 
 # A base found within a stone's radius of a labelled stone's crossing is that stone.

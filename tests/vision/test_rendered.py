@@ -1,5 +1,5 @@
 """Regression guard on realistic rendered frames: perspective, lens distortion, figures over the rims, shadows,
-dice, tokens, printed circles, terrain and a hand (see :mod:`tableref.synth`), scored end to end.
+dice, tokens, printed circles, terrain and a hand (see :mod:`synth`), scored end to end.
 
 Each frame is rendered once per test session (seeded, so always the same). The bounds sit a small margin below
 what the detector reached when they were set, so that a change which loses bases, lets impostors through, gets
@@ -26,15 +26,17 @@ from numpy.typing import NDArray
 import rules
 from calibration.camera import CameraModel, camera_from_dict
 from calibration.table import calibrate_table
-from tableref.config import Config, load_config
+from synth.generate import random_scene
+from synth.make_samples import Sample, write_sample
+from synth.render import render
+from synth.scene import Mat, PrintedCircle, Scene, Token
+from tableref.config import load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
 from tableref.evaluate import Sample as EvalSample
-from tableref.pipeline import detect_frame, rectified_scale
+from tableref.pipeline.frame import detect_frame
+from tableref.pipeline.view import rectified_scale
+from tableref.settings import Settings
 from tableref.sources import read_image
-from tableref.synth.generate import random_scene
-from tableref.synth.make_samples import Sample, write_sample
-from tableref.synth.render import render
-from tableref.synth.scene import Mat, PrintedCircle, Scene, Token
 from tests.vision.hand_rules import hand_rule_config
 
 _MODELS = 60
@@ -106,7 +108,7 @@ def _bundled(prefix: str) -> EvalSample:
     return next(s for s in samples if s.name.startswith(prefix))
 
 
-def _vision_changed(**changed: float) -> Config:
+def _vision_changed(**changed: float) -> Settings:
     """The default settings with the vision settings ``changed``."""
     config = hand_rule_config()
     return replace(config, vision=replace(config.vision, **changed))

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from tableref.synth.train_verifier import fit
+from synth.train_verifier import fit
 from vision import SettingsError
 from vision.detections import BaseDetections
 from vision.verify import FEATURE_COUNT, RING_FRACTIONS, Verifier, features, load_verifier, polar_samples

@@ -91,7 +91,7 @@ def state_live(state: dict[str, Any], settings: WebuiSettings | None = None, nam
 def sample_state_dict() -> dict[str, Any]:
     import json
 
-    from webui.feeds import sample_state_path
+    from tableref.data import sample_state_path
 
     data: dict[str, Any] = json.loads(Path(sample_state_path()).read_text("utf-8"))
     return data

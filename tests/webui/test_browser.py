@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tableref.review_store import ReviewStore
+from tableref.review.store import ReviewStore
 from tests.webui.browser import WAIT_MS, Served, shot
 from tests.webui.browser import wait_results as _wait_results
 from tests.webui.conftest import fast_settings, sample_state_dict, start_live, state_live, two_sides, wait_for
@@ -258,9 +258,9 @@ def test_polling_takes_over_without_server_sent_events(page: Any, sample_state: 
 
 def test_the_status_bar_says_how_much_of_the_table_was_measured_again(page: Any):
     from calibration.camera import camera_from_dict
-    from tableref.synth.generate import with_models
-    from tableref.synth.render import render
-    from tests.tableref.test_changes import moved_scene
+    from synth.generate import with_models
+    from synth.render import render
+    from tests.tableref.pipeline.test_changes import moved_scene
     from tests.webui.test_live import _MoveFeed
     from webui.feeds import Scene
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from tableref.cli import build_parser, main
+from tableref.data import sample_state_path
 from tests.webui.test_review import make_review_db
 from webui.cli import is_loopback
-from webui.feeds import SampleFeed, StateFeed, sample_available, sample_state_path
+from webui.feeds import SampleFeed, StateFeed, sample_available
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -217,7 +218,7 @@ def test_a_review_that_cannot_be_shown_is_refused_at_start(
 
 
 def test_a_good_review_passes_the_start_up_check(tmp_path: Path):
-    from tableref.review_store import ReviewStore
+    from tableref.review.store import ReviewStore
 
     with ReviewStore(make_review_db(tmp_path / "game.sqlite"), readonly=True) as store:
         store.verify()

@@ -387,7 +387,7 @@ def test_the_markers_sheet_is_readable_and_its_labels_clear_the_markers(live: Li
 
 
 def test_the_review_map_keeps_move_labels_apart_with_grid_scale_and_legend(tmp_path: Path, app: Flask):
-    from tableref.review_store import ReviewStore
+    from tableref.review.store import ReviewStore
     from tests.webui.test_review import make_review_db
     from webui.blueprints.review import REVIEW_KEY, map_view
 

@@ -19,12 +19,12 @@ import pytest
 import rules
 from calibration.spec import load_table_spec
 from tableref.config import load_config
+from tableref.pipeline.motion import SettleWatch, changed_fraction, thumbnail
 from tableref.sources import SourceError
 from tests.webui.conftest import fast_settings, start_live, two_sides, wait_for
 from webui.feeds import Feed, FeedFrame, ImageFeed, Scene, draw_state, load_sample_scenes
 from webui.hub import STARTING, Hub
-from webui.live import COVERED_MESSAGE, ENDED, LIVE, LOST, RECONNECTING, LiveTable, encode_jpeg
-from webui.settle import SettleWatch, changed_fraction, thumbnail
+from webui.live import COVERED_MESSAGE, ENDED, LIVE, LOST, RECONNECTING, LiveTable
 
 REPO = Path(__file__).resolve().parents[2]
 PX_PER_MM = 0.5
@@ -184,15 +184,6 @@ def test_slow_creep_adds_up_to_a_move():
     moved = [watch.update(thumbnail(_picture(0, shift_px=step), 160), 0.01 * step) for step in range(12)]
     # One pixel a frame is below the noise line between neighbours, but not against where the spell began.
     assert moved[0] and any(moved[2:])
-
-
-def test_jpeg_is_scaled_down_not_up():
-    import cv2
-
-    big = encode_jpeg(np.zeros((1080, 1920, 3), np.uint8), 1280, 80)
-    small = encode_jpeg(np.zeros((100, 200, 3), np.uint8), 1280, 80)
-    assert cv2.imdecode(np.frombuffer(big, np.uint8), cv2.IMREAD_COLOR).shape == (720, 1280, 3)
-    assert cv2.imdecode(np.frombuffer(small, np.uint8), cv2.IMREAD_COLOR).shape == (100, 200, 3)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -452,9 +443,9 @@ def test_after_a_move_only_the_places_that_changed_are_measured_again_then_the_w
     moved: dict[str, tuple[float, float]], whole_after_part: bool
 ):
     from calibration.camera import camera_from_dict
-    from tableref.synth.generate import with_models
-    from tableref.synth.render import render
-    from tests.tableref.test_changes import MODELS, moved_scene
+    from synth.generate import with_models
+    from synth.render import render
+    from tests.tableref.pipeline.test_changes import MODELS, moved_scene
 
     table = moved_scene()
     before, truth = render(table, seed=1)
@@ -494,18 +485,18 @@ def test_a_frame_owed_a_whole_measurement_passes_it_on_to_the_frame_that_replace
     first_whole: bool, second_whole: bool, whole: bool
 ):
     from webui.hub import FrameView
-    from webui.live import _DetectJob, _Jobs
+    from webui.threads import DetectJob, Jobs
 
     scene = Scene(key="cam")
     first, second = (
-        _DetectJob(FeedFrame(k, np.zeros((4, 4, 3), np.uint8), scene), FrameView(k, k, 0.0, b"", 4, 4, "cam"), w)
+        DetectJob(FeedFrame(k, np.zeros((4, 4, 3), np.uint8), scene), FrameView(k, k, 0.0, b"", 4, 4, "cam"), w)
         for k, w in ((0, first_whole), (1, second_whole))
     )
-    jobs = _Jobs()
+    jobs = Jobs()
     jobs.put_detect(first)
     jobs.put_detect(second)
     job = jobs.take(0.1)
-    assert isinstance(job, _DetectJob)
+    assert isinstance(job, DetectJob)
     assert job.frame is second.frame and job.whole is whole
     assert jobs.take(0.01) is None
 

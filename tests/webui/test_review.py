@@ -13,8 +13,8 @@ from flask import Flask
 
 import rules
 from tableref.config import load_config
-from tableref.review import ReviewedState, review_states
-from tableref.review_store import Resume, ReviewStore
+from tableref.review.store import Resume, ReviewStore
+from tableref.review.timeline import ReviewedState, review_states
 from tests.webui.conftest import AUTH
 from webui.blueprints.review import REVIEW_KEY, map_view
 

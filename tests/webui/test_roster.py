@@ -112,7 +112,7 @@ def test_roster_drops_frame_sections():
         (b'{"table": {"width_mm": 10, "depth_mm": 10}, "base_overrides": {"a": {"width_mm": 3}}}', "diameter_mm"),
         (
             b'{"table": {"width_mm": 10, "depth_mm": 10}, "base_overrides": {"a": {"diameter_mm": 3, "height_mm": 0}}}',
-            "height_mm must be positive",
+            "height_mm must be a positive number",
         ),
     ],
 )

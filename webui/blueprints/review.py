@@ -14,8 +14,8 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
 import rules
-from tableref.review import ReviewedState, regroup
-from tableref.review_store import ReviewStore
+from tableref.review.store import ReviewStore
+from tableref.review.timeline import ReviewedState, regroup
 from webui.errors import ApiError
 from webui.http import json_body, needs_token
 from webui.report import player_colour

@@ -1,0 +1,104 @@
+"""The ``tableref`` command line: one sub-command per job, one-line errors with exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import calibration
+import rules
+import vision
+from tableref.cli import calibrate, frames, melee, moves, review
+from tableref.cli.options import add_json_option, add_profile_option
+from tableref.config import ConfigError
+from tableref.data import sample_state_path
+from tableref.errors import UsageError
+from tableref.report import format_findings
+from tableref.sources import SourceError
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+# Entry point group of sub-commands from other packages: each is called with the sub-parsers object.
+COMMANDS_GROUP = "tableref.commands"
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    path = Path(args.state) if args.state else sample_state_path()
+    profile = rules.load_profile(args.profile)
+    state = rules.load_state(path)
+    if not args.state and not args.json:
+        print(f"No state given: checking the bundled sample {path.name}.\n")
+    findings = rules.check(state, profile)
+    if args.json:
+        print(json.dumps(rules.findings_document(profile.name, findings), indent=2))
+    else:
+        print(format_findings(state, profile, findings, source=str(path)))
+    return EXIT_OK
+
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "check",
+        help="run the rules on a table state JSON",
+        description="Report engaged units, cohesion breaks, overlaps and illegal placements of a table state.",
+    )
+    p.add_argument("state", nargs="?", help="table state JSON (default: the bundled sample)")
+    add_profile_option(p)
+    add_json_option(p, "the findings document as JSON")
+    p.set_defaults(func=_cmd_check)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tableref", description="A camera referee for tabletop wargames.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_check(sub)
+    moves.add_check_move(sub)
+    melee.add_melee(sub)
+    calibrate.add_markers(sub)
+    calibrate.add_board(sub)
+    calibrate.add_calibrate_camera(sub)
+    frames.add_commands(sub)
+    review.add_review(sub)
+    # Packages above this one (the dashboard) add their sub-commands through entry points: tableref never imports
+    # them.
+    for entry in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        entry.load()(sub)
+    return parser
+
+
+# Errors that mean "the input was wrong": reported in one line, never as a traceback.
+BAD_INPUT: tuple[type[BaseException], ...] = (
+    rules.RulesError,
+    calibration.CalibrationError,
+    vision.VisionError,
+    ConfigError,
+    SourceError,
+    UsageError,
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # Commands that take positionals on both sides of their options (`measure FRAME... --roster R A B`) collect
+    # what argparse left over; for any other command a leftover is an error.
+    if extra and getattr(args, "intermixed", False) and not any(x.startswith("-") for x in extra):
+        args.items += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except BAD_INPUT as exc:
+        print(f"tableref {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

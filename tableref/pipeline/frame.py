@@ -1,0 +1,266 @@
+"""One camera frame measured: calibrate, rectify, find bases, measure them in millimetres.
+
+Each stage keeps to its own units: calibration maps pixels to table millimetres, vision finds circles in a
+rectified top-down view, and only here do the two meet to become a :class:`rules.TableState`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+import numpy as np
+from numpy.typing import NDArray
+
+import rules
+from calibration.camera import CameraModel
+from calibration.spec import TableSpec
+from calibration.table import TableCalibration, calibrate_table
+from tableref.assign import centres_mm, match_models
+from tableref.outlines import outlines_mm
+from tableref.pipeline.incremental import changed_windows, comparable, measure_again, roster_key
+from tableref.pipeline.motion import thumbnail
+from tableref.pipeline.state import known_bases, state_from_detections
+from tableref.pipeline.view import marker_mask, rectified_scale, rim_parallax, smoothed
+from tableref.settings import PipelineSettings, Settings
+from tableref.sources import deblock_blur_px
+from vision.detect import detect_bases, fit_known_bases
+from vision.detections import BaseDetections
+from vision.parallax import RimParallax
+
+
+@dataclass(frozen=True, eq=False)
+class EmptyTable:
+    """The table seen empty at set-up (its terrain on it, no models): a frame and that frame's own calibration, so
+    the camera may have moved since. What changed from it is a strong cue of a base (see :mod:`vision.reference`)."""
+
+    frame_bgr: NDArray[np.uint8]
+    calibration: TableCalibration
+    _views: dict[float, NDArray[np.uint8]] = field(default_factory=dict, repr=False)
+
+    def topdown(self, px_per_mm: float) -> NDArray[np.uint8]:
+        """The empty table's top-down view at ``px_per_mm`` (made once per scale)."""
+        if px_per_mm not in self._views:
+            self._views[px_per_mm] = self.calibration.rectify(self.frame_bgr, px_per_mm)
+        return self._views[px_per_mm]
+
+
+def roster_sizes(config: Settings, roster: rules.TableState) -> Settings:
+    """``config`` with the standard base sizes a detection may snap to cut down to the round sizes of ``roster``,
+    where it lists every model on the table: a circle of another size is no model of this game (a token, a printed
+    ring) or a misread one. Unchanged where the roster has no round base."""
+    sizes = sorted({round(m.base.semi_axes_mm[0] * 2, 1) for m in roster.models if isinstance(m.base, rules.RoundBase)})
+    if not sizes:
+        return config
+    return replace(config, vision=replace(config.vision, base_sizes_mm=tuple(sizes)))
+
+
+def empty_table(
+    frame_bgr: NDArray[np.uint8], spec: TableSpec, config: Settings, camera: CameraModel | None = None
+) -> EmptyTable:
+    """The empty table from a frame of it, calibrated on its own markers. Raises the calibration's errors when the
+    frame does not show the table's markers."""
+    return EmptyTable(frame_bgr, calibrate_table(frame_bgr, spec, camera, settings=config.calibration))
+
+
+@dataclass(frozen=True)
+class FrameAnalysis:
+    """One frame measured.
+
+    ``state`` has the models in table millimetres (unit null unless a roster gave them one), with each model's
+    ``sigma_mm``; ``detections`` are in the pixels of the top-down view made at ``px_per_mm``;
+    ``timings_ms`` gives the time of each step.
+    """
+
+    state: rules.TableState
+    calibration: TableCalibration
+    detections: BaseDetections
+    px_per_mm: float
+    timings_ms: Mapping[str, float]
+    # (N,) the part of each model's sigma that changes from frame to frame (the edge fit), in state order: it
+    # averages down over a burst of frames, the rest (calibration, rim height, lens) does not.
+    sigma_random_mm: NDArray[np.float64]
+    # (h, w) small grey copy of the frame as it was where each place was last measured
+    # (:mod:`tableref.pipeline.changes`): the next frame is compared with it. None: the next frame is measured whole.
+    overview: NDArray[np.uint8] | None = None
+    # share (0-1) of the top-down view measured in this frame; the rest was kept from the frame before
+    remeasured_share: float = 1.0
+    # what the roster declared when the bases were measured (None: no roster)
+    roster_key: frozenset[tuple[str, object]] | None = None
+
+    def outlines_px(self, vertices: int = 48) -> NDArray[np.float64]:
+        """(N, vertices, 2) base outlines of the state's models in real frame pixels, for drawing overlays."""
+        n = len(self.state.models)
+        if n == 0:
+            return np.empty((0, vertices, 2))
+        points = outlines_mm(self.state.models, vertices)
+        height = self.rim_height_mm if self.calibration.heights_corrected else 0.0
+        frame = self.calibration.table_to_image(points.reshape(-1, 2), height)
+        return frame.reshape(n, vertices, 2)
+
+    @property
+    def rim_height_mm(self) -> float:
+        value = self.state.extras.get("calibration", {}).get("rim_height_mm", 0.0)
+        return float(value)
+
+
+def detect_frame(
+    frame_bgr: NDArray[np.uint8],
+    spec: TableSpec,
+    config: Settings,
+    camera: CameraModel | None = None,
+    calibration: TableCalibration | None = None,
+    roster: rules.TableState | None = None,
+    previous: FrameAnalysis | None = None,
+    keep_overview: bool = False,
+    reference: EmptyTable | None = None,
+    whole_roster: bool = False,
+) -> FrameAnalysis:
+    """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
+    (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a ``roster`` (the
+    table state the models are carried over from), each base it lists is fitted again at the size it declares, and at
+    the rim height it declares where it does (see :func:`~tableref.pipeline.state.known_bases`; the calibration report's
+    ``declared_bases`` counts them); where the appearance fit does not run (about 1 px/mm), an outline the edges read is
+    placed at the declared rim height. Where the appearance fit runs, the bases no roster declares are fitted again at
+    the sizes they were read at (``refit_read_sizes``). The models are still unassigned
+    (:func:`~tableref.pipeline.identity.carry_identities` assigns them).
+
+    ``previous``, the analysis of an earlier frame of the same camera position (made with this ``calibration``, the
+    same object, and the same roster declarations), lets only the places that changed since be measured again: a
+    base that reaches into no changed place keeps its measurement from that frame (``remeasured_share`` says how
+    much of the view was measured; 1 when the whole frame was, as it is when the windows to measure would cover
+    more than ``max_changed_share`` of it). Such frames are not independent measurements: do not fuse them. The
+    analysis keeps what its next frame is compared with (``overview``) when given a ``previous`` or asked to
+    (``keep_overview``: the first frame of a watch). ``reference``, the table seen empty: a base must have changed
+    since (see :func:`vision.detect_bases`). ``whole_roster``: the roster lists every model on the table, so a base
+    is of one of its sizes (see :func:`roster_sizes`)."""
+    if whole_roster and roster is not None:
+        config = roster_sizes(config, roster)
+    settings: PipelineSettings = config.pipeline
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    if calibration is None:
+        calibration = calibrate_table(frame_bgr, spec, camera, settings=config.calibration)
+    timings["calibrate"] = (time.perf_counter() - start) * 1e3
+    # a compressed frame's top-down views are smoothed before the bases are looked for in them
+    blur_px = deblock_blur_px(frame_bgr, settings.deblock_min_blockiness, settings.deblock_blur_px)
+    px_per_mm = rectified_scale(calibration, settings)
+    size_px = calibration.rectified_size(px_per_mm)
+    mask = marker_mask(spec, px_per_mm, size_px, settings.marker_mask_margin_mm)
+    parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
+    t = time.perf_counter()
+    overview = None
+    if previous is not None or keep_overview:
+        overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width))
+    windows = None
+    if previous is not None and overview is not None and comparable(previous, calibration, px_per_mm, overview, roster):
+        max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
+        windows = changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings, blur_px)
+    timings["changes"] = (time.perf_counter() - t) * 1e3
+    declared: dict[str, int] | None = None
+    declared_rims_mm = None
+    if windows is not None:
+        assert previous is not None
+        parts, changed_px, overview, remeasured = windows
+        t = time.perf_counter()
+        detections, diameter, height, kept = measure_again(
+            frame_bgr, previous, parts, changed_px, config, parallax, roster, reference
+        )
+        timings["detect"] = (time.perf_counter() - t) * 1e3
+    else:
+        detections, diameter, height = _measure_whole(
+            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px
+        )
+        remeasured = 1.0
+        kept = None
+    if roster is not None:
+        # outlines the edges read (where the appearance fit does not run) are placed at the declared height
+        declared_rims_mm = height * settings.rim_height_mm
+        # a base fitted at a known size carries no size doubt: that tells the ones fitted again
+        held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
+        declared = {"sizes": int(held.sum()), "rim_heights": int((held & np.isfinite(height)).sum())}
+    state, random = state_from_detections(
+        spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm, declared_rims_mm, kept
+    )
+    if declared is not None:
+        report = {**state.extras["calibration"], "declared_bases": declared}
+        state = replace(state, extras=MappingProxyType({**state.extras, "calibration": report}))
+    timings["total"] = (time.perf_counter() - start) * 1e3
+    return FrameAnalysis(
+        state,
+        calibration,
+        detections,
+        px_per_mm,
+        MappingProxyType(timings),
+        random,
+        overview,
+        remeasured,
+        roster_key(roster),
+    )
+
+
+def _measure_whole(
+    frame_bgr: NDArray[np.uint8],
+    calibration: TableCalibration,
+    px_per_mm: float,
+    mask: NDArray[np.uint8],
+    parallax: RimParallax | None,
+    config: Settings,
+    roster: rules.TableState | None,
+    reference: EmptyTable | None,
+    timings: dict[str, float],
+    blur_px: float = 0.0,
+) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
+    """Every base of the whole frame, fitted again at the roster's sizes and rim heights where it declares them:
+    (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared). Adds the rectification's
+    and the detection's times (ms) to ``timings``. The view is smoothed by ``blur_px`` (see
+    :func:`~tableref.pipeline.view.smoothed`)."""
+    t = time.perf_counter()
+    topdown = smoothed(calibration.rectify(frame_bgr, px_per_mm), blur_px)
+    timings["rectify"] = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    empty = None if reference is None else reference.topdown(px_per_mm)
+    detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty)
+    diameter = height = np.full(len(detections), np.nan)
+    if roster is not None:
+        diameter, height = known_bases(calibration, detections, px_per_mm, roster, config.pipeline)
+    detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
+    timings["detect"] = (time.perf_counter() - t) * 1e3
+    return detections, diameter, height
+
+
+def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableState:
+    """One state from a burst of frames of an unchanged table: each model of the first frame averaged with the
+    detections matched to it in the others. The frame-to-frame part of its sigma shrinks with the square root of
+    the frames it was seen in; the rest (calibration, rim height, lens, and a doubt along a line) does not average
+    away."""
+    if not analyses:
+        raise ValueError("fuse_frames needs at least one frame")
+    if any(a.remeasured_share < 1.0 for a in analyses):
+        # a base kept from the frame before is that frame's measurement again, not another one to average
+        raise ValueError(
+            "fuse_frames needs frames measured whole, got frames measured in part (detect_frame's previous)"
+        )
+    first = analyses[0]
+    total = np.array([m.sigma_mm for m in first.state.models])
+    systematic2 = np.maximum(total**2 - first.sigma_random_mm**2, 0.0)
+    sums = centres_mm(first.state.models)
+    random2 = first.sigma_random_mm**2
+    seen = np.ones(len(sums))
+    for other in analyses[1:]:
+        rows, cols = match_models(first.state.models, other.state.models, gate_mm)
+        sums[rows] += centres_mm(other.state.models)[cols]
+        random2[rows] += other.sigma_random_mm[cols] ** 2
+        seen[rows] += 1
+    mean = sums / seen[:, None]
+    # The mean of n fits with variances v_k has variance sum(v_k) / n^2.
+    sigma = np.sqrt(systematic2 + random2 / seen**2)
+    models = tuple(
+        replace(m, x_mm=float(mean[k, 0]), y_mm=float(mean[k, 1]), sigma_mm=float(sigma[k]))
+        for k, m in enumerate(first.state.models)
+    )
+    extras = dict(first.state.extras)
+    extras["calibration"] = {**extras.get("calibration", {}), "frames_fused": len(analyses)}
+    return replace(first.state, models=models, extras=MappingProxyType(extras))

@@ -1,0 +1,452 @@
+"""Reviewing a recording: find the settled states of a video (or a folder of photos), measure only those, and
+store the reviewed game as it goes, so that a killed run resumes where it stopped.
+
+Change detection on small grey copies decides which frames are measured: a frame is sampled every
+``sample_interval_s``, the table is settled when no sample moved for ``settle_s``, and a settled spell is measured
+once, and only when it differs from the state measured last. Every other frame is only decoded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+import calibration
+import rules
+import vision
+from calibration.camera import CameraModel, load_camera
+from calibration.spec import TableSpec, load_table_spec
+from calibration.table import TableCalibration, calibrate_table
+from rules.actions import read_actions
+from tableref.errors import JpegError
+from tableref.jpeg import encode_jpeg
+from tableref.pipeline.changes import changed_mask, changed_share
+from tableref.pipeline.frame import EmptyTable, empty_table
+from tableref.pipeline.motion import thumbnail
+from tableref.pipeline.watch import COVERED, SAME, TableWatch, measure_settled
+from tableref.review.store import Resume, ReviewStore
+from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
+from tableref.settings import Settings
+from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
+
+# Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
+_PROGRESS_EVERY = 30
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A frame the scan looked at: ``index`` in the source, ``time_s`` from its start, and the image."""
+
+    index: int
+    time_s: float
+    image_bgr: NDArray[np.uint8]
+
+
+class Recording:
+    """A video file or a folder of photos, read from a given frame on; only every ``step``-th frame is decoded
+    into an image (the others are grabbed, which a video needs to keep its place)."""
+
+    def __init__(self, path: str | Path, photo_period_s: float) -> None:
+        self.path = Path(path)
+        self.photos: list[Path] = []
+        if self.path.is_dir():
+            self.photos = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            if not self.photos:
+                raise SourceError(f"{self.path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+            self.fps = 1.0 / photo_period_s
+            self.count = len(self.photos)
+            return
+        if not self.path.is_file():
+            raise SourceError(f"{self.path}: no such video file or folder of photos")
+        if self.path.suffix.lower() not in VIDEO_SUFFIXES:
+            raise SourceError(f"{self.path}: not a video ({', '.join(VIDEO_SUFFIXES)}) or a folder of photos")
+        cap = cv2.VideoCapture(str(self.path))
+        if not cap.isOpened():
+            raise SourceError(f"{self.path}: cannot open the video; expected a file OpenCV can decode")
+        self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+        self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        cap.release()
+        if self.fps <= 0:
+            raise SourceError(f"{self.path}: the video states no frame rate; expected a recording with one")
+
+    @property
+    def is_photos(self) -> bool:
+        return bool(self.photos)
+
+    def samples(self, start: int, step: int, progress: Callable[[int], None]) -> Iterator[Sample]:
+        """From frame ``start`` on, every frame whose index is a multiple of ``step`` (so that a resumed scan
+        looks at the same frames); ``progress(n)`` counts every frame passed, decoded or not."""
+        if self.photos:
+            for k in range(start, len(self.photos)):
+                progress(1)
+                yield Sample(k, k / self.fps, read_image(self.photos[k]))
+            return
+        cap = cv2.VideoCapture(str(self.path))
+        try:
+            if start:
+                cap.set(cv2.CAP_PROP_POS_FRAMES, start)
+            k = start
+            pending = 0
+            while cap.grab():
+                pending += 1
+                if k % step == 0:
+                    ok, image = cap.retrieve()
+                    if not ok or image is None:
+                        return
+                    yield Sample(k, k / self.fps, np.asarray(image, dtype=np.uint8))
+                if pending >= _PROGRESS_EVERY:
+                    progress(pending)
+                    pending = 0
+                k += 1
+            progress(pending)
+        finally:
+            cap.release()
+
+    def image(self, index: int) -> NDArray[np.uint8]:
+        """One frame by index."""
+        if self.photos:
+            return read_image(self.photos[index])
+        cap = cv2.VideoCapture(str(self.path))
+        try:
+            cap.set(cv2.CAP_PROP_POS_FRAMES, index)
+            ok, image = cap.read()
+        finally:
+            cap.release()
+        if not ok or image is None:
+            raise SourceError(f"{self.path}: cannot read frame {index}")
+        return np.asarray(image, dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class ReviewJob:
+    """One recording to review (paths as given on the command line; everything a worker process needs)."""
+
+    source: str
+    out: str
+    table: str | None
+    camera: str | None
+    roster: str | None
+    profile: str
+    actions: str | None
+    config: str | None
+
+
+def _digest(path: str | None) -> str:
+    if path is None:
+        return "-"
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+# A recording is known by its size and by these many bytes read at each of a few places through it.
+_FINGERPRINT_BYTES = 1 << 20
+_FINGERPRINT_PLACES = 5
+
+
+def _file_fingerprint(path: Path, digest: Any, named: bool) -> None:
+    size = path.stat().st_size
+    digest.update(f"{path.name if named else ''}:{size};".encode())
+    with path.open("rb") as f:
+        for k in range(_FINGERPRINT_PLACES):
+            f.seek(max(0, (size - _FINGERPRINT_BYTES) * k // max(1, _FINGERPRINT_PLACES - 1)))
+            digest.update(f.read(_FINGERPRINT_BYTES))
+
+
+def recording_fingerprint(path: str | Path) -> str:
+    """What a recording is, whatever its path: a hash of its size and of bytes from its start, middle and end
+    (every photo's, for a folder of photos). Another recording copied to the same path has another."""
+    p = Path(path)
+    digest = hashlib.sha256()
+    files = sorted(x for x in p.iterdir() if x.suffix.lower() in IMAGE_SUFFIXES) if p.is_dir() else [p]
+    for f in files:
+        _file_fingerprint(f, digest, named=p.is_dir())
+    return digest.hexdigest()[:24]
+
+
+def job_identity(job: ReviewJob, config: Settings) -> dict[str, str]:
+    """What a review database must agree on before it is resumed: the recording's path and its content."""
+    return {
+        "source": str(Path(job.source).resolve()),
+        "content": recording_fingerprint(job.source),
+        "table": _digest(job.table),
+        "camera": _digest(job.camera),
+        "roster": _digest(job.roster),
+        "actions": _digest(job.actions),
+        "profile": job.profile,
+        "settings": hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode()).hexdigest()[:16],
+    }
+
+
+def load_actions(path: str | None) -> dict[str, Any] | None:
+    """An actions file (:func:`rules.actions.read_actions`: unit ids to a plan name or ``{"action": ...,
+    "attack_used": ...}``), entries kept as written so that the review can store them."""
+    if path is None:
+        return None
+    try:
+        return read_actions(path)
+    except rules.RulesError as exc:
+        raise SourceError(str(exc)) from None
+
+
+# Errors of one frame that mean "this settled frame cannot be measured" (markers covered, no bases): the scan
+# goes on with the next settled frame.
+_FRAME_ERRORS = (calibration.CalibrationError, vision.VisionError)
+
+
+class Reviewer:
+    """Reviews one recording into a :class:`~tableref.review.store.ReviewStore`, resuming after whatever the store
+    holds."""
+
+    def __init__(
+        self,
+        recording: Recording,
+        store: ReviewStore,
+        spec: TableSpec,
+        config: Settings,
+        profile: rules.RuleProfile,
+        camera: CameraModel | None = None,
+        roster: rules.TableState | None = None,
+        actions: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.recording = recording
+        self.store = store
+        self.spec = spec
+        self.config = config
+        self.settings = config.review
+        self.profile = profile
+        self.camera = camera
+        self.roster = roster
+        self.actions = actions
+        self.calibration: TableCalibration | None = None
+        # the table seen empty: the first settled state, where it shows (almost) no bases
+        self.empty: EmptyTable | None = None
+        self.skipped = 0
+        # why the last settled frame that could not be measured could not (named when none could)
+        self.skip_reason: tuple[int, Exception] | None = None
+        self.covered = 0
+        self.recalibrated = 0
+        # the last measured settled frame as a change-detection copy: where a model not found stood, did it change?
+        self.last_view: NDArray[np.uint8] | None = None
+
+    def _view(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+        return thumbnail(image, min(self.config.pipeline.change_thumb_px, image.shape[1]))
+
+    def _changed(
+        self, view: NDArray[np.uint8], previous: ReviewedState | None, cal: TableCalibration, fresh: bool
+    ) -> dict[str, float] | None:
+        """Per model of the state before (seen or not), the share of its place that changed since: None when that
+        cannot be told (the first state, or a camera that moved)."""
+        if previous is None or self.last_view is None or fresh or self.last_view.shape != view.shape:
+            return None
+        p = self.config.pipeline
+        mask = changed_mask(view, self.last_view, p.change_min_delta, p.change_noise_sigmas, p.change_min_pixels)
+        models = previous.state.models + previous.state.unseen
+        centers = np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
+        radii = np.array([min(m.base.semi_axes_mm) for m in models], dtype=np.float64)
+        shares = changed_share(mask, cal, centers, radii)
+        return {m.id: float(x) for m, x in zip(models, shares, strict=True)}
+
+    def _calibrate(self, image: NDArray[np.uint8]) -> TableCalibration:
+        if self.calibration is None:
+            self.calibration = calibrate_table(image, self.spec, self.camera, settings=self.config.calibration)
+        return self.calibration
+
+    def run(self, progress: Callable[[int], None] = lambda n: None) -> int:
+        """Scan the rest of the recording; returns the number of settled states stored in all."""
+        s = self.settings
+        rec = self.recording
+        settle_s = 0.0 if rec.is_photos else s.settle_s
+        watch = TableWatch(
+            settle_s,
+            s.motion_pixel_delta,
+            s.motion_fraction,
+            s.motion_min_region_px,
+            s.covered_pixel_delta,
+            s.covered_fraction,
+        )
+        previous: ReviewedState | None = None
+        measured: NDArray[np.uint8] | None = None
+        spell_done = False
+        start = 0
+        last = self.store.last()
+        if last is not None:
+            previous, resume = last
+            # Calibrate on the frame the stored states were measured with: the same numbers as before the stop.
+            first_frame = int(self.store.meta().get("calibration_frame", previous.frame))
+            self._calibrate(rec.image(first_frame))
+            if "empty_frame" in self.store.meta():
+                empty_at = int(self.store.meta()["empty_frame"])
+                self.empty = empty_table(rec.image(empty_at), self.spec, self.config, self.camera)
+            watch.update(resume.anchor, resume.spell_time_s)
+            measured = resume.anchor
+            self.last_view = self._view(rec.image(previous.frame))
+            spell_done = True
+            start = resume.frame + 1
+            progress(start)
+        step = 1 if rec.is_photos else max(1, round(s.sample_interval_s * rec.fps))
+        for sample in rec.samples(start, step, progress):
+            thumb = thumbnail(sample.image_bgr, s.motion_thumb_px)
+            if watch.update(thumb, sample.time_s):
+                spell_done = False
+            if spell_done or not watch.settled(sample.time_s):
+                continue
+            spell_done = True
+            verdict = watch.verdict(thumb, measured)
+            if verdict == SAME:
+                continue
+            if verdict == COVERED:
+                # A hand held still over the table: the next movement (it leaving) starts a new spell.
+                self.covered += 1
+                continue
+            try:
+                declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
+                settled = measure_settled(
+                    sample.image_bgr,
+                    self.spec,
+                    self.config,
+                    self.camera,
+                    self.calibration,
+                    declared,
+                    reference=self.empty,
+                )
+            except _FRAME_ERRORS as exc:
+                self.skipped += 1
+                self.skip_reason = (sample.index, exc)
+                continue
+            analysis, fresh = settled.analysis, settled.recalibrated
+            cal = self.calibration = analysis.calibration
+            if previous is None and len(analysis.state.models) <= s.empty_max_bases:
+                # before the models are deployed: the table seen empty, and no bases on it
+                self.empty = EmptyTable(sample.image_bgr, cal)
+                self.store.set_meta(empty_frame=str(sample.index))
+                analysis = replace(analysis, state=replace(analysis.state, models=()))
+            if fresh:
+                # A resumed review calibrates on this frame: the camera stood here for the states from now on.
+                self.store.set_meta(calibration_frame=str(sample.index))
+                self.recalibrated += previous is not None
+            view = self._view(sample.image_bgr)
+            reviewed = review_state(
+                analysis.state,
+                sample.index,
+                sample.time_s,
+                previous,
+                self.profile,
+                s,
+                self.roster,
+                self.actions,
+                self._changed(view, previous, cal, fresh),
+            )
+            self.last_view = view
+            # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
+            anchor = watch.anchor if watch.anchor is not None else thumb
+            moved_at = watch.moved_at if watch.moved_at is not None else sample.time_s
+            try:
+                image = encode_jpeg(sample.image_bgr, s.stored_frame_max_side_px, s.stored_frame_jpeg_quality)
+            except JpegError:
+                # the state is kept without its picture: the review does not depend on it
+                image = b""
+            self.store.add_state(reviewed, Resume(sample.index, moved_at, anchor), image)
+            previous = reviewed
+            measured = thumb
+        self._fail_if_nothing_measured()
+        self.store.set_meta(complete="1", frames=str(rec.count), fps=str(rec.fps))
+        return self.store.count()
+
+    def _fail_if_nothing_measured(self) -> None:
+        """A recording none of whose settled frames could be measured (markers never seen, say) is not a game of
+        no states: raise the last frame's error, with the recording's name. The review is not marked complete, so
+        running it again (with a --table or --camera that fits) starts over."""
+        if self.skip_reason is None or self.store.count() > 0:
+            return
+        index, exc = self.skip_reason
+        kind = "photo" if self.recording.is_photos else "frame"
+        raise type(exc)(
+            f"{self.recording.path}: none of its {self.skipped} settled frames could be measured; {kind} {index}: {exc}"
+        )
+
+
+def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """Review one recording into ``job.out``; returns a summary. Raises the stages' errors on bad input."""
+    from tableref.config import load_config
+
+    config = load_config(job.config)
+    spec = load_table_spec(job.table)
+    profile = rules.load_profile(job.profile)
+    camera = load_camera(job.camera) if job.camera else None
+    roster = rules.load_state(job.roster) if job.roster else None
+    actions = load_actions(job.actions)
+    recording = Recording(job.source, config.review.photo_period_s)
+    with ReviewStore(job.out) as store:
+        afresh = store.claim(job_identity(job, config))
+        # what is resumed or reported must be intact: a damaged file is named here, not met half-way
+        store.verify()
+        if actions:
+            # Kept for judging again when the units are fixed later (the dashboard's review screen).
+            store.set_meta(declared_actions=json.dumps(actions, sort_keys=True))
+        if store.meta().get("complete") == "1":
+            progress(recording.count)
+            return {
+                "source": job.source,
+                "out": job.out,
+                "states": store.count(),
+                "resumed": True,
+                "afresh": False,
+                "skipped": 0,
+                "covered": 0,
+                "recalibrated": 0,
+            }
+        resumed = store.count() > 0
+        reviewer = Reviewer(recording, store, spec, config, profile, camera, roster, actions)
+        states = reviewer.run(progress)
+        return {
+            "source": job.source,
+            "out": job.out,
+            "states": states,
+            "resumed": resumed,
+            "afresh": afresh,
+            "skipped": reviewer.skipped,
+            "covered": reviewer.covered,
+            "recalibrated": reviewer.recalibrated,
+        }
+
+
+def review_job_reported(job: ReviewJob, progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """:func:`review_job` for a worker of many: a failure becomes the summary's one-line ``error`` (with the
+    recording's name beside it) instead of stopping the others."""
+    try:
+        return review_job(job, progress)
+    except Exception as exc:  # reported by the caller in one line, with the recording's name
+        return {"source": job.source, "out": job.out, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _worker(job: ReviewJob, queue: Any) -> dict[str, Any]:
+    return review_job_reported(job, queue.put)
+
+
+def review_many(
+    jobs: list[ReviewJob], workers: int, progress: Callable[[int], None] = lambda n: None
+) -> list[dict[str, Any]]:
+    """Review several recordings, ``workers`` at a time in separate processes; summaries in the jobs' order
+    (a failed job's summary has an ``error``)."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [review_job(j, progress) for j in jobs]
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager:
+        queue = manager.Queue()
+        with ctx.Pool(min(workers, len(jobs))) as pool:
+            pending = pool.starmap_async(_worker, [(j, queue) for j in jobs])
+            while not pending.ready():
+                pending.wait(0.2)
+                while not queue.empty():
+                    progress(queue.get())
+            while not queue.empty():
+                progress(queue.get())
+            return list(pending.get())

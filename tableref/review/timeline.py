@@ -1,0 +1,738 @@
+"""Review of a recorded game, on table states: identities from one settled state to the next, the moves between
+them, each state's findings, the movement checks and the events of the game.
+
+Everything here is pure (table states in, value types out), so the tracking and the timeline can be tested
+exactly without images; :mod:`tableref.review.run` feeds it the settled states a recording shows.
+
+A camera sees where models stood, not how they travelled: a displacement is a lower bound of the distance a
+model really moved, and a move is called too long only when even its shortest legal path exceeds the allowance
+by more than the measurement uncertainty (see :mod:`rules.movement`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+import rules
+from tableref.pipeline.identity import (
+    MODEL_ID_PREFIX,
+    carry_identities,
+    led_by_present,
+    pairing,
+    standing_on,
+    suggest_units,
+    with_identity,
+)
+from tableref.settings import ReviewSettings
+
+MM_PER_INCH = 25.4
+# Fresh model ids (MODEL_ID_PREFIX) and suggested unit ids: a prefix and a counter that never reuses an id of the
+# game.
+UNIT_PREFIX = "u"
+# Reports round millimetres to a micrometre: finer digits are float noise, not measurement.
+_DECIMALS = 3
+
+EVENT_KINDS = (
+    "engaged",
+    "disengaged",
+    "cohesion_broken",
+    "cohesion_restored",
+    "overlap",
+    "illegal_move",
+    "question",
+)
+LOWER_BOUND_NOTE = (
+    "A displacement is where a model stood before and after, so it is a lower bound of the distance it really "
+    "travelled; path_mm is the shortest legal path around other models and terrain."
+)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A model removed (where it was last seen) or added (where it was first seen) at settled state ``state``.
+    ``returned``: an added model that had been missing and came back (kept its id)."""
+
+    model: str
+    unit: str | None
+    state: int
+    at_mm: tuple[float, float]
+    returned: bool = False
+
+
+@dataclass(frozen=True)
+class Move(rules.ModelMove):
+    """A model's move (see :class:`rules.ModelMove`) from settled state ``from_state`` to the next,
+    ``to_state``."""
+
+    from_state: int
+    to_state: int
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that changed at settled state ``state``: one of :data:`EVENT_KINDS`."""
+
+    state: int
+    kind: str
+    units: tuple[str, ...]
+    models: tuple[str, ...]
+    detail: str
+
+
+@dataclass(frozen=True)
+class Track:
+    """What identity tracking remembers after a settled state: the last identified state, the models on the table
+    that it does not show (``gone``: unseen, at the place each was last seen), every id ever used, and every unit
+    with its leader."""
+
+    state: rules.TableState | None
+    gone: Mapping[str, rules.Model]
+    used_ids: frozenset[str]
+    units: tuple[rules.Unit, ...]
+
+
+EMPTY_TRACK = Track(None, MappingProxyType({}), frozenset(), ())
+
+
+@dataclass(frozen=True)
+class ReviewedState:
+    """One settled state of the game, identified and judged, with what changed since the state before."""
+
+    index: int
+    frame: int
+    time_s: float
+    state: rules.TableState
+    findings: tuple[rules.Finding, ...]
+    moves: tuple[Move, ...]
+    verdicts: tuple[rules.UnitMove, ...]
+    removed: tuple[Placement, ...]
+    added: tuple[Placement, ...]
+    events: tuple[Event, ...]
+    track: Track
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Identities
+
+
+def _xy(models: Sequence[rules.Model]) -> np.ndarray:
+    return np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
+
+
+def _size_mm(m: rules.Model) -> float:
+    a, b = m.base.semi_axes_mm
+    return 2.0 * max(a, b)
+
+
+def _match(
+    detected: Sequence[rules.Model],
+    known: Sequence[rules.Model],
+    reach_mm: Sequence[float],
+    settings: ReviewSettings,
+    expected_mm: np.ndarray | None = None,
+    astray_mm: np.ndarray | None = None,
+) -> dict[int, int]:
+    """detected index -> known index: minimum sum of squared displacements from where each known model is
+    ``expected_mm`` (K, 2) (default: where it stood), none beyond the known model's ``reach_mm`` of where it stood,
+    farther than its ``astray_mm`` (K,) from where it is expected (default: no limit), or across base sizes.
+
+    Squared, because models in a line that all move along it have the same total displacement whichever way
+    they are paired; the sum of squares is least for the pairing in which they moved alike, as units do.
+    """
+    if not detected or not known:
+        return {}
+    a, b = _xy(detected), _xy(known)
+    away = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
+    e = b if expected_mm is None else expected_mm
+    cost = (a[:, None, 0] - e[None, :, 0]) ** 2 + (a[:, None, 1] - e[None, :, 1]) ** 2
+    same_size, near_size = _size_agreement(detected, known, settings)
+    # a size read a standard size off (the detector confuses neighbouring sizes on unseen looks) pairs at a price
+    cost = np.where(same_size, cost, cost + settings.size_miss_cost_mm**2)
+    reach = np.asarray(reach_mm, dtype=np.float64)
+    gate = float(reach.max()) ** 2 + settings.size_miss_cost_mm**2
+    barred = ~near_size | (away > reach[None, :] ** 2)
+    if astray_mm is not None:
+        barred |= cost > np.asarray(astray_mm, dtype=np.float64)[None, :] ** 2
+    cost[barred] = gate * 2.0 + 1.0
+    return pairing(cost, gate)
+
+
+def reach_mm(unit: rules.Unit | None, profile: rules.RuleProfile | None, settings: ReviewSettings) -> float:
+    """The farthest a model of ``unit`` can be from where it stood one settled state before: its Move, the most
+    the profile allows beyond it (an Advance and a Charge), and the measurement's margin; ``track_gate_mm`` when
+    the unit's Move (or the profile) is not known."""
+    if unit is None or unit.move_in is None or profile is None:
+        return settings.track_gate_mm
+    mv = profile.movement
+    most_in = unit.move_in * (1.0 + mv.advance_moves) + math.ceil(unit.move_in * mv.charge_fraction)
+    return most_in * MM_PER_INCH + settings.reach_margin_mm
+
+
+def _fresh(prefix: str, used: set[str]) -> str:
+    n = 1 + max((int(x[len(prefix) :]) for x in used if re.fullmatch(rf"{prefix}\d+", x)), default=0)
+    new = f"{prefix}{n}"
+    used.add(new)
+    return new
+
+
+def _state_of(
+    detected: rules.TableState,
+    models: list[rules.Model],
+    units: tuple[rules.Unit, ...],
+    terrain: Any,
+    unseen: Sequence[rules.Model] = (),
+) -> rules.TableState:
+    shown = led_by_present(units, {m.id for m in models} | {m.id for m in unseen})
+    kept = tuple(sorted(unseen, key=lambda m: m.id))
+    return rules.TableState(detected.table, shown, tuple(models), terrain, detected.extras, kept, detected.measured)
+
+
+def _size_agreement(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], settings: ReviewSettings
+) -> tuple[np.ndarray, np.ndarray]:
+    """(D, K) each: whether a detection's base is a known model's size (within ``size_tolerance_mm`` and twice their
+    size doubts: a size read in doubt may be either of two alike), and whether it is near enough to be that model
+    read a size off (within ``size_confusion_mm`` more)."""
+    sizes_a = np.array([_size_mm(m) for m in detected]).reshape(-1)
+    sizes_b = np.array([_size_mm(m) for m in known]).reshape(-1)
+    doubt_a = np.array([m.base.size_sigma_mm for m in detected]).reshape(-1)
+    doubt_b = np.array([m.base.size_sigma_mm for m in known]).reshape(-1)
+    slack = settings.size_tolerance_mm + 2.0 * np.hypot(doubt_a[:, None], doubt_b[None, :])
+    off = np.abs(sizes_a[:, None] - sizes_b[None, :])
+    return off <= slack, off <= slack + settings.size_confusion_mm
+
+
+def identify(
+    detected: rules.TableState,
+    track: Track,
+    index: int,
+    settings: ReviewSettings,
+    roster: rules.TableState | None = None,
+    profile: rules.RuleProfile | None = None,
+    changed: Mapping[str, float] | None = None,
+) -> tuple[rules.TableState, list[Placement], list[Placement], Track, list[Event]]:
+    """Give the models of a detected settled state (fresh ids, no units) the identities of the game so far.
+
+    The first state takes them from ``roster`` (roster models not seen are unseen, at the roster's places), or
+    suggests units. A later state matches the models of the state before and the unseen ones, each only within
+    the distance its unit can move (:func:`reach_mm`; a model whose place did not change, only within
+    ``still_reach_mm``), by a minimum-cost assignment on squared displacement at the same base size.
+
+    ``changed`` (model id -> share of its base's place that changed in the picture since the state before; None:
+    not known) decides what became of a model the detector did not find: where its place did not change it is
+    still there; where it changed and no new base of its size appeared, its place was seen empty: a casualty,
+    removed. Otherwise it stays on the table, unseen, at its last place; a new base of its size beyond its reach is
+    a question (an event), never a move. Detections left over are added, with fresh ids and suggested units.
+
+    Returns (identified state, removed, added, track after it, questions).
+    """
+    used = set(track.used_ids)
+    units = list(track.units)
+    gone = dict(track.gone)
+    terrain: Any = track.state.terrain if track.state is not None else ()
+    removed: list[Placement] = []
+    added: list[Placement] = []
+    questions: list[Event] = []
+    if track.state is None and roster is not None:
+        carried = carry_identities(detected, roster, settings.track_gate_mm)
+        used |= {m.id for m in roster.models + roster.unseen} | {m.id for m in carried.models}
+        units = list(roster.units)
+        terrain = roster.terrain
+        gone = {m.id: m for m in carried.unseen}
+        models = list(carried.models)
+        new = [k for k, m in enumerate(models) if m.unit is None]
+    else:
+        previous = list(track.state.models) if track.state is not None else []
+        known = previous + list(gone.values())
+
+        def still(m: rules.Model) -> bool:
+            return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
+
+        to_known, reach, shift = _pairing(detected.models, previous, known, units, settings, profile, still)
+        models = []
+        new = []
+        for k, m in enumerate(detected.models):
+            if k not in to_known:
+                models.append(replace(m, id=_fresh(MODEL_ID_PREFIX, used), unit=None))
+                new.append(len(models) - 1)
+                continue
+            j = to_known[k]
+            models.append(_as_known(m, known[j]))
+            if j >= len(previous):
+                del gone[known[j].id]
+                added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
+        matched = {known[j].id for j in to_known.values()}
+        missed = [(p, r) for p, r in zip(previous, reach, strict=False) if p.id not in matched]
+        fresh = [models[k] for k in new]
+        for p, r in missed:
+            if still(p):
+                # nothing changed where it stands: it is still there, the detector missed it
+                models.append(p)
+                continue
+            # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
+            # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
+            alike = [m for m, same in zip(fresh, _size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
+            # its unit moved: it left its place with them, and the detector missed it where it went
+            if changed is not None and not alike and p.unit not in shift:
+                removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
+                continue
+            # its unit moved as a unit: it went with them, unseen at its place in the group
+            dx, dy = shift.get(p.unit or "", (0.0, 0.0))
+            gone[p.id] = replace(p, x_mm=p.x_mm + dx, y_mm=p.y_mm + dy)
+            if alike:
+                questions.append(_question(p, alike, r, index))
+    if new:
+        _suggest_for(detected.table, models, new, units, settings)
+        if track.state is not None:
+            added += [Placement(models[k].id, models[k].unit, index, (models[k].x_mm, models[k].y_mm)) for k in new]
+    used |= {m.id for m in models}
+    models.sort(key=lambda m: m.id)
+    state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
+    return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _suggest_for(
+    table: rules.Table,
+    models: list[rules.Model],
+    new: Sequence[int],
+    units: list[rules.Unit],
+    settings: ReviewSettings,
+) -> None:
+    """Put the ``new`` models (indices into ``models``) in suggested units of their own, added to ``units``."""
+    unit_ids = {u.id for u in units}
+    fresh = rules.TableState(table, models=tuple(models[k] for k in new))
+    for group in suggest_units(fresh, settings.group_gap_mm):
+        unit_id = _fresh(UNIT_PREFIX, unit_ids)
+        units.append(rules.Unit(id=unit_id))
+        for g in group:
+            models[new[g]] = replace(models[new[g]], unit=unit_id)
+
+
+def _pairing(
+    detected: Sequence[rules.Model],
+    previous: Sequence[rules.Model],
+    known: Sequence[rules.Model],
+    units: Sequence[rules.Unit],
+    settings: ReviewSettings,
+    profile: rules.RuleProfile | None,
+    still: Callable[[rules.Model], bool],
+) -> tuple[dict[int, int], list[float], dict[str, tuple[float, float]]]:
+    """detected index -> ``known`` index (the ``previous`` state's models, then the unseen ones), each known model's
+    reach, and the shift of every unit that moved. A model ``still`` in place reaches only ``still_reach_mm``; once a
+    unit is seen to move, each of its models is looked for where the unit's move takes it."""
+    by_id = {u.id: u for u in units}
+    reach = [
+        settings.still_reach_mm
+        if k < len(previous) and still(m)
+        else reach_mm(by_id.get(m.unit or ""), profile, settings)
+        for k, m in enumerate(known)
+    ]
+    # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went
+    fitted = _group_shifts(detected, known, reach, settings)
+    expected = _xy(known) + np.array([fitted.get(m.unit or "", (0.0, 0.0)) for m in known]).reshape(-1, 2)
+    # a model of a unit that moved as a group is looked for about its place in the group: paired far from it (with
+    # a base its neighbour left, or a model of another unit), it would make up a move; not seen there, it is unseen.
+    # Where units keep together (a cohesion rule), a unit that stood still did so as a whole too
+    together = profile is None or profile.cohesion.mode != "none"
+    moved = {u for u, d in fitted.items() if math.hypot(*d) > settings.still_reach_mm}
+    stood = {u for u in fitted if together and u not in moved}
+    astray = np.array(
+        [
+            settings.group_reach_mm if m.unit in moved else settings.still_reach_mm if m.unit in stood else np.inf
+            for m in known
+        ]
+    )
+    to_known = _match(detected, known, reach, settings, expected, astray)
+    shift = _unit_shifts(detected, known, to_known, settings)
+    return to_known, reach, shift
+
+
+def _group_shifts(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], reach: Sequence[float], settings: ReviewSettings
+) -> dict[str, tuple[float, float]]:
+    """Per unit, the one displacement (mm) that brings the most of its ``known`` models (their last places) onto
+    detections of their size within ``group_fit_mm``, each model within its ``reach``; standing still counts as one
+    such displacement. Units are placed best first, each detection taken by one unit only: a unit of models of one
+    size moved a few base widths lands a model or two on its own old places, or on a neighbour's, under a wrong
+    displacement, but all of them only under the right one. Units no displacement fits at least two models of are
+    left out (each of their models is paired on its own); units that stood still are in, with no displacement."""
+    a, b = _xy(detected), _xy(known)
+    if len(a) == 0 or len(b) == 0:
+        return {}
+    alike = _size_agreement(detected, known, settings)[1].T
+    offsets = a[None, :, :] - b[:, None, :]  # (known, detected, 2)
+    within = alike & (np.hypot(offsets[..., 0], offsets[..., 1]) <= np.asarray(reach, dtype=np.float64)[:, None])
+    by_unit: dict[str, list[int]] = {}
+    for j, m in enumerate(known):
+        if m.unit is not None:
+            by_unit.setdefault(m.unit, []).append(j)
+    fits: list[tuple[int, float, str, np.ndarray, np.ndarray]] = []
+    for unit, rows in by_unit.items():
+        members = np.array(rows)
+        # displacements a millimetre apart fit alike: each tried once
+        tried = np.unique(np.round(np.concatenate([np.zeros((1, 2)), offsets[members][within[members]]])), axis=0)
+        count, shift, near = _best_landing(b[members], a, within[members], tried, settings.group_fit_mm)
+        fits.append((count, -float(np.hypot(*shift)), unit, shift, near))
+    taken = np.zeros(len(a), np.bool_)
+    out: dict[str, tuple[float, float]] = {}
+    for count, _short, unit, shift, near in sorted(fits, key=lambda f: (f[0], f[1]), reverse=True):
+        free = near & ~taken[None, :]
+        if count < 2 or free.any(axis=1).sum() < 2:
+            continue
+        taken |= free.any(axis=0)
+        out[unit] = (float(shift[0]), float(shift[1]))
+    return out
+
+
+def _best_landing(
+    places_mm: np.ndarray, seen_mm: np.ndarray, allowed: np.ndarray, tried_mm: np.ndarray, fit_mm: float
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Of the displacements ``tried_mm`` (T, 2), the one that lands the most of the models at ``places_mm`` (M, 2)
+    within ``fit_mm`` of a detection ``seen_mm`` (D, 2) they are ``allowed`` (M, D) to be, the shortest of those:
+    (how many, the displacement (2,), which detections each lands on (M, D)). Worked in slices of displacements,
+    so that memory stays bounded however many models and detections there are."""
+    m, d = len(places_mm), len(seen_mm)
+    step = max(1, 2_000_000 // max(1, m * d))
+    best: tuple[float, int, np.ndarray, np.ndarray] = (-1.0, 0, tried_mm[0], np.zeros((m, d), np.bool_))
+    for start in range(0, len(tried_mm), step):
+        part = tried_mm[start : start + step]
+        landed = places_mm[None, :, None, :] + part[:, None, None, :] - seen_mm[None, None, :, :]
+        near = (np.hypot(landed[..., 0], landed[..., 1]) <= fit_mm) & allowed[None, :, :]
+        count = near.any(axis=2).sum(axis=1)
+        # more models landed first; of as many, the shorter displacement
+        rank = count - 1e-6 * np.hypot(part[:, 0], part[:, 1])
+        k = int(np.argmax(rank))
+        if rank[k] > best[0]:
+            best = (float(rank[k]), int(count[k]), part[k], near[k])
+    return best[1], best[2], best[3]
+
+
+def _unit_shifts(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], to_known: Mapping[int, int], settings: ReviewSettings
+) -> dict[str, tuple[float, float]]:
+    """Per unit that moved, the median displacement of its paired models (mm): a unit moved when at least two of
+    its models moved farther than ``still_reach_mm``."""
+    moved: dict[str, list[tuple[float, float]]] = {}
+    for k, j in to_known.items():
+        d = (detected[k].x_mm - known[j].x_mm, detected[k].y_mm - known[j].y_mm)
+        unit = known[j].unit
+        if unit is not None and math.hypot(*d) > settings.still_reach_mm:
+            moved.setdefault(unit, []).append(d)
+    out: dict[str, tuple[float, float]] = {}
+    for unit, ds in moved.items():
+        if len(ds) >= 2:
+            mid = np.median(np.array(ds), axis=0)
+            out[unit] = (float(mid[0]), float(mid[1]))
+    return out
+
+
+def pair_within_reach(
+    state: rules.TableState,
+    fresh_ids: frozenset[str],
+    profile: rules.RuleProfile | None,
+    settings: ReviewSettings,
+) -> rules.TableState:
+    """``state`` with its fresh detections (``fresh_ids``, of no unit) paired with its unseen models, each only within
+    its unit's reach (:func:`reach_mm`), least squared displacement first: a unit that moved farther than a
+    frame-to-frame gate keeps its ids. A paired detection takes the unseen model's id and unit."""
+    fresh = [k for k, m in enumerate(state.models) if m.id in fresh_ids]
+    if not fresh or not state.unseen:
+        return state
+    units = {u.id: u for u in state.units}
+    unseen = list(state.unseen)
+    reach = [reach_mm(units.get(m.unit or ""), profile, settings) for m in unseen]
+    to_unseen = _match([state.models[k] for k in fresh], unseen, reach, settings)
+    models = list(state.models)
+    for i, j in to_unseen.items():
+        models[fresh[i]] = _as_known(models[fresh[i]], unseen[j])
+    paired = {unseen[j].id for j in to_unseen.values()}
+    return replace(state, models=tuple(models), unseen=tuple(m for m in unseen if m.id not in paired))
+
+
+def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:
+    """A detection that is ``known``: its id and unit, and its base where the detector read the size no more surely
+    (a base does not change between states: a roster's declared size, or the first reading, stands)."""
+    return with_identity(detected, known, take_base=known.base.size_sigma_mm <= detected.base.size_sigma_mm)
+
+
+def _question(lost: rules.Model, alike: Sequence[rules.Model], reach: float, index: int) -> Event:
+    """A model not found, and the nearest new base of its size, beyond where it could have moved."""
+    d = [math.hypot(m.x_mm - lost.x_mm, m.y_mm - lost.y_mm) for m in alike]
+    k = int(np.argmin(d))
+    m = alike[k]
+    detail = (
+        f"{lost.id} not seen; a new model at ({m.x_mm:.0f}, {m.y_mm:.0f}) mm, {d[k]:.0f} mm from where {lost.id} "
+        f"stood, farther than it can move ({reach:.0f} mm)"
+    )
+    return Event(index, "question", (lost.unit,) if lost.unit else (), (lost.id,), detail)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Moves, findings, events
+
+
+def moves_between(
+    before: rules.TableState,
+    after: rules.TableState,
+    profile: rules.RuleProfile,
+    actions: Mapping[str, Any] | None,
+    index: int,
+) -> tuple[list[Move], list[rules.UnitMove]]:
+    """The models that moved from settled state ``index - 1`` to ``index`` (removed and added models are not
+    moves) and the verdict on each unit that moved (empty for profiles without movement rules)."""
+    verdicts = rules.check_moves(before, after, profile, actions)
+    paths = {m.model: m.path_mm for v in verdicts for m in v.models}
+    moved = rules.movement.moved_models(before, after, profile)
+    moves = [
+        Move(**{**vars(m), "path_mm": paths.get(m.model, m.path_mm)}, from_state=index - 1, to_state=index)
+        for m in moved
+    ]
+    return moves, verdicts
+
+
+def _keyed(findings: Sequence[rules.Finding], kind: str) -> dict[tuple[str, ...], rules.Finding]:
+    out = {}
+    for f in findings:
+        if f.kind != kind:
+            continue
+        if kind == "engaged":
+            key = tuple(sorted(f.units))
+        elif kind == "cohesion":
+            key = (f.unit or "",)
+        else:
+            key = tuple(sorted(f.models))
+        out[key] = f
+    return out
+
+
+def events_between(
+    before: Sequence[rules.Finding] | None,
+    after: Sequence[rules.Finding],
+    verdicts: Sequence[rules.UnitMove],
+    index: int,
+) -> list[Event]:
+    """Events at settled state ``index``: units engaged or disengaged, cohesion broken or restored, new overlaps
+    (against the findings of the state before; the first state reports what it starts with), illegal moves."""
+    old = before or ()
+    out: list[Event] = []
+    was, now = _keyed(old, "engaged"), _keyed(after, "engaged")
+    for key in sorted(now.keys() - was.keys()):
+        out.append(Event(index, "engaged", key, now[key].models, f"{' and '.join(key)} engaged"))
+    for key in sorted(was.keys() - now.keys()):
+        out.append(Event(index, "disengaged", key, (), f"{' and '.join(key)} no longer engaged"))
+    was, now = _keyed(old, "cohesion"), _keyed(after, "cohesion")
+    for key in sorted(now.keys() - was.keys()):
+        out.append(Event(index, "cohesion_broken", key, now[key].models, f"{key[0]} out of cohesion"))
+    for key in sorted(was.keys() - now.keys()):
+        out.append(Event(index, "cohesion_restored", key, (), f"{key[0]} back in cohesion"))
+    was, now = _keyed(old, "overlap"), _keyed(after, "overlap")
+    for key in sorted(now.keys() - was.keys()):
+        out.append(Event(index, "overlap", now[key].units, key, f"{' and '.join(key)} overlap"))
+    for v in verdicts:
+        if not v.legal:
+            problems = "; ".join(v.problems) or "no plan makes the move legal"
+            out.append(Event(index, "illegal_move", (v.unit,), tuple(m.model for m in v.models), problems))
+    return out
+
+
+def roster_bases_where_seen(
+    roster: rules.TableState | None, previous: rules.TableState | None
+) -> rules.TableState | None:
+    """The bases a game's roster declares, standing where each model was last seen (the previous reviewed
+    state; the roster's own places before the first): what the detector may fit them at (``roster`` of
+    :func:`tableref.pipeline.frame.detect_frame`). None without a roster or when no model of it is left."""
+    if roster is None:
+        return None
+    if previous is None:
+        return roster
+    return standing_on(previous.table, previous.models, {m.id: m.base for m in roster.models})
+
+
+def review_state(
+    detected: rules.TableState,
+    frame: int,
+    time_s: float,
+    previous: ReviewedState | None,
+    profile: rules.RuleProfile,
+    settings: ReviewSettings,
+    roster: rules.TableState | None = None,
+    actions: Mapping[str, Any] | None = None,
+    changed: Mapping[str, float] | None = None,
+) -> ReviewedState:
+    """Identify, judge and compare one detected settled state with the one before (None for the first);
+    ``changed`` as :func:`identify` takes it."""
+    index = 0 if previous is None else previous.index + 1
+    track = EMPTY_TRACK if previous is None else previous.track
+    state, removed, added, track, questions = identify(detected, track, index, settings, roster, profile, changed)
+    findings, moves, verdicts, events = _judge(state, index, previous, profile, actions)
+    events = (*events, *questions)
+    return ReviewedState(
+        index, frame, time_s, state, findings, moves, verdicts, tuple(removed), tuple(added), events, track
+    )
+
+
+def _judge(
+    state: rules.TableState,
+    index: int,
+    previous: ReviewedState | None,
+    profile: rules.RuleProfile,
+    actions: Mapping[str, Any] | None,
+) -> tuple[tuple[rules.Finding, ...], tuple[Move, ...], tuple[rules.UnitMove, ...], tuple[Event, ...]]:
+    """Findings of an identified state, its moves and verdicts since ``previous``, and the events."""
+    findings = rules.check(state, profile)
+    moves: list[Move] = []
+    verdicts: list[rules.UnitMove] = []
+    if previous is not None:
+        moves, verdicts = moves_between(previous.state, state, profile, actions, index)
+        findings = [*findings, *rules.move_findings(verdicts)]
+    events = events_between(previous.findings if previous else None, findings, verdicts, index)
+    return tuple(findings), tuple(moves), tuple(verdicts), tuple(events)
+
+
+def regroup(
+    states: Sequence[ReviewedState],
+    units: Sequence[rules.Unit],
+    membership: Mapping[str, str | None],
+    profile: rules.RuleProfile,
+    actions: Mapping[str, Any] | None = None,
+) -> list[ReviewedState]:
+    """The same reviewed game with the units fixed by the user: ``units`` replace the game's units and
+    ``membership`` (model id -> unit id, or None for no unit) moves models between them; models not named keep
+    their unit. Identities and positions stay; findings, move verdicts and events are judged again.
+
+    Raises :class:`rules.StateError` naming a unit that ``membership`` uses but ``units`` lacks, or a model no
+    state has."""
+    known = {u.id for u in units}
+    ids = {m.id for s in states for m in s.state.models} | {m for s in states for m in s.track.gone}
+    for model, unit in membership.items():
+        if model not in ids:
+            raise rules.StateError(f"model {model!r} is in no state of this game; expected one of its model ids")
+        if unit is not None and unit not in known:
+            raise rules.StateError(
+                f"model {model!r}: unit {unit!r} is not one of the units ({', '.join(sorted(known))})"
+            )
+
+    def unit_of(model: str, unit: str | None) -> str | None:
+        return membership.get(model, unit)
+
+    unit_list = tuple(units)
+    out: list[ReviewedState] = []
+    for s in states:
+        models = [replace(m, unit=unit_of(m.id, m.unit)) for m in s.state.models]
+        unseen = [replace(m, unit=unit_of(m.id, m.unit)) for m in s.state.unseen]
+        state = _state_of(s.state, models, unit_list, s.state.terrain, unseen)
+        previous = out[-1] if out else None
+        findings, moves, verdicts, events = _judge(state, s.index, previous, profile, actions)
+        events = (*events, *(e for e in s.events if e.kind == "question"))
+        gone = {k: replace(m, unit=unit_of(k, m.unit)) for k, m in s.track.gone.items()}
+        track = Track(state, MappingProxyType(gone), s.track.used_ids, unit_list)
+        removed = tuple(replace(p, unit=unit_of(p.model, p.unit)) for p in s.removed)
+        added = tuple(replace(p, unit=unit_of(p.model, p.unit)) for p in s.added)
+        out.append(
+            ReviewedState(s.index, s.frame, s.time_s, state, findings, moves, verdicts, removed, added, events, track)
+        )
+    return out
+
+
+def review_states(
+    detected: Sequence[tuple[int, float, rules.TableState]],
+    profile: rules.RuleProfile,
+    settings: ReviewSettings,
+    roster: rules.TableState | None = None,
+    actions: Mapping[str, Any] | None = None,
+    changed: Sequence[Mapping[str, float] | None] | None = None,
+) -> list[ReviewedState]:
+    """:func:`review_state` over a sequence of (frame, time_s, detected state), with ``changed`` per state."""
+    out: list[ReviewedState] = []
+    for k, (frame, time_s, state) in enumerate(detected):
+        shares = changed[k] if changed is not None else None
+        previous = out[-1] if out else None
+        out.append(review_state(state, frame, time_s, previous, profile, settings, roster, actions, shares))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# JSON
+
+
+def _r(value: float) -> float:
+    return round(float(value), _DECIMALS)
+
+
+def _pt(p: tuple[float, float]) -> list[float]:
+    return [_r(p[0]), _r(p[1])]
+
+
+def move_to_dict(m: Move) -> dict[str, Any]:
+    return {
+        "model": m.model,
+        "unit": m.unit,
+        "from_state": m.from_state,
+        "to_state": m.to_state,
+        "from_mm": _pt(m.from_mm),
+        "to_mm": _pt(m.to_mm),
+        "distance_mm": _r(m.distance_mm),
+        "path_mm": _r(m.path_mm),
+        "distance_in": round(m.distance_mm / MM_PER_INCH, 2),
+        "path_in": round(m.path_mm / MM_PER_INCH, 2),
+        "sigma_mm": _r(m.sigma_mm),
+    }
+
+
+def placement_to_dict(p: Placement) -> dict[str, Any]:
+    out: dict[str, Any] = {"model": p.model, "unit": p.unit, "state": p.state, "at_mm": _pt(p.at_mm)}
+    if p.returned:
+        out["returned"] = True
+    return out
+
+
+def event_to_dict(e: Event) -> dict[str, Any]:
+    return {"state": e.state, "kind": e.kind, "units": list(e.units), "models": list(e.models), "detail": e.detail}
+
+
+def verdict_to_dict(v: rules.UnitMove, to_state: int) -> dict[str, Any]:
+    return {
+        "unit": v.unit,
+        "from_state": to_state - 1,
+        "to_state": to_state,
+        "action": v.action,
+        "declared": v.declared,
+        "legal": v.legal,
+        "call": v.call,
+        "allowance_mm": None if v.allowance_mm is None else _r(v.allowance_mm),
+        "problems": list(v.problems),
+        "note": v.note,
+    }
+
+
+def state_entry(s: ReviewedState) -> dict[str, Any]:
+    """The timeline entry of one settled state."""
+    return {
+        "index": s.index,
+        "frame": s.frame,
+        "time_s": round(s.time_s, 3),
+        "models": rules.state_to_dict(s.state)["models"],
+        "units": rules.state_to_dict(s.state)["units"],
+        "findings": [f.to_dict() for f in s.findings],
+    }
+
+
+def timeline(states: Sequence[ReviewedState], profile_name: str) -> dict[str, Any]:
+    """The timeline document ``tableref review --json`` prints."""
+    return {
+        "profile": profile_name,
+        "note": LOWER_BOUND_NOTE,
+        "states": [state_entry(s) for s in states],
+        "moves": [move_to_dict(m) for s in states for m in s.moves],
+        "unit_moves": [verdict_to_dict(v, s.index) for s in states for v in s.verdicts],
+        "removed": [placement_to_dict(p) for s in states for p in s.removed],
+        "added": [placement_to_dict(p) for s in states for p in s.added],
+        "events": [event_to_dict(e) for s in states for e in s.events],
+    }

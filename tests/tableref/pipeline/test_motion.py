@@ -1,0 +1,56 @@
+"""Cheap change detection: something reaching in over the frame's edge versus models moved on the table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from tableref.pipeline.motion import reaching_in
+
+SIZE = (180, 320)
+DELTA = 8
+FRACTION = 0.004
+
+
+def _mat(seed: int) -> NDArray[np.uint8]:
+    rng = np.random.default_rng(seed)
+    return np.asarray(np.clip(rng.normal(100.0, 2.0, SIZE), 0, 255), dtype=np.uint8)
+
+
+def _paint(image: NDArray[np.uint8], boxes: list[tuple[int, int, int, int]], grey: int) -> NDArray[np.uint8]:
+    out = image.copy()
+    for x, y, w, h in boxes:
+        out[y : y + h, x : x + w] = grey
+    return out
+
+
+# Boxes (x, y, w, h) in a 320 x 180 thumbnail; 0.4 % of it is 230 px.
+ARM = [(150, 0, 14, 60)]  # 840 px from the top edge
+ARM_IN_PIECES = [(150, 0, 14, 18), (151, 20, 12, 18), (152, 40, 10, 18)]  # gaps of one pixel
+MOVED_BASES = [(60, 60, 8, 8), (200, 120, 8, 8), (240, 40, 12, 12)]
+BIG_INSIDE = [(100, 60, 40, 30)]  # 1,200 px, away from every edge
+SMALL_AT_EDGE = [(0, 90, 6, 6)]
+
+
+@pytest.mark.parametrize(
+    ("boxes", "expected"),
+    [
+        (ARM, True),
+        (ARM_IN_PIECES, True),
+        (ARM + MOVED_BASES, True),
+        (MOVED_BASES, False),
+        (BIG_INSIDE, False),
+        (SMALL_AT_EDGE, False),
+        ([], False),
+    ],
+)
+def test_reaching_in(boxes: list[tuple[int, int, int, int]], expected: bool) -> None:
+    reference = _mat(1)
+    # A fresh frame of the same table: sensor noise differs everywhere.
+    frame = _paint(_mat(2), boxes, 140)
+    assert reaching_in(frame, reference, DELTA, FRACTION) is expected
+
+
+def test_thumbnails_of_other_sizes_are_not_compared() -> None:
+    assert reaching_in(_paint(_mat(2), ARM, 140)[:, :200], _mat(1), DELTA, FRACTION) is False

@@ -1,0 +1,333 @@
+"""Review logic on table states (no images): identities, removed and added models, moves, verdicts, events."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import rules
+from tableref.config import load_config
+from tableref.pipeline.identity import suggest_units
+from tableref.review.timeline import (
+    EMPTY_TRACK,
+    identify,
+    review_states,
+    roster_bases_where_seen,
+    timeline,
+)
+
+INCH = 25.4
+SETTINGS = load_config().review
+SKIRMISH = rules.load_profile("skirmish")
+TABLE = rules.Table(1829.0, 1219.0)
+UNITS = (
+    rules.Unit("red", player="A", move_in=6),
+    rules.Unit("blue", player="B", move_in=6),
+)
+
+
+def roster(models: dict[str, tuple[str, float, float]], size_mm: float = 32.0) -> rules.TableState:
+    return rules.TableState(
+        TABLE, UNITS, tuple(rules.Model(k, u, x, y, rules.RoundBase(size_mm)) for k, (u, x, y) in models.items())
+    )
+
+
+def detected(points: list[tuple[float, float]], sizes: list[float] | None = None, sigma_mm: float = 0.3):  # type: ignore[no-untyped-def]
+    """A detected state: fresh ids, no units, in a shuffled order (detection order means nothing)."""
+    order = np.random.default_rng(len(points)).permutation(len(points))
+    sizes = sizes or [32.0] * len(points)
+    models = tuple(
+        rules.Model(f"m{n + 1}", None, points[k][0], points[k][1], rules.RoundBase(sizes[k]), sigma_mm)
+        for n, k in enumerate(order)
+    )
+    return rules.TableState(TABLE, (), models)
+
+
+LINE = {"r1": ("red", 400.0, 400.0), "r2": ("red", 440.0, 400.0), "r3": ("red", 480.0, 400.0)}
+
+
+@pytest.mark.parametrize(
+    ("dx", "dy"),
+    [(0.0, 0.0), (40.0, 0.0), (127.0, 0.0), (-127.0, 0.0), (0.0, 250.0), (90.0, 90.0), (380.0, 0.0)],
+)
+def test_a_unit_moving_along_its_own_line_keeps_its_ids(dx: float, dy: float) -> None:
+    start = roster(LINE)
+    first, *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    assert {m.id: (m.x_mm, m.y_mm) for m in first.models} == {k: (x, y) for k, (_, x, y) in LINE.items()}
+    moved = detected([(x + dx, y + dy) for _, x, y in LINE.values()])
+    state, removed, added, _, questions = identify(moved, track, 1, SETTINGS, profile=SKIRMISH)
+    assert (removed, added, questions) == ([], [], [])
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {k: (x + dx, y + dy) for k, (_, x, y) in LINE.items()}
+    assert all(m.unit == "red" for m in state.models)
+
+
+STILL = {"r1": 0.0, "r2": 0.0, "r3": 0.0}
+R3_CHANGED = {**STILL, "r3": 0.9}
+R1_CHANGED = {**STILL, "r1": 0.9}
+
+
+@pytest.mark.parametrize(
+    ("points", "sizes", "changed", "removed_ids", "unseen_ids", "added_count", "questions"),
+    [
+        # r3 not found, its place seen empty: a casualty
+        ([(400.0, 400.0), (440.0, 400.0)], None, R3_CHANGED, ["r3"], [], 0, 0),
+        # r3 not found where nothing changed: still there, the detector missed it
+        ([(400.0, 400.0), (440.0, 400.0)], None, STILL, [], [], 0, 0),
+        # r3 not found and the picture not compared: unseen, at its last place, never a casualty
+        ([(400.0, 400.0), (440.0, 400.0)], None, None, [], ["r3"], 0, 0),
+        # a reinforcement
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0), (1500.0, 200.0)], None, STILL, [], [], 1, 0),
+        # a base of r3's size beyond its reach (15" + margin): a question, not a move
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 430.0)], None, R3_CHANGED, [], ["r3"], 1, 1),
+        # another base size where r3 stood: r3 was taken off, a new model put down
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0)], [32.0, 32.0, 50.0], R3_CHANGED, ["r3"], [], 1, 0),
+        # r1 gone from its place, a base of its size far off: a question
+        ([(440.0, 400.0), (480.0, 400.0), (1700.0, 1100.0)], None, R1_CHANGED, [], ["r1"], 1, 1),
+    ],
+)
+def test_removed_unseen_and_added_models(
+    points: list[tuple[float, float]],
+    sizes: list[float] | None,
+    changed: dict[str, float] | None,
+    removed_ids: list[str],
+    unseen_ids: list[str],
+    added_count: int,
+    questions: int,
+) -> None:
+    start = roster(LINE)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    state, removed, added, after, asked = identify(detected(points, sizes), track, 1, SETTINGS, None, SKIRMISH, changed)
+    assert sorted(p.model for p in removed) == removed_ids
+    assert sorted(m.id for m in state.unseen) == unseen_ids == sorted(after.gone)
+    assert len(added) == added_count and len(asked) == questions
+    assert all(q.kind == "question" and "not seen; a new model at" in q.detail for q in asked)
+    new_ids = {p.model for p in added}
+    assert not new_ids & set(LINE)  # fresh ids never reuse an id of the game
+    assert {m.id for m in state.models} == (set(LINE) - set(removed_ids) - set(unseen_ids)) | new_ids
+    assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
+
+
+def test_a_model_missed_where_its_unit_moved_is_unseen_not_a_casualty() -> None:
+    start = roster(LINE)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    # the unit moved 150 mm; r2 was not found where it went, and every place of the unit changed
+    moved = detected([(400.0, 550.0), (480.0, 550.0)])
+    everywhere = {k: 1.0 for k in LINE}
+    state, removed, _, _, asked = identify(moved, track, 1, SETTINGS, None, SKIRMISH, everywhere)
+    assert removed == [] and asked == []
+    assert [m.id for m in state.unseen] == ["r2"]
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {"r1": (400.0, 550.0), "r3": (480.0, 550.0)}
+
+
+def test_a_model_unseen_once_comes_back_with_its_id() -> None:
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
+    state, removed, _, track, _ = identify(detected([(400.0, 400.0), (440.0, 400.0)]), track, 1, SETTINGS)
+    assert removed == [] and [m.id for m in state.unseen] == ["r3"]
+    state, removed, added, track, _ = identify(
+        detected([(400.0, 400.0), (440.0, 400.0), (481.0, 400.0)]), track, 2, SETTINGS
+    )
+    assert removed == [] and [(p.model, p.returned) for p in added] == [("r3", True)]
+    assert state.model("r3").unit == "red" and not track.gone and state.unseen == ()
+
+
+def test_a_roster_model_never_seen_is_unseen_and_its_calls_open() -> None:
+    start = roster({**LINE, "b1": ("blue", 520.0, 400.0)})
+    state, *_ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    assert [m.id for m in state.unseen] == ["b1"]
+    found = rules.check(state, SKIRMISH)
+    assert [(f.kind, f.call) for f in found if f.kind in ("unseen", "engaged")] == [
+        ("unseen", "close"),
+        ("engaged", "close"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("points", "sizes", "groups"),
+    [
+        ([(100.0, 100.0), (140.0, 100.0), (180.0, 100.0)], [32.0] * 3, [[0, 1, 2]]),
+        ([(100.0, 100.0), (140.0, 100.0), (400.0, 100.0)], [32.0] * 3, [[0, 1], [2]]),
+        ([(100.0, 100.0), (140.0, 100.0)], [32.0, 50.0], [[0], [1]]),
+    ],
+)
+def test_suggested_units(points: list[tuple[float, float]], sizes: list[float], groups: list[list[int]]) -> None:
+    models = [
+        rules.Model(f"m{k}", None, x, y, rules.RoundBase(s))
+        for k, ((x, y), s) in enumerate(zip(points, sizes, strict=True))
+    ]
+    state = rules.TableState(TABLE, models=tuple(models))
+    assert sorted(sorted(g) for g in suggest_units(state, SETTINGS.group_gap_mm)) == groups
+
+
+def _game(*states: dict[str, tuple[str, float, float]], profile: rules.RuleProfile = SKIRMISH, actions=None):  # type: ignore[no-untyped-def]
+    seq = [(10 * k, float(k), detected([(x, y) for _, x, y in s.values()])) for k, s in enumerate(states)]
+    return review_states(seq, profile, SETTINGS, roster(states[0]), actions)
+
+
+RED_BLUE = {"r1": ("red", 300.0, 300.0), "r2": ("red", 340.0, 300.0), "b1": ("blue", 800.0, 300.0)}
+
+
+def _shift(s: dict[str, tuple[str, float, float]], unit: str, dx: float) -> dict[str, tuple[str, float, float]]:
+    return {k: (u, x + dx, y) if u == unit else (u, x, y) for k, (u, x, y) in s.items()}
+
+
+@pytest.mark.parametrize(
+    ("dx_in", "action", "legal"),
+    [(5.0, "move", True), (6.5, "advance", True), (11.5, "advance", True), (12.5, None, False)],
+)
+def test_moves_and_verdicts(dx_in: float, action: str | None, legal: bool) -> None:
+    _, second = _game(RED_BLUE, _shift(RED_BLUE, "red", dx_in * INCH))
+    assert [(m.model, round(m.distance_mm, 6)) for m in second.moves] == [
+        ("r1", round(dx_in * INCH, 6)),
+        ("r2", round(dx_in * INCH, 6)),
+    ]
+    (verdict,) = second.verdicts
+    assert (verdict.action, verdict.legal) == (action, legal)
+    kinds = [e.kind for e in second.events]
+    assert ("illegal_move" in kinds) is not legal
+    assert any(f.kind == "illegal_move" for f in second.findings) is not legal
+
+
+def test_declared_actions_are_judged_as_declared() -> None:
+    _, second = _game(RED_BLUE, _shift(RED_BLUE, "red", 8.0 * INCH), actions={"red": "move"})
+    (verdict,) = second.verdicts
+    assert (verdict.action, verdict.declared, verdict.legal) == ("move", True, False)
+
+
+@pytest.mark.parametrize(
+    ("after", "kinds"),
+    [
+        (_shift(RED_BLUE, "red", 380.0), ["engaged"]),  # r2 ends 800 - 720 - 32 = 48 mm from b1
+        ({**RED_BLUE, "r2": ("red", 450.0, 300.0)}, ["cohesion_broken"]),  # 110 - 32 = 78 mm > 2"
+        ({**RED_BLUE, "r2": ("red", 320.0, 300.0)}, ["overlap"]),
+    ],
+)
+def test_events(after: dict[str, tuple[str, float, float]], kinds: list[str]) -> None:
+    states = _game(RED_BLUE, after, RED_BLUE)
+    assert all(s.removed == s.added == () for s in states)
+    assert [e.kind for e in states[0].events] == []
+    assert [e.kind for e in states[1].events if e.kind != "illegal_move"] == kinds
+    back = {"engaged": ["disengaged"], "cohesion_broken": ["cohesion_restored"], "overlap": []}[kinds[0]]
+    assert [e.kind for e in states[2].events if e.kind != "illegal_move"] == back
+
+
+def test_unseen_and_added_models_are_not_moves() -> None:
+    after = {k: v for k, v in RED_BLUE.items() if k != "r2"} | {"b9": ("blue", 1600.0, 1000.0)}
+    _, second = _game(RED_BLUE, after)
+    assert second.moves == () and second.verdicts == ()
+    assert [m.id for m in second.state.unseen] == ["r2"] and len(second.added) == 1
+
+
+def test_timeline_document() -> None:
+    states = _game(RED_BLUE, _shift(RED_BLUE, "red", 5.0 * INCH))
+    doc = timeline(states, "skirmish")
+    assert [s["index"] for s in doc["states"]] == [0, 1]
+    assert [s["frame"] for s in doc["states"]] == [0, 10]
+    assert {m["id"] for m in doc["states"][1]["models"]} == set(RED_BLUE)
+    move = doc["moves"][0]
+    assert move["from_state"] == 0 and move["to_state"] == 1
+    assert move["distance_mm"] == pytest.approx(127.0) and move["distance_in"] == pytest.approx(5.0)
+    assert move["to_mm"][0] - move["from_mm"][0] == pytest.approx(127.0)
+    assert "lower bound" in doc["note"]
+    assert doc["removed"] == [] and doc["added"] == []
+
+
+def test_an_unseen_leader_still_leads() -> None:
+    units = (dataclasses.replace(UNITS[0], leader="r1"), UNITS[1])
+    start = dataclasses.replace(roster(RED_BLUE), units=units)
+    seq = [
+        (0, 0.0, detected([(x, y) for _, x, y in RED_BLUE.values()])),
+        (1, 1.0, detected([(340.0, 300.0), (800.0, 300.0)])),
+        (2, 2.0, detected([(x, y) for _, x, y in RED_BLUE.values()])),
+    ]
+    states = review_states(seq, SKIRMISH, SETTINGS, start)
+    assert [s.state.unit("red").leader for s in states] == ["r1", "r1", "r1"]
+    assert [[m.id for m in s.state.unseen] for s in states] == [[], ["r1"], []]
+
+
+@pytest.mark.parametrize(
+    ("has_roster", "seen", "expected"),
+    [
+        (False, None, None),
+        # before the first reviewed state: the roster itself
+        (True, None, {"r1": (400.0, 400.0), "r2": (440.0, 400.0), "r3": (480.0, 400.0)}),
+        # where the models were last seen; a model the roster does not list (m9) declares nothing
+        (True, {"r1": (410.0, 405.0), "m9": (700.0, 700.0)}, {"r1": (410.0, 405.0)}),
+        (True, {"m9": (700.0, 700.0)}, None),
+    ],
+)
+def test_the_rosters_bases_stand_where_their_models_were_last_seen(
+    has_roster: bool, seen: dict[str, tuple[float, float]] | None, expected: dict[str, tuple[float, float]] | None
+) -> None:
+    listed = dataclasses.replace(
+        roster(LINE),
+        models=tuple(dataclasses.replace(m, base=rules.RoundBase(32.0, height_mm=3.5)) for m in roster(LINE).models),
+    )
+    previous = None
+    if seen is not None:
+        models = tuple(rules.Model(k, None, x, y, rules.RoundBase(28.5), 0.4) for k, (x, y) in seen.items())
+        previous = rules.TableState(TABLE, (), models)
+    got = roster_bases_where_seen(listed if has_roster else None, previous)
+    if expected is None:
+        assert got is None
+        return
+    assert got is not None
+    assert {m.id: (m.x_mm, m.y_mm) for m in got.models} == expected
+    assert all(m.base == rules.RoundBase(32.0, height_mm=3.5) for m in got.models)
+
+
+# a block of eight in two ranks, 40 mm apart: a unit moved a few base widths lands some of its models on places
+# others left, under a wrong displacement
+BLOCK = {f"r{k + 1}": ("red", 400.0 + 40.0 * (k % 4), 400.0 + 40.0 * (k // 4)) for k in range(8)}
+
+
+@pytest.mark.parametrize(
+    ("dx", "dy", "missed_before", "missed_after", "read_28"),
+    [
+        (175.0, -60.0, {"r1", "r3", "r7"}, {"r2", "r8"}, set()),
+        # the detector read two of them a size off
+        (175.0, -60.0, {"r1", "r3", "r7"}, {"r2", "r8"}, {"r4", "r5"}),
+        # moved along its ranks by two base widths
+        (80.0, 0.0, {"r4"}, {"r1", "r5"}, {"r6"}),
+        (-120.0, 0.0, set(), {"r8"}, set()),
+        (0.0, 160.0, {"r2", "r6"}, {"r3"}, {"r3", "r7"}),
+    ],
+)
+def test_a_unit_moves_as_a_unit_and_keeps_every_id(
+    dx: float, dy: float, missed_before: set[str], missed_after: set[str], read_28: set[str]
+) -> None:
+    start = roster(BLOCK)
+    seen = [(x, y) for k, (_, x, y) in BLOCK.items() if k not in missed_before]
+    first, *_, track, _ = identify(detected(seen), EMPTY_TRACK, 0, SETTINGS, start)
+    assert sorted(m.id for m in first.unseen) == sorted(missed_before)
+    after = [k for k in BLOCK if k not in missed_after]
+    points = [(BLOCK[k][1] + dx, BLOCK[k][2] + dy) for k in after]
+    sizes = [28.5 if k in read_28 else 32.0 for k in after]
+    state, removed, added, _, questions = identify(detected(points, sizes), track, 1, SETTINGS, profile=SKIRMISH)
+    assert (removed, questions) == ([], [])
+    assert sorted((p.model, p.returned) for p in added) == sorted((k, True) for k in missed_before - missed_after)
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {k: (BLOCK[k][1] + dx, BLOCK[k][2] + dy) for k in after}
+    # the roster's size stands where the detector read another
+    assert all(m.base.diameter_mm == 32.0 for m in state.models)
+    # not seen where the unit went: unseen at its place in the unit, not where it stood before
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.unseen} == {
+        k: (BLOCK[k][1] + dx, BLOCK[k][2] + dy) for k in missed_after
+    }
+
+
+def test_a_model_of_a_unit_that_stood_still_is_not_paired_with_a_base_put_down_beside_it() -> None:
+    """A unit that stood still stood still as a whole (the profile has a cohesion rule)."""
+    start = roster(BLOCK)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in BLOCK.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    # r8 not found, its place changed; a new base of its size 45 mm away
+    points = [(x, y) for k, (_, x, y) in BLOCK.items() if k != "r8"] + [(520.0 + 45.0, 440.0)]
+    state, removed, added, _, asked = identify(
+        detected(points), track, 1, SETTINGS, None, SKIRMISH, {**{k: 0.0 for k in BLOCK}, "r8": 0.9}
+    )
+    # a unit keeps together: r8 did not move alone; the base beside it is a new model, and r8's fate a question
+    assert removed == [] and [m.id for m in state.unseen] == ["r8"] and len(asked) == 1
+    assert len(added) == 1 and not added[0].returned
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models if m.id in BLOCK} == {
+        k: (x, y) for k, (_, x, y) in BLOCK.items() if k != "r8"
+    }

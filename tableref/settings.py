@@ -29,6 +29,9 @@ class PipelineSettings:
     # detail, coarser loses it.
     min_rectified_px_per_mm: float = field(metadata=positive())
     max_rectified_px_per_mm: float = field(metadata=positive())
+    # A frame that sees the table coarser than this (px per mm) says so in its notes: there bases are missed, and
+    # other round things taken for bases, far more often.
+    coarse_px_per_mm: float = field(metadata=at_least(0))
     # Markers are masked out of the top-down view with this margin around their black square (mm).
     marker_mask_margin_mm: float = field(metadata=at_least(0))
     # The top-down view of a frame at least deblock_min_blockiness blocky (its compression's 8 px blocks; 0: never)

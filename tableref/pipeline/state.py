@@ -31,6 +31,14 @@ def seen_height_mm(
     return height * rim_height_mm / (2.0 * height - rim_height_mm)
 
 
+def coarse_note(px_per_mm: float, coarse_px_per_mm: float) -> str:
+    """The note of a frame that sees the table at ``px_per_mm``, coarser than ``coarse_px_per_mm``."""
+    return (
+        f"the camera sees the table at {px_per_mm:.2f} px/mm: under {coarse_px_per_mm:g} px/mm bases are missed, and "
+        "other round things taken for bases, far more often; a camera nearer the table or of more pixels helps"
+    )
+
+
 def _position_sigma_mm(
     calibration: TableCalibration,
     detections: BaseDetections,
@@ -186,6 +194,10 @@ def state_from_detections(
         for k, i in enumerate(order)
     )
     report = dict(calibration.report())
+    if calibration.px_per_mm < settings.coarse_px_per_mm:
+        notes = report.get("notes")
+        earlier = list(notes) if isinstance(notes, list) else []
+        report["notes"] = [*earlier, coarse_note(calibration.px_per_mm, settings.coarse_px_per_mm)]
     report["rim_height_mm"] = settings.rim_height_mm if calibration.heights_corrected else 0.0
     state = rules.TableState(
         table=rules.Table(spec.width_mm, spec.depth_mm),

@@ -226,10 +226,11 @@ def identify(
     ``still_reach_mm``), by a minimum-cost assignment on squared displacement at the same base size.
 
     ``changed`` (model id -> share of its base's place that changed in the picture since the state before; None:
-    not known) decides what became of a model the detector did not find: where its place did not change it is
-    still there; where it changed and no new base of its size appeared, its place was seen empty: a casualty,
-    removed. Otherwise it stays on the table, unseen, at its last place; a new base of its size beyond its reach is
-    a question (an event), never a move. Detections left over are added, with fresh ids and suggested units.
+    not known) decides what became of a model of the state before that the detector did not find (:func:`_fates`):
+    where its place did not change it is still there; where it changed and no new base of its size appeared, its
+    place was seen empty: a casualty, removed. Otherwise it stays on the table, unseen, at its last place; a new
+    base of its size beyond its reach is a question (an event), never a move. Detections left over are added, with
+    fresh ids and suggested units.
 
     Returns (identified state, removed, added, track after it, questions).
     """
@@ -269,25 +270,12 @@ def identify(
                 del gone[known[j].id]
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
         matched = {known[j].id for j in to_known.values()}
-        missed = [(p, r) for p, r in zip(previous, reach, strict=False) if p.id not in matched]
         fresh = [models[k] for k in new]
-        for p, r in missed:
-            if still(p):
-                # nothing changed where it stands: it is still there, the detector missed it
-                models.append(p)
-                continue
-            # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
-            # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
-            alike = [m for m, same in zip(fresh, _size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
-            # its unit moved: it left its place with them, and the detector missed it where it went
-            if changed is not None and not alike and p.unit not in shift:
-                removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
-                continue
-            # its unit moved as a unit: it went with them, unseen at its place in the group
-            dx, dy = shift.get(p.unit or "", (0.0, 0.0))
-            gone[p.id] = replace(p, x_mm=p.x_mm + dx, y_mm=p.y_mm + dy)
-            if alike:
-                questions.append(_question(p, alike, r, index))
+        fates = _fates(previous, gone, reach, matched, fresh, shift, still, changed is not None, settings)
+        models += fates.still_seen
+        removed += [Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)) for p in fates.casualties]
+        gone = fates.gone
+        questions += [_question(p, alike, r, index) for p, alike, r in fates.questions]
     if new:
         _suggest_for(detected.table, models, new, units, settings)
         if track.state is not None:
@@ -296,6 +284,56 @@ def identify(
     models.sort(key=lambda m: m.id)
     state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
     return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+@dataclass(frozen=True)
+class _Fates:
+    """What became of the models the detector did not find in a state (see :func:`_fates`)."""
+
+    still_seen: list[rules.Model]
+    casualties: list[rules.Model]
+    gone: dict[str, rules.Model]
+    questions: list[tuple[rules.Model, list[rules.Model], float]]
+
+
+def _fates(
+    previous: Sequence[rules.Model],
+    gone: Mapping[str, rules.Model],
+    reach: Sequence[float],
+    matched: set[str],
+    fresh: Sequence[rules.Model],
+    shift: Mapping[str, tuple[float, float]],
+    still: Callable[[rules.Model], bool],
+    pictures_compared: bool,
+    settings: ReviewSettings,
+) -> _Fates:
+    """The models of the state before (``previous``, with their ``reach``) that no detection was paired with
+    (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a model's place it is still
+    there; where its place changed, no new base of its size appeared (``fresh``) and its unit did not move
+    (``shift``), its place was seen empty: a casualty. Otherwise it is unseen, carried with its unit's move; a new
+    base of its size, beyond its reach, is a question. A model already unseen is not judged again: the picture at a
+    place no base was read at changes with the light alone often enough to take a model off that stands there."""
+    out = _Fates([], [], dict(gone), [])
+    for p, r in zip(previous, reach, strict=False):
+        if p.id in matched:
+            continue
+        if still(p):
+            # nothing changed where it stands: it is still there, the detector missed it
+            out.still_seen.append(p)
+            continue
+        # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
+        # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
+        alike = [m for m, same in zip(fresh, _size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
+        # its unit moved: it left its place with them, and the detector missed it where it went
+        if pictures_compared and not alike and p.unit not in shift:
+            out.casualties.append(p)
+            continue
+        # its unit moved as a unit: it went with them, unseen at its place in the group
+        dx, dy = shift.get(p.unit or "", (0.0, 0.0))
+        out.gone[p.id] = replace(p, x_mm=p.x_mm + dx, y_mm=p.y_mm + dy)
+        if alike:
+            out.questions.append((p, alike, r))
+    return out
 
 
 def _suggest_for(

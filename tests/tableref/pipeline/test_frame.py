@@ -397,3 +397,22 @@ def test_a_whole_roster_lets_bases_snap_only_to_its_sizes(
     )
     cut = roster_sizes(config, roster)
     assert cut.vision.base_sizes_mm == (config.vision.base_sizes_mm if sizes is None else sizes)
+
+
+@pytest.mark.parametrize(
+    ("coarse_over_scale", "noted"),
+    [
+        (0.0, False),  # never
+        (0.9, False),  # the frame is finer than the bar
+        (1.1, True),  # coarser
+    ],
+)
+def test_a_frame_coarser_than_the_bar_says_so_in_its_notes(
+    empty_table: Rendered, config: Settings, coarse_over_scale: float, noted: bool
+) -> None:
+    cal = calibrate_table(empty_table.image, empty_table.spec, None, settings=config.calibration)
+    settings = dataclasses.replace(config.pipeline, coarse_px_per_mm=coarse_over_scale * cal.px_per_mm)
+    dets = detections_at(table_to_rectified(TRUTH_MM, 2.0), 32.0, 0.1, 2.0)
+    state, _random = state_from_detections(empty_table.spec, cal, dets, 2.0, settings, SIZES_MM)
+    notes = state.extras["calibration"]["notes"]
+    assert any(f"sees the table at {cal.px_per_mm:.2f} px/mm" in n for n in notes) is noted

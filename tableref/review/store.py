@@ -447,6 +447,7 @@ def _verdict_from_dict(d: dict[str, Any]) -> rules.UnitMove:
         (),
         tuple(d["problems"]),
         d.get("note", ""),
+        findings=tuple(rules.Finding.from_dict(f) for f in d.get("findings", [])),
     )
 
 

@@ -747,6 +747,8 @@ def verdict_to_dict(v: rules.UnitMove, to_state: int) -> dict[str, Any]:
         "allowance_mm": None if v.allowance_mm is None else _r(v.allowance_mm),
         "problems": list(v.problems),
         "note": v.note,
+        # the steps of moving into melee left undone, each with its model and the free spot it could have taken
+        "findings": [f.to_dict() for f in v.findings],
     }
 
 

@@ -4,6 +4,7 @@ file named in one line, a full disk that loses nothing stored, and databases of 
 from __future__ import annotations
 
 import errno
+import json
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
@@ -252,3 +253,24 @@ def test_a_full_disk_midway_is_one_line_and_loses_nothing_stored(
     assert _review(capsys, game, roster, out)[0] == 0
     with ReviewStore(out, readonly=True) as store:
         assert [s.index for s in store.states()] == list(range(len(game.holds)))
+
+
+def test_the_steps_of_a_melee_left_undone_are_read_back_with_their_verdict(tmp_path: Path) -> None:
+    scenario = json.loads((Path(__file__).parents[2] / "rules" / "scenarios" / "melee_others.json").read_text())
+    before, after = rules.state_from_dict(scenario["state"]), rules.state_from_dict(scenario["after"])
+    seq = [
+        (10 * k, float(k), replace(s, units=(), models=tuple(replace(m, unit=None) for m in s.models)))
+        for k, s in enumerate((before, after))
+    ]
+    states = review_states(seq, rules.load_profile("legion"), load_config().review, before, None)
+    path = tmp_path / "melee.sqlite"
+    with ReviewStore(path) as store:
+        store.claim({"source": "game.mp4", "profile": "legion"})
+        for s in states:
+            store.add_state(s, Resume(s.frame, s.time_s, np.zeros((18, 32), np.uint8)), _jpeg(s.index))
+    with ReviewStore(path, readonly=True) as store:
+        read = store.states()
+    # as the timeline document gives them (to the millimetre's thousandth)
+    wrote = {v.unit: [f.to_dict() for f in v.findings] for v in states[1].verdicts}
+    assert any(f["kind"] == "melee" for f in wrote["troopers"])
+    assert {v.unit: [f.to_dict() for f in v.findings] for v in read[1].verdicts} == wrote

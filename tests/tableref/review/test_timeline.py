@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -331,3 +333,26 @@ def test_a_model_of_a_unit_that_stood_still_is_not_paired_with_a_base_put_down_b
     assert {m.id: (m.x_mm, m.y_mm) for m in state.models if m.id in BLOCK} == {
         k: (x, y) for k, (_, x, y) in BLOCK.items() if k != "r8"
     }
+
+
+def test_the_steps_of_a_melee_left_undone_come_with_the_units_verdict() -> None:
+    # the seed's melee scenario: the troopers charge and leave t4 behind though a free spot beside the enemy was in
+    # reach and cohesion
+    scenario = json.loads((Path(__file__).parents[2] / "rules" / "scenarios" / "melee_others.json").read_text())
+    before, after = rules.state_from_dict(scenario["state"]), rules.state_from_dict(scenario["after"])
+    seq = [
+        (
+            10 * k,
+            float(k),
+            detected([(m.x_mm, m.y_mm) for m in s.models], [2 * m.base.semi_axes_mm[0] for m in s.models]),
+        )
+        for k, s in enumerate((before, after))
+    ]
+    states = review_states(seq, rules.load_profile("legion"), SETTINGS, before)
+    doc = timeline(states, "legion")
+    verdicts = {v["unit"]: v for v in doc["unit_moves"]}
+    troopers = verdicts["troopers"]
+    assert not troopers["legal"]
+    named = [f for f in troopers["findings"] if f["kind"] == "melee"]
+    assert any("t4" in f["models"] for f in named), troopers["findings"]
+    assert verdicts["clones"]["legal"] and verdicts["clones"]["findings"] == []

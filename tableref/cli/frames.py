@@ -122,6 +122,12 @@ def camera_hint(frame: Path, camera_given: bool) -> str | None:
     return f"hint: {beside} lies beside the frame; --camera {beside} corrects the lens and narrows every sigma"
 
 
+def calibration_notes(state: rules.TableState) -> list[str]:
+    """The calibration's notes on a measured state (lens, parallax, a coarse view), one ``note:`` line each."""
+    cal = state.extras.get("calibration", {})
+    return [f"note: {n}" for n in cal.get("notes", [])] if isinstance(cal, dict) else []
+
+
 def _summary(analysis: FrameAnalysis) -> str:
     cal = analysis.state.extras["calibration"]
     lines = [
@@ -129,7 +135,7 @@ def _summary(analysis: FrameAnalysis) -> str:
         f"reprojection error {cal['reprojection_error_mm']:.2f} mm, {cal['px_per_mm']:.2f} px/mm, "
         f"{analysis.timings_ms['total']:.0f} ms"
     ]
-    lines += [f"note: {n}" for n in cal.get("notes", [])]
+    lines += calibration_notes(analysis.state)
     for m in analysis.state.models:
         lines.append(
             f"  {m.id:>5}  x {m.x_mm:8.1f} mm  y {m.y_mm:8.1f} mm  base {m.base.semi_axes_mm[0] * 2:g} mm  "
@@ -203,6 +209,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
         print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm, args.camera is not None))
+        for line in calibration_notes(state):
+            print(line)
     return EXIT_OK
 
 
@@ -250,6 +258,8 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     else:
         print(format_measurement(measurement, len(frames)))
         print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm, args.camera is not None))
+        for line in calibration_notes(state):
+            print(line)
     return EXIT_OK
 
 

@@ -131,19 +131,24 @@ def test_evaluate_scores_every_sample(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 @pytest.mark.parametrize(
-    ("name", "note"),
+    ("name", "note", "coarse"),
     [
-        ("crowded_4k", r"Measured 6\d of the roster's 70 models at their declared base sizes, 6\d of them at their"),
-        ("skirmish_1080p", r"measuring at them needs a frame of at least 1.1 px/mm on the table"),
+        (
+            "crowded_4k",
+            r"Measured 6\d of the roster's 70 models at their declared base sizes, 6\d of them at their",
+            False,
+        ),
+        ("skirmish_1080p", r"measuring at them needs a frame of at least 1.1 px/mm on the table", True),
     ],
 )
-def test_analyze_says_whether_the_rosters_bases_were_measured_at(
-    capsys: pytest.CaptureFixture[str], name: str, note: str
+def test_analyze_says_whether_the_rosters_bases_were_measured_at_and_how_coarse_the_view_is(
+    capsys: pytest.CaptureFixture[str], name: str, note: str, coarse: bool
 ) -> None:
     sample = [SAMPLES / f"{name}{suffix}" for suffix in (".jpg", ".camera.json", ".truth.json")]
     code, out, _ = run(capsys, "analyze", sample[0], "--camera", sample[1], "--roster", sample[2])
     assert code == 0
     assert re.search(note, out), out[-400:]
+    assert bool(re.search(r"note: the camera sees the table at 0\.\d\d px/mm", out)) is coarse, out[-400:]
 
 
 def test_evaluate_with_the_truth_as_roster(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -363,8 +363,10 @@ def _pairing(
     still: Callable[[rules.Model], bool],
 ) -> tuple[dict[int, int], list[float], dict[str, tuple[float, float]]]:
     """detected index -> ``known`` index (the ``previous`` state's models, then the unseen ones), each known model's
-    reach, and the shift of every unit that moved. A model ``still`` in place reaches only ``still_reach_mm``; once a
-    unit is seen to move, each of its models is looked for where the unit's move takes it."""
+    reach, and the shift of every unit that moved (its group displacement, :func:`_group_shifts`: the one reading
+    of a unit's move, which also carries its unseen models). A model ``still`` in place reaches only
+    ``still_reach_mm``; once a unit is seen to move, each of its models is looked for where the unit's move takes
+    it."""
     by_id = {u.id: u for u in units}
     reach = [
         settings.still_reach_mm
@@ -388,7 +390,7 @@ def _pairing(
         ]
     )
     to_known = _match(detected, known, reach, settings, expected, astray)
-    shift = _unit_shifts(detected, known, to_known, settings)
+    shift = {u: fitted[u] for u in moved}
     return to_known, reach, shift
 
 
@@ -450,25 +452,6 @@ def _best_landing(
         if rank[k] > best[0]:
             best = (float(rank[k]), int(count[k]), part[k], near[k])
     return best[1], best[2], best[3]
-
-
-def _unit_shifts(
-    detected: Sequence[rules.Model], known: Sequence[rules.Model], to_known: Mapping[int, int], settings: ReviewSettings
-) -> dict[str, tuple[float, float]]:
-    """Per unit that moved, the median displacement of its paired models (mm): a unit moved when at least two of
-    its models moved farther than ``still_reach_mm``."""
-    moved: dict[str, list[tuple[float, float]]] = {}
-    for k, j in to_known.items():
-        d = (detected[k].x_mm - known[j].x_mm, detected[k].y_mm - known[j].y_mm)
-        unit = known[j].unit
-        if unit is not None and math.hypot(*d) > settings.still_reach_mm:
-            moved.setdefault(unit, []).append(d)
-    out: dict[str, tuple[float, float]] = {}
-    for unit, ds in moved.items():
-        if len(ds) >= 2:
-            mid = np.median(np.array(ds), axis=0)
-            out[unit] = (float(mid[0]), float(mid[1]))
-    return out
 
 
 def pair_within_reach(

@@ -193,7 +193,7 @@ def state_from_detections(
         )
         for k, i in enumerate(order)
     )
-    report = dict(calibration.report())
+    report = calibration.report().to_dict()
     if calibration.px_per_mm < settings.coarse_px_per_mm:
         notes = report.get("notes")
         earlier = list(notes) if isinstance(notes, list) else []

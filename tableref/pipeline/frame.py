@@ -188,16 +188,9 @@ def detect_frame(
         # a base fitted at a known size carries no size doubt: that tells the ones fitted again
         held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
         declared = DeclaredBases(int(held.sum()), int((held & np.isfinite(height)).sum()))
+    sizes_mm = config.vision.base_sizes_mm
     state, random = state_from_detections(
-        spec,
-        calibration,
-        detections,
-        px_per_mm,
-        settings,
-        config.vision.base_sizes_mm,
-        declared_rims_mm,
-        kept,
-        declared,
+        spec, calibration, detections, px_per_mm, settings, sizes_mm, declared_rims_mm, kept, declared
     )
     timings["total"] = (time.perf_counter() - start) * 1e3
     return FrameAnalysis(

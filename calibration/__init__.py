@@ -15,6 +15,7 @@ from calibration.errors import (
     LensCalibrationError,
     MarkerSpanError,
     PrintError,
+    ReportError,
     SettingsError,
     SpecError,
     TooFewMarkersError,
@@ -22,6 +23,7 @@ from calibration.errors import (
 from calibration.lens import LensCalibration, ViewInfo, board_image, calibrate_camera, charuco_board, estimate_lens
 from calibration.markers import MarkerDetections, detect_markers
 from calibration.printing import board_pdf, markers_pdf
+from calibration.report import CalibrationReport
 from calibration.settings import CalibrationSettings
 from calibration.spec import MarkerSpec, TableSpec, load_table_spec, table_spec_from_dict
 from calibration.table import (
@@ -34,6 +36,7 @@ from calibration.table import (
 
 __all__ = [
     "CalibrationError",
+    "CalibrationReport",
     "CalibrationSettings",
     "CameraFileError",
     "CameraMismatchError",
@@ -46,6 +49,7 @@ __all__ = [
     "MarkerSpanError",
     "MarkerSpec",
     "PrintError",
+    "ReportError",
     "SettingsError",
     "SpecError",
     "TableCalibration",

@@ -43,3 +43,7 @@ class LensCalibrationError(CalibrationError):
 
 class PrintError(CalibrationError):
     """A printout that cannot be laid out (a marker larger than the page, say) or written."""
+
+
+class ReportError(CalibrationError):
+    """A calibration report read back (from a state file, a review database) that is not one."""

@@ -41,6 +41,7 @@ from calibration.errors import (
 from calibration.homography import HomographyFit, apply_homography, fit_homography
 from calibration.lens import estimate_lens
 from calibration.markers import MarkerDetections, detect_markers, dictionaries_in_view, to_gray
+from calibration.report import CalibrationReport
 from calibration.settings import CalibrationSettings
 from calibration.spec import TableSpec
 
@@ -285,8 +286,8 @@ class TableCalibration:
         out = cv2.remap(image_bgr, both, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
         return np.asarray(out, dtype=image_bgr.dtype)
 
-    def report(self) -> dict[str, object]:
-        """The ``calibration`` section of a table state JSON."""
+    def report(self) -> CalibrationReport:
+        """What this calibration reports of itself: the ``calibration`` section of a table state JSON."""
         notes = []
         if self.lens_estimated:
             notes.append(
@@ -300,20 +301,20 @@ class TableCalibration:
             )
         if not self.heights_corrected:
             notes.append("heights above the table not corrected for parallax (no camera model)")
-        return {
-            "markers_used": list(self.markers_used),
-            "markers_seen": list(self.markers_seen),
-            "markers_expected": list(self.spec.marker_ids),
-            "corners_rejected": self.corners_rejected,
-            "reprojection_error_mm": round(self.reprojection_rms_mm, 4),
-            "reprojection_error_max_mm": round(self.reprojection_max_mm, 4),
-            "px_per_mm": round(self.px_per_mm, 4),
-            "lens_corrected": self.lens_corrected,
-            "lens_estimated": self.lens_estimated,
-            "heights_corrected": self.heights_corrected,
-            "image_size": [self.image_width, self.image_height],
-            "notes": notes,
-        }
+        return CalibrationReport(
+            markers_used=tuple(self.markers_used),
+            markers_seen=tuple(self.markers_seen),
+            markers_expected=tuple(self.spec.marker_ids),
+            corners_rejected=self.corners_rejected,
+            reprojection_error_mm=round(self.reprojection_rms_mm, 4),
+            reprojection_error_max_mm=round(self.reprojection_max_mm, 4),
+            px_per_mm=round(self.px_per_mm, 4),
+            lens_corrected=self.lens_corrected,
+            lens_estimated=self.lens_estimated,
+            heights_corrected=self.heights_corrected,
+            image_size=(self.image_width, self.image_height),
+            notes=tuple(notes),
+        )
 
 
 def _ids_text(ids: tuple[int, ...] | list[int]) -> str:

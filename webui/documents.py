@@ -29,7 +29,8 @@ def readonly(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return a
 
 
-# Calibration report of a table state served without a camera.
+# The calibration section of a table state served without a camera: nothing was calibrated, so it is no calibration's
+# report (tableref.pipeline.state.CalibrationSection) but the few keys the screens show, saying so.
 _STATE_REPORT = {
     "markers_used": [],
     "markers_seen": [],

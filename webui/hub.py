@@ -40,8 +40,10 @@ class Result:
 
     ``state`` is the table state the rules saw (roster identities applied), ``outlines_px`` (N, V, 2) and
     ``centers_px`` (N, 2) its models' base outlines and centres in full-frame pixels of ``frame``, in state order;
-    ``calibration`` the calibration report; ``json`` the viewers' JSON, made once; ``to_px`` maps table
-    millimetres to those pixels (at a rim height; ``rim_height_mm`` the one the bases were drawn at).
+    ``calibration`` the calibration section as the state's JSON holds it (a measured state's, see
+    :class:`tableref.pipeline.state.CalibrationSection`, or the one of a state drawn without a camera); ``json`` the
+    viewers' JSON, made once; ``to_px`` maps table millimetres to those pixels (at a rim height; ``rim_height_mm`` the
+    one the bases were drawn at).
     """
 
     seq: int

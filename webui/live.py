@@ -468,6 +468,7 @@ class LiveTable:
             profile = self._profile
         findings = tuple(rules.check(state, profile))
         outlines, centers = in_frame(state, detected.to_px, detected.rim_height_mm)
+        # passed on as the JSON it is, not read: a state drawn without a camera holds no calibration's report
         report = dict(state.extras.get("calibration") or {})
         self._result_seq += 1
         now = time.time()

@@ -97,7 +97,6 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         }
         for f in res.findings
     ]
-    cal = dict(res.calibration)
     return {
         "frame_src": "data:image/jpeg;base64," + base64.b64encode(res.frame.jpeg).decode("ascii"),
         "width": res.frame.width_px,
@@ -113,7 +112,5 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         "source": status.source,
         "models": len(state.models),
         "units": len(state.units),
-        "calibration": cal,
-        "markers_used": len(cal.get("markers_used", [])),
-        "markers_expected": len(cal.get("markers_expected", [])),
+        "calibration": dict(res.calibration),
     }

@@ -26,6 +26,7 @@ from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame, empty_table, fuse_frames
 from tableref.pipeline.identity import carry_identities
+from tableref.pipeline.state import calibration_section
 from tableref.progress import Progress
 from tableref.report import format_findings, format_length
 from tableref.settings import Settings
@@ -124,16 +125,18 @@ def camera_hint(frame: Path, camera_given: bool) -> str | None:
 
 def calibration_notes(state: rules.TableState) -> list[str]:
     """The calibration's notes on a measured state (lens, parallax, a coarse view), one ``note:`` line each."""
-    cal = state.extras.get("calibration", {})
-    return [f"note: {n}" for n in cal.get("notes", [])] if isinstance(cal, dict) else []
+    section = calibration_section(state)
+    return [] if section is None else [f"note: {n}" for n in section.report.notes]
 
 
 def _summary(analysis: FrameAnalysis) -> str:
-    cal = analysis.state.extras["calibration"]
+    section = calibration_section(analysis.state)
+    assert section is not None, "a measured state holds its calibration section"
+    cal = section.report
     lines = [
-        f"{len(analysis.state.models)} bases found; markers used {cal['markers_used']} of {cal['markers_expected']}, "
-        f"reprojection error {cal['reprojection_error_mm']:.2f} mm, {cal['px_per_mm']:.2f} px/mm, "
-        f"{analysis.timings_ms['total']:.0f} ms"
+        f"{len(analysis.state.models)} bases found; markers used {list(cal.markers_used)} of "
+        f"{list(cal.markers_expected)}, reprojection error {cal.reprojection_error_mm:.2f} mm, "
+        f"{cal.px_per_mm:.2f} px/mm, {analysis.timings_ms['total']:.0f} ms"
     ]
     lines += calibration_notes(analysis.state)
     for m in analysis.state.models:
@@ -180,17 +183,18 @@ def _cmd_detect(args: argparse.Namespace) -> int:
 
 def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float, camera_given: bool) -> str:
     """How many models were measured at the bases the roster declares (:func:`tableref.pipeline.frame.detect_frame`)."""
-    report = state.extras.get("calibration", {})
-    declared = report.get("declared_bases") or {"sizes": 0, "rim_heights": 0}
-    if declared["sizes"]:
+    section = calibration_section(state)
+    declared = None if section is None else section.declared_bases
+    if declared is not None and declared.sizes:
         return (
-            f"Measured {declared['sizes']} of the roster's {listed} models at their declared base sizes, "
-            f"{declared['rim_heights']} of them at their declared rim heights too."
+            f"Measured {declared.sizes} of the roster's {listed} models at their declared base sizes, "
+            f"{declared.rim_heights} of them at their declared rim heights too."
         )
+    px_per_mm = 0.0 if section is None else section.report.px_per_mm
     needs = "a frame of" if camera_given else "a camera.json (--camera) and a frame of"
     return (
         f"The roster's base sizes were taken after measuring: measuring at them needs {needs} at least "
-        f"{min_px_per_mm:g} px/mm on the table (this one: {report.get('px_per_mm', 0.0):.2f})."
+        f"{min_px_per_mm:g} px/mm on the table (this one: {px_per_mm:.2f})."
     )
 
 
@@ -252,7 +256,8 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     state = carry_identities(fused, roster, config.pipeline.roster_gate_mm, take_bases=True)
     measurement = rules.measure(state, a, b, profile)
     if args.json:
-        declared = state.extras.get("calibration", {}).get("declared_bases")
+        section = calibration_section(state)
+        declared = None if section is None or section.declared_bases is None else section.declared_bases.to_dict()
         doc = {**measurement.to_dict(), "frames": len(frames), "profile": profile.name, "declared_bases": declared}
         print(json.dumps(doc, indent=2))
     else:

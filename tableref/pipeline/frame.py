@@ -22,7 +22,13 @@ from tableref.assign import centres_mm, match_models
 from tableref.outlines import outlines_mm
 from tableref.pipeline.incremental import changed_windows, comparable, measure_again, roster_key
 from tableref.pipeline.motion import thumbnail
-from tableref.pipeline.state import known_bases, state_from_detections
+from tableref.pipeline.state import (
+    DeclaredBases,
+    calibration_section,
+    known_bases,
+    state_from_detections,
+    with_calibration_section,
+)
 from tableref.pipeline.view import marker_mask, rectified_scale, rim_parallax, smoothed
 from tableref.settings import PipelineSettings, Settings
 from tableref.sources import deblock_blur_px
@@ -102,8 +108,9 @@ class FrameAnalysis:
 
     @property
     def rim_height_mm(self) -> float:
-        value = self.state.extras.get("calibration", {}).get("rim_height_mm", 0.0)
-        return float(value)
+        """The rim height the outlines were placed at (0 where heights are not corrected)."""
+        section = calibration_section(self.state)
+        return 0.0 if section is None else section.rim_height_mm
 
 
 def detect_frame(
@@ -159,7 +166,7 @@ def detect_frame(
         max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
         windows = changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings, blur_px)
     timings["changes"] = (time.perf_counter() - t) * 1e3
-    declared: dict[str, int] | None = None
+    declared: DeclaredBases | None = None
     declared_rims_mm = None
     if windows is not None:
         assert previous is not None
@@ -180,13 +187,11 @@ def detect_frame(
         declared_rims_mm = height * settings.rim_height_mm
         # a base fitted at a known size carries no size doubt: that tells the ones fitted again
         held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
-        declared = {"sizes": int(held.sum()), "rim_heights": int((held & np.isfinite(height)).sum())}
+        declared = DeclaredBases(int(held.sum()), int((held & np.isfinite(height)).sum()))
+    sizes_mm = config.vision.base_sizes_mm
     state, random = state_from_detections(
-        spec, calibration, detections, px_per_mm, settings, config.vision.base_sizes_mm, declared_rims_mm, kept
+        spec, calibration, detections, px_per_mm, settings, sizes_mm, declared_rims_mm, kept, declared
     )
-    if declared is not None:
-        report = {**state.extras["calibration"], "declared_bases": declared}
-        state = replace(state, extras=MappingProxyType({**state.extras, "calibration": report}))
     timings["total"] = (time.perf_counter() - start) * 1e3
     return FrameAnalysis(
         state,
@@ -261,6 +266,6 @@ def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableSta
         replace(m, x_mm=float(mean[k, 0]), y_mm=float(mean[k, 1]), sigma_mm=float(sigma[k]))
         for k, m in enumerate(first.state.models)
     )
-    extras = dict(first.state.extras)
-    extras["calibration"] = {**extras.get("calibration", {}), "frames_fused": len(analyses)}
-    return replace(first.state, models=models, extras=MappingProxyType(extras))
+    fused = replace(first.state, models=models)
+    section = calibration_section(fused)
+    return fused if section is None else with_calibration_section(fused, replace(section, frames_fused=len(analyses)))

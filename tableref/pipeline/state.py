@@ -3,19 +3,95 @@ and how sure each is."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 import rules
+from calibration.errors import ReportError
+from calibration.report import CalibrationReport, number, whole
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration, rectified_to_table
 from tableref.assign import centres_mm
 from tableref.pipeline.identity import MODEL_ID_PREFIX, pairing
 from tableref.settings import PipelineSettings
 from vision.detections import BaseDetections
+
+# The key of a table state's extras (and its JSON) that holds the calibration section.
+SECTION = "calibration"
+
+
+@dataclass(frozen=True)
+class DeclaredBases:
+    """How many bases were fitted again at the base size a roster declares, and how many of those at the rim height
+    it declares too."""
+
+    sizes: int
+    rim_heights: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"sizes": self.sizes, "rim_heights": self.rim_heights}
+
+
+@dataclass(frozen=True)
+class CalibrationSection:
+    """The ``calibration`` section of a measured table state: the calibration's report (its notes with the
+    pipeline's, such as a coarse view), the rim height the outlines were placed at (0 where heights are not corrected),
+    the bases measured at what a roster declares (None: no roster) and how many frames were fused into the state (None:
+    one frame, not fused)."""
+
+    report: CalibrationReport
+    rim_height_mm: float
+    declared_bases: DeclaredBases | None = None
+    frames_fused: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The section as a table state's JSON holds it: the report's keys, then the pipeline's."""
+        out = {**self.report.to_dict(), "rim_height_mm": self.rim_height_mm}
+        if self.declared_bases is not None:
+            out["declared_bases"] = self.declared_bases.to_dict()
+        if self.frames_fused is not None:
+            out["frames_fused"] = self.frames_fused
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CalibrationSection:
+        """The section of a table state read back. Raises :class:`calibration.ReportError` naming what is wrong."""
+        if not isinstance(data, Mapping):
+            raise ReportError(f"calibration report: expected an object, got {type(data).__name__}")
+        if "rim_height_mm" not in data:
+            raise ReportError("calibration report: missing rim_height_mm")
+        own = ("rim_height_mm", "declared_bases", "frames_fused")
+        return cls(
+            report=CalibrationReport.from_dict({k: v for k, v in data.items() if k not in own}),
+            rim_height_mm=number(data, "rim_height_mm"),
+            declared_bases=_declared_bases(data.get("declared_bases")),
+            frames_fused=None if data.get("frames_fused") is None else whole(data, "frames_fused"),
+        )
+
+
+def _declared_bases(value: Any) -> DeclaredBases | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) != {"sizes", "rim_heights"}:
+        raise ReportError(f"calibration report: declared_bases must be {{sizes, rim_heights}}, got {value!r}")
+    return DeclaredBases(whole(value, "sizes"), whole(value, "rim_heights"))
+
+
+def calibration_section(state: rules.TableState) -> CalibrationSection | None:
+    """The calibration section of a measured table state; None for a state that holds none (one drawn, not measured).
+    Raises :class:`calibration.ReportError` where the section is not one."""
+    data = state.extras.get(SECTION)
+    return None if data is None else CalibrationSection.from_dict(data)
+
+
+def with_calibration_section(state: rules.TableState, section: CalibrationSection) -> rules.TableState:
+    """``state`` holding ``section`` as its calibration section (in its extras, as JSON)."""
+    return replace(state, extras=MappingProxyType({**state.extras, SECTION: section.to_dict()}))
 
 
 def seen_height_mm(
@@ -158,13 +234,15 @@ def state_from_detections(
     sizes_mm: Sequence[float],
     declared_rims_mm: NDArray[np.float64] | None = None,
     kept: NDArray[np.bool_] | None = None,
+    declared_bases: DeclaredBases | None = None,
 ) -> tuple[rules.TableState, NDArray[np.float64]]:
     """Detections of a top-down view -> a table state of unassigned models, ids ``m1, m2, ...`` along the table
     rows (by y, then x) so that ids do not depend on detection order, and the frame-to-frame part of each
     model's sigma (N,) in state order. ``declared_rims_mm`` (N,): the rim height a roster declares for each
     outline the edges read (NaN: the one assumed), which places it and leaves no doubt about that height.
     ``kept`` (N,): the rows kept from an earlier frame where nothing changed that could be seen: each may have moved
-    by a little less than a change that shows, so its sigma widens by ``kept_sigma_px``."""
+    by a little less than a change that shows, so its sigma widens by ``kept_sigma_px``. ``declared_bases``: how many
+    bases were fitted again at what a roster declares (None: no roster), for the calibration section."""
     share = np.asarray(detections.rim_height_share, dtype=np.float64)
     rims = np.full(len(detections), settings.rim_height_mm)
     if declared_rims_mm is not None:
@@ -193,16 +271,10 @@ def state_from_detections(
         )
         for k, i in enumerate(order)
     )
-    report = dict(calibration.report())
+    report = calibration.report()
     if calibration.px_per_mm < settings.coarse_px_per_mm:
-        notes = report.get("notes")
-        earlier = list(notes) if isinstance(notes, list) else []
-        report["notes"] = [*earlier, coarse_note(calibration.px_per_mm, settings.coarse_px_per_mm)]
-    report["rim_height_mm"] = settings.rim_height_mm if calibration.heights_corrected else 0.0
-    state = rules.TableState(
-        table=rules.Table(spec.width_mm, spec.depth_mm),
-        models=models,
-        extras=MappingProxyType({"calibration": report}),
-        measured=True,
-    )
+        report = replace(report, notes=(*report.notes, coarse_note(calibration.px_per_mm, settings.coarse_px_per_mm)))
+    rim_height_mm = settings.rim_height_mm if calibration.heights_corrected else 0.0
+    state = rules.TableState(table=rules.Table(spec.width_mm, spec.depth_mm), models=models, measured=True)
+    state = with_calibration_section(state, CalibrationSection(report, rim_height_mm, declared_bases))
     return state, random[order]

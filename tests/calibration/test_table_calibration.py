@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from calibration.errors import HeightUnavailableError, ImageError, MarkerSpanError, TooFewMarkersError
 from calibration.homography import apply_homography
 from calibration.markers import detect_markers
+from calibration.report import CalibrationReport
 from calibration.settings import CalibrationSettings
 from calibration.spec import MarkerSpec, TableSpec
 from calibration.table import (
@@ -81,9 +82,9 @@ def test_reported_numbers_match_truth(spec: TableSpec, settings: CalibrationSett
     assert cal.px_per_mm == pytest.approx(float(np.mean(step)), rel=0.05)
     np.testing.assert_allclose(cal.camera_position_mm, [*view.centre_mm[:2], -view.centre_mm[2]], atol=5.0)
     report = cal.report()
-    assert json.loads(json.dumps(report)) == report
-    assert report["markers_used"] == list(spec.marker_ids)
-    assert report["lens_corrected"] is True and report["notes"] == []
+    assert CalibrationReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+    assert report.markers_used == spec.marker_ids
+    assert report.lens_corrected is True and report.notes == ()
 
 
 def test_round_trip_table_to_image(spec: TableSpec, settings: CalibrationSettings) -> None:
@@ -124,9 +125,9 @@ def test_without_camera_heights_are_refused_and_the_report_says_so(
         cal.image_to_table(np.array([[900.0, 500.0]]), height_mm=4.0)
     assert cal.image_to_table(np.array([[900.0, 500.0]]), height_mm=0.0).shape == (1, 2)
     report = cal.report()
-    assert report["lens_corrected"] is False and report["heights_corrected"] is False
-    assert report["lens_estimated"] is estimate
-    assert any(note in text for text in report["notes"])
+    assert report.lens_corrected is False and report.heights_corrected is False
+    assert report.lens_estimated is estimate
+    assert any(note in text for text in report.notes)
 
 
 def test_lens_estimated_from_the_markers_beats_no_correction(spec: TableSpec, settings: CalibrationSettings) -> None:
@@ -306,7 +307,7 @@ def test_markers_not_in_the_spec_are_seen_but_not_used(spec: TableSpec, settings
     smaller = dataclasses.replace(spec, markers=tuple(m for m in spec.markers if m.id != 5))
     cal = calibrate_table(image, smaller, camera_of(view), settings=settings)
     assert 5 in cal.markers_seen and 5 not in cal.markers_used
-    assert cal.report()["markers_expected"] == [0, 1, 2, 3, 4, 6, 7]
+    assert cal.report().markers_expected == (0, 1, 2, 3, 4, 6, 7)
 
 
 @pytest.mark.parametrize(

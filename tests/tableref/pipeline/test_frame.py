@@ -17,7 +17,13 @@ from tableref.evaluate import load_samples
 from tableref.pipeline.frame import detect_frame, fuse_frames, roster_sizes
 from tableref.pipeline.frame import empty_table as pipeline_empty_table
 from tableref.pipeline.identity import carry_identities
-from tableref.pipeline.state import known_bases, seen_height_mm, size_sigma_mm, state_from_detections
+from tableref.pipeline.state import (
+    calibration_section,
+    known_bases,
+    seen_height_mm,
+    size_sigma_mm,
+    state_from_detections,
+)
 from tableref.settings import Settings
 from tableref.sources import read_image
 from tests.tableref.conftest import CAMERA_POSITION_MM, FRAME_SIZE, LENS, Rendered
@@ -73,7 +79,8 @@ def test_rectified_rims_map_to_the_bases_below_them(
     assert np.all(sigma >= random)
     if not lens:
         assert np.all(sigma >= config.pipeline.uncorrected_lens_sigma_mm)
-    assert state.extras["calibration"]["lens_corrected"] is lens
+    section = calibration_section(state)
+    assert section is not None and section.report.lens_corrected is lens
 
 
 def _state(points: list[tuple[str, str | None, float, float]], units: list[str]) -> rules.TableState:
@@ -240,7 +247,8 @@ def test_fused_frames_shrink_only_the_random_part(empty_table: Rendered, config:
     random = analyses[0].sigma_random_mm[0]
     systematic = np.sqrt(one**2 - random**2)
     assert fused.models[0].sigma_mm == pytest.approx(np.hypot(systematic, random / 2.0))
-    assert fused.extras["calibration"]["frames_fused"] == 4
+    section = calibration_section(fused)
+    assert section is not None and section.frames_fused == 4
     mean = np.mean([[a.state.models[0].x_mm, a.state.models[0].y_mm] for a in analyses], axis=0)
     assert (fused.models[0].x_mm, fused.models[0].y_mm) == pytest.approx(tuple(mean))
 
@@ -334,7 +342,9 @@ def test_a_coarse_view_with_a_roster_is_fitted_at_the_declared_bases(
     image = read_image(sample.image)
     alone = detect_frame(image, sample.spec, coarse, sample.camera)
     told = detect_frame(image, sample.spec, coarse, sample.camera, roster=truth)
-    declared = told.state.extras["calibration"]["declared_bases"]["sizes"]
+    section = calibration_section(told.state)
+    assert section is not None and section.declared_bases is not None
+    declared = section.declared_bases.sizes
     before, after = _errors_mm(alone.state, truth), _errors_mm(told.state, truth)
     if fitted:
         # on this frame: 65 of 66 bases fitted again, median 0.26 -> 0.13 mm, 90th percentile 0.82 -> 0.43 mm (0.43
@@ -414,5 +424,7 @@ def test_a_frame_coarser_than_the_bar_says_so_in_its_notes(
     settings = dataclasses.replace(config.pipeline, coarse_px_per_mm=coarse_over_scale * cal.px_per_mm)
     dets = detections_at(table_to_rectified(TRUTH_MM, 2.0), 32.0, 0.1, 2.0)
     state, _random = state_from_detections(empty_table.spec, cal, dets, 2.0, settings, SIZES_MM)
-    notes = state.extras["calibration"]["notes"]
+    section = calibration_section(state)
+    assert section is not None
+    notes = section.report.notes
     assert any(f"sees the table at {cal.px_per_mm:.2f} px/mm" in n for n in notes) is noted

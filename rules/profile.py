@@ -152,10 +152,17 @@ def _read_file(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{path}: cannot read it ({exc})") from None
+    except IsADirectoryError:
+        raise ProfileError(f"{path}: is a folder; expected a rule profile TOML file") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path}: not text (not UTF-8); expected a rule profile TOML file") from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        # the parser recurses once per level: a hostile file nests deeper than Python's stack
+        raise ProfileError(f"{path}: TOML nested too deep to read; expected a rule profile TOML file") from None
 
 
 def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

@@ -132,14 +132,21 @@ class ImageFolder(FrameSource):
 class Capture(FrameSource):
     """A video file, a camera index or a stream URL, read with ``cv2.VideoCapture``."""
 
-    def __init__(self, target: str | int, live: bool) -> None:
+    def __init__(self, target: str | int, live: bool, max_pixels: int = MAX_IMAGE_PIXELS) -> None:
         self.target = target
         self.name = str(target)
         self.live = live
         cap = self._open()
         self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0) if not live else 0
+        width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 0), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0)
         cap.release()
+        # the container states the picture size before any frame is decoded: a hostile one is refused here
+        if width * height > max_pixels:
+            raise SourceError(
+                f"{self.name}: the {self.kind} says its frames are {width} x {height} pixels; expected at most "
+                f"{max_pixels} pixels"
+            )
 
     @property
     def kind(self) -> str:

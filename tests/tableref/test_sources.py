@@ -1,4 +1,5 @@
-"""How blocky a frame's compression left it, and when its top-down views are smoothed for it."""
+"""Sources: a video's frame size checked before its frames are read; how blocky a frame's compression left it, and
+when its top-down views are smoothed for it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from tableref.sources import blockiness, deblock_blur_px
+from tableref.sources import Capture, SourceError, blockiness, deblock_blur_px
 
 
 def _textured(seed: int) -> np.ndarray:
@@ -61,3 +62,17 @@ def test_only_a_blocky_frame_is_smoothed(
     frame = _textured(5)
     frame = frame if quality is None else _jpeg(frame, quality)
     assert deblock_blur_px(frame, min_blockiness, blur_px) == expected
+
+
+@pytest.mark.parametrize(("max_pixels", "refused"), [(64 * 48, False), (64 * 48 - 1, True)])
+def test_a_video_whose_frames_are_too_large_is_refused_on_opening(tmp_path, max_pixels: int, refused: bool) -> None:
+    path = tmp_path / "small.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5, (64, 48))
+    for _ in range(3):
+        writer.write(np.full((48, 64, 3), 100, np.uint8))
+    writer.release()
+    if refused:
+        with pytest.raises(SourceError, match="frames are 64 x 48 pixels; expected at most 3071 pixels"):
+            Capture(str(path), live=False, max_pixels=max_pixels)
+    else:
+        assert len(list(Capture(str(path), live=False, max_pixels=max_pixels).frames())) == 3

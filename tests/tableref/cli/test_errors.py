@@ -133,6 +133,8 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
     (["review", "SRC", "--roster", "PATH"], _nested, "JSON nested too deep to read"),
     (["detect", str(FRAME), "--config", "PATH"], _deep_toml, "TOML nested too deep to read; expected a settings"),
     (["detect", str(FRAME), "--table", "PATH"], _deep_toml, "TOML nested too deep to read; expected a table spec"),
+    (["check", "--profile", "PATH"], _deep_toml, "TOML nested too deep to read; expected a rule profile"),
+    (["check", "--profile", "PATH"], lambda t: t, "is a folder; expected a rule profile"),
     (["check", "PATH"], _huge_number, "models[0] (id 'm1'): 'x_mm' must be a finite number"),
     (["analyze", str(FRAME), "--roster", "PATH"], _huge_number, "'x_mm' must be a finite number"),
     (["check", "PATH", "--profile", "skirmish"], _stacked, "20000 models with more than 500,000 pairs"),

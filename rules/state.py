@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+import stat
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -21,6 +22,10 @@ from typing import Any
 from rules.errors import StateError
 
 TERRAIN_KINDS = ("solid", "dense", "area")
+# No table is wider or deeper than this (mm: 100 m); a larger one is a typo or a hostile file.
+MAX_TABLE_MM = 100_000.0
+# A state, profile or settings file larger than this is none: the largest real ones hold a few hundred kB.
+MAX_FILE_BYTES = 32_000_000
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,10 @@ def _validate(state: TableState) -> None:
     t = state.table
     if not (_finite(t.width_mm) and _finite(t.depth_mm)) or t.width_mm <= 0 or t.depth_mm <= 0:
         raise StateError(f"table: width_mm and depth_mm must be positive numbers, got {t.width_mm!r} x {t.depth_mm!r}")
+    if max(t.width_mm, t.depth_mm) > MAX_TABLE_MM:
+        raise StateError(
+            f"table: width_mm and depth_mm must be at most {MAX_TABLE_MM:g} mm, got {t.width_mm:g} x {t.depth_mm:g}"
+        )
     unit_ids: set[str] = set()
     for i, u in enumerate(state.units):
         where = f"units[{i}] (id {u.id!r})"
@@ -506,16 +515,33 @@ def state_to_dict(state: TableState) -> dict[str, Any]:
     return out
 
 
+def read_text(path: str | Path, expected: str, error: Callable[[str], Exception] = StateError) -> str:
+    """The text of the file at ``path``: the one reader of the text files the rules (and the app's settings) take,
+    so that every way such a file can be unreadable is one ``error`` naming it and ``expected``. Only a regular file
+    of at most :data:`MAX_FILE_BYTES` is read: a device or a pipe may never end."""
+    p = Path(path)
+    try:
+        info = p.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{p}: is a folder; expected {expected}")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{p}: not a regular file; expected {expected}")
+        if info.st_size > MAX_FILE_BYTES:
+            raise error(f"{p}: {info.st_size} bytes; expected {expected} of at most {MAX_FILE_BYTES} bytes")
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{p}: no such file; expected {expected}") from None
+    except UnicodeDecodeError:
+        raise error(f"{p}: not text (not UTF-8); expected {expected}") from None
+    except OSError as exc:
+        raise error(f"{p}: cannot read it ({exc.strerror or exc}); expected {expected}") from None
+
+
 def read_json(path: str | Path, expected: str = "a table state JSON file") -> Any:
     """The parsed JSON of the file at ``path``: the one reader of state files (and of files holding one), so that
     every way such a file can be unreadable is one :class:`StateError` naming it and ``expected``."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StateError(f"{p}: no such file; expected {expected}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StateError(f"{p}: cannot read it as text ({exc}); expected {expected}") from None
+    text = read_text(p, expected)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

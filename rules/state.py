@@ -24,6 +24,9 @@ from rules.errors import StateError
 TERRAIN_KINDS = ("solid", "dense", "area")
 # No table is wider or deeper than this (mm: 100 m); a larger one is a typo or a hostile file.
 MAX_TABLE_MM = 100_000.0
+# No number of a state (a position, a size, a height, a rotation) is larger than this: a kilometre off the table.
+MAX_LENGTH = 1_000_000.0
+_WITHIN = f"of at most {MAX_LENGTH:g} in size"
 # A state, profile or settings file larger than this is none: the largest real ones hold a few hundred kB.
 MAX_FILE_BYTES = 32_000_000
 
@@ -181,9 +184,10 @@ class TableState:
 
 
 def _finite(value: float) -> bool:
-    # A whole number too large for a float (JSON allows any number of digits) is no finite coordinate either.
+    """A finite number of at most :data:`MAX_LENGTH` in size: beyond it (1e300 mm, say) the geometry's squares and
+    areas overflow. A whole number too large for a float (JSON allows any number of digits) is none either."""
     try:
-        return math.isfinite(value)
+        return math.isfinite(value) and abs(value) <= MAX_LENGTH
     except OverflowError:
         return False
 
@@ -199,12 +203,12 @@ def _float(value: int | float, where: str) -> float:
 
 def _validate(state: TableState) -> None:
     t = state.table
-    if not (_finite(t.width_mm) and _finite(t.depth_mm)) or t.width_mm <= 0 or t.depth_mm <= 0:
-        raise StateError(f"table: width_mm and depth_mm must be positive numbers, got {t.width_mm!r} x {t.depth_mm!r}")
     if max(t.width_mm, t.depth_mm) > MAX_TABLE_MM:
         raise StateError(
             f"table: width_mm and depth_mm must be at most {MAX_TABLE_MM:g} mm, got {t.width_mm:g} x {t.depth_mm:g}"
         )
+    if not (_finite(t.width_mm) and _finite(t.depth_mm)) or t.width_mm <= 0 or t.depth_mm <= 0:
+        raise StateError(f"table: width_mm and depth_mm must be positive numbers, got {t.width_mm!r} x {t.depth_mm!r}")
     unit_ids: set[str] = set()
     for i, u in enumerate(state.units):
         where = f"units[{i}] (id {u.id!r})"
@@ -229,16 +233,16 @@ def _validate(state: TableState) -> None:
                 raise StateError(f"{where}: unit {m.unit!r} is not defined (known units: {known})")
             members.setdefault(m.unit, []).append(m.id)
         if not (_finite(m.x_mm) and _finite(m.y_mm)):
-            raise StateError(f"{where}: x_mm and y_mm must be finite numbers, got {m.x_mm!r}, {m.y_mm!r}")
+            raise StateError(f"{where}: x_mm and y_mm must be finite numbers {_WITHIN}, got {m.x_mm!r}, {m.y_mm!r}")
         if not _finite(m.sigma_mm) or m.sigma_mm < 0:
             raise StateError(f"{where}: sigma_mm must be a non-negative number, got {m.sigma_mm!r}")
         if len(m.doubt_mm) != 2 or not all(_finite(d) for d in m.doubt_mm):
-            raise StateError(f"{where}: doubt_mm must be two finite numbers [dx_mm, dy_mm], got {m.doubt_mm!r}")
+            raise StateError(f"{where}: doubt_mm must be two finite numbers {_WITHIN}, got {m.doubt_mm!r}")
         for axis in m.base.semi_axes_mm:
             if not _finite(axis) or axis <= 0:
-                raise StateError(f"{where}: base sizes must be positive numbers, got {m.base.to_dict()}")
+                raise StateError(f"{where}: base sizes must be positive numbers {_WITHIN}, got {m.base.to_dict()}")
         if not _finite(m.base.rotation_deg):
-            raise StateError(f"{where}: base rotation_deg must be a finite number")
+            raise StateError(f"{where}: base rotation_deg must be a finite number {_WITHIN}")
         if not _finite(m.base.size_sigma_mm) or m.base.size_sigma_mm < 0:
             raise StateError(f"{where}: base size_sigma_mm must be a non-negative number, got {m.base.size_sigma_mm!r}")
         height = m.base.height_mm if isinstance(m.base, RoundBase) else None
@@ -265,7 +269,7 @@ def _validate_terrain(state: TableState) -> dict[str, Terrain]:
         if len(tr.polygon) < 3:
             raise StateError(f"{where}: polygon needs at least 3 points, got {len(tr.polygon)}")
         if not all(_finite(x) and _finite(y) for x, y in tr.polygon):
-            raise StateError(f"{where}: polygon points must be finite numbers")
+            raise StateError(f"{where}: polygon points must be finite numbers {_WITHIN}")
         if tr.height_mm is not None and (not _finite(tr.height_mm) or tr.height_mm < 0):
             raise StateError(f"{where}: height_mm must be a non-negative number, got {tr.height_mm!r}")
     return {tr.id: tr for tr in state.terrain}

@@ -24,11 +24,12 @@ VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpe
 _JPEG_START = b"\xff\xd8"
 _JPEG_END = b"\xff\xd9"
 _STREAM = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-# Images of more pixels are refused before they are decoded: a 200 MP phone photo (16320 x 12240, 600 MB decoded) is
-# the largest picture a camera commonly takes, and a header claiming more is far more likely a hostile file.
-MAX_IMAGE_PIXELS = 200_000_000
-# An image file larger than this is refused unread (a 200 MP photo stored without loss is about 600 MB).
-MAX_FILE_BYTES = 1_000_000_000
+# Images (and video frames) of more pixels are refused before they are decoded: a 48 MP phone (8000 x 6000) is the
+# largest camera a table is filmed with, and each stage's time and memory grow with the picture (a 196 MP frame took a
+# minute and more than a gigabyte to measure), so a header claiming more is a mistake or a hostile file.
+MAX_IMAGE_PIXELS = 50_000_000
+# An image file larger than this is refused unread (a picture of MAX_IMAGE_PIXELS stored without loss is 150 MB).
+MAX_FILE_BYTES = 500_000_000
 
 
 class SourceError(ValueError):

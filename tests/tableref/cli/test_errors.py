@@ -60,11 +60,11 @@ def _huge_number(tmp: Path) -> Path:
     return _state_with(tmp, [model])
 
 
-def _stacked(tmp: Path) -> Path:
-    # 20,000 models on one spot: 200 million pairs, far more than memory holds
+def _stacked(tmp: Path, count: int = 20_000) -> Path:
+    # 20,000 models on one spot: 200 million pairs, far more than memory holds (900: 404,550, each an overlap)
     base = {"diameter_mm": 25}
     return _state_with(
-        tmp, [{"id": f"m{k}", "unit": "ab"[k % 2], "x_mm": 500, "y_mm": 500, "base": base} for k in range(20_000)]
+        tmp, [{"id": f"m{k}", "unit": "ab"[k % 2], "x_mm": 500, "y_mm": 500, "base": base} for k in range(count)]
     )
 
 
@@ -175,6 +175,11 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
     (["analyze", str(FRAME), "--roster", "PATH"], _huge_number, "'x_mm' must be a finite number"),
     (["check", "PATH", "--profile", "skirmish"], _stacked, "20000 models with more than 500,000 pairs"),
     (["check", "PATH", "--profile", "legion"], _stacked, "models stacked around (500, 500) mm"),
+    (
+        ["check", "PATH", "--json", "--profile", "legion"],
+        lambda t: _stacked(t, 900),
+        "900 models with more than 5,000 pairs standing on one another (models stacked around (500, 500) mm)",
+    ),
     # a table where a value belongs, or a value where a [section] does
     (
         ["detect", str(FRAME), "--config", "PATH"],
@@ -341,12 +346,14 @@ def _png_claiming(path: Path, width: int, height: int) -> Path:
         ["review", "SRC", "--out", "OUT", "--quiet"],
     ],
 )
+# 14000 x 14000: a real picture of 196 MP took a minute and more than a gigabyte to measure
+@pytest.mark.parametrize("side", [60_000, 14_000])
 def test_a_picture_claiming_a_huge_size_is_refused_before_decoding(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], side: int
 ) -> None:
     photos = tmp_path / "photos"
     photos.mkdir()
-    huge = _png_claiming(photos / "huge.png", 60_000, 60_000)
+    huge = _png_claiming(photos / "huge.png", side, side)
 
     def no_decode(*_: object) -> None:
         raise AssertionError("the image was decoded before its size was checked")
@@ -354,7 +361,8 @@ def test_a_picture_claiming_a_huge_size_is_refused_before_decoding(
     monkeypatch.setattr(sources.cv2, "imdecode", no_decode)
     named = {"PATH": str(huge), "SRC": str(photos), "OUT": str(tmp_path / "out")}
     code, _, err = run(capsys, *[named.get(a, a) for a in args])
-    assert_one_line_error(code, err, args[0], "the image header says 60000 x 60000 pixels; expected at most")
+    words = f"the image header says {side} x {side} pixels; expected at most {sources.MAX_IMAGE_PIXELS} pixels"
+    assert_one_line_error(code, err, args[0], words)
     assert "huge.png" in err
 
 

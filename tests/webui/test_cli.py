@@ -9,15 +9,17 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from werkzeug.serving import make_server
 
 from tableref.cli import build_parser, main
 from tests.webui.test_review import make_review_db
-from webui.cli import is_loopback
+from webui.cli import JsonErrorRequestHandler, is_loopback
 from webui.feeds import SampleFeed, StateFeed, sample_available, sample_state_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -268,3 +270,22 @@ def test_a_good_review_passes_the_start_up_check(tmp_path: Path):
 
     with ReviewStore(make_review_db(tmp_path / "game.sqlite"), readonly=True) as store:
         store.verify()
+
+
+def test_a_header_the_server_refuses_before_the_app_is_answered_as_json():
+    server = make_server("127.0.0.1", 0, lambda environ, start: [], request_handler=JsonErrorRequestHandler)
+    thread = threading.Thread(target=server.handle_request)
+    thread.start()
+    reply = b""
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            # a token of 100,000 characters: past the longest header line the HTTP server reads
+            conn.sendall(b"GET /api/status HTTP/1.1\r\nX-Tableref-Token: " + b"a" * 100_000 + b"\r\n\r\n")
+            while chunk := conn.recv(65536):
+                reply += chunk
+    finally:
+        thread.join(10)
+        server.server_close()
+    head, body = reply.split(b"\r\n\r\n", 1)
+    assert head.split(b" ")[1] == b"431" and b"Content-Type: application/json" in head
+    assert json.loads(body) == {"error": "Request Header Fields Too Large: Line too long", "status": 431}

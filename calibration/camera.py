@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from calibration.errors import CameraFileError, CameraMismatchError
-from calibration.files import read_text
+from calibration.files import read_json
 
 # Two frame sizes have the same aspect when their width and height scale factors agree this closely; anything
 # larger is a crop, and which part was cropped cannot be known.
@@ -165,10 +165,19 @@ class CameraModel:
         }
 
 
+# No camera's picture is wider or taller than this (px).
+MAX_IMAGE_SIDE_PX = 100_000
+# Whole numbers beyond this lose digits as floats.
+_LARGEST_WHOLE = 2**53
+
+
 def _check_camera(width: Any, height: Any, k: NDArray[np.float64], d: NDArray[np.float64], where: str) -> None:
     for name, value in (("image_width", width), ("image_height", height)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise CameraFileError(f"{where}: {name} must be a positive whole number of pixels, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_IMAGE_SIDE_PX:
+            shown = f"a number of {len(str(value))} digits" if isinstance(value, int) and value > 10**9 else repr(value)
+            raise CameraFileError(
+                f"{where}: {name} must be a whole number of pixels from 1 to {MAX_IMAGE_SIDE_PX}, got {shown}"
+            )
     if k.shape != (3, 3) or not np.all(np.isfinite(k)):
         raise CameraFileError(f"{where}: camera_matrix must be 3x3 finite numbers, got shape {k.shape}")
     if k[0, 0] <= 0 or k[1, 1] <= 0:
@@ -197,7 +206,10 @@ def _matrix(value: Any, where: str) -> NDArray[np.float64]:
 
 
 def _is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        # a whole number too large for a float is no camera's parameter (and math.isfinite would overflow on it)
+        return abs(value) <= _LARGEST_WHOLE
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def camera_from_dict(data: Any, where: str = "camera") -> CameraModel:
@@ -222,13 +234,8 @@ def camera_from_dict(data: Any, where: str = "camera") -> CameraModel:
 
 def load_camera(path: str | Path) -> CameraModel:
     """Read camera.json. Raises :class:`CameraFileError` for a missing, unreadable or invalid file."""
-    p = Path(path)
-    text = read_text(p, "a camera.json from 'tableref calibrate-camera'", CameraFileError)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CameraFileError(f"{p}: not valid JSON ({exc})") from None
-    return camera_from_dict(data, str(p))
+    data = read_json(path, "a camera.json from 'tableref calibrate-camera'", CameraFileError)
+    return camera_from_dict(data, str(path))
 
 
 def save_camera(model: CameraModel, path: str | Path) -> None:

@@ -78,6 +78,10 @@ class TableSpec:
         }
 
 
+# No table, marker or position is larger than this (mm: 100 m), nor a rotation (degrees).
+LARGEST = 100_000.0
+
+
 def _dictionary_size(name: str) -> int:
     """How many markers the named predefined dictionary holds; raises SpecError for an unknown name."""
     code = getattr(cv2.aruco, name, None) if name.startswith("DICT_") else None
@@ -94,8 +98,10 @@ def _number(obj: dict[str, Any], key: str, where: str, default: float | None = N
             return default
         raise SpecError(f"{where}: missing {key!r} (a number)")
     value = obj[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise SpecError(f"{where}: {key!r} must be a finite number, got {value!r}")
+    # not abs(value) <= LARGEST holds for nan and inf too, and compares a whole number of any size exactly
+    if isinstance(value, bool) or not isinstance(value, int | float) or not abs(value) <= LARGEST:
+        shown = f"a number of {len(str(value))} digits" if isinstance(value, int) and value > 10**9 else repr(value)
+        raise SpecError(f"{where}: {key!r} must be a finite number from {-LARGEST:g} to {LARGEST:g}, got {shown}")
     return float(value)
 
 

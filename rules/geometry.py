@@ -41,6 +41,11 @@ _REFINED_PEAKS = 2
 # models stacked on one another by the thousand, whose N^2/2 pairs (and findings) would not fit in memory, so such a
 # state is refused by name. At the cap, `tableref check` of models all on one spot takes about 350 MB.
 MAX_CANDIDATE_PAIRS = 500_000
+# Pairs of bases standing on one another (the centres closer than the smaller base's circumradius): a game's table
+# has a handful (a model on a ruin's floor above another), while models heaped on one spot by the hundred make every
+# pair such an overlap, each a finding to build and report (900 on one spot: 404,550 findings, minutes and more than
+# a gigabyte). Such a state is refused by name.
+MAX_STACKED_PAIRS = 5_000
 # The spatial index is asked about a slice of the boxes at a time: its answer, before any filtering, holds up to
 # (boxes asked) x (all boxes) pairs, so a slice has about this many possible pairs at most.
 _QUERY_PAIRS = 1_000_000
@@ -247,14 +252,14 @@ def _within_reach(
     return i, j
 
 
-def _too_many_pairs(bases: BaseArrays, reach_mm: float, i: IntArray) -> StateError:
-    """The error for a state whose pairs within reach pass :data:`MAX_CANDIDATE_PAIRS`, naming where they crowd
-    (``i``: the first model of each pair found so far)."""
+def _too_many_pairs(bases: BaseArrays, i: IntArray, pairs: str) -> StateError:
+    """The error for a state with too many ``pairs`` (the bound and what they are), naming where they crowd (``i``:
+    the first model of each such pair found so far)."""
     crowded = int(np.bincount(i).argmax())
     x, y = bases.center_mm[crowded]
     return StateError(
-        f"{len(bases)} models with more than {MAX_CANDIDATE_PAIRS:,} pairs within {reach_mm:.0f} mm of each other "
-        f"(models stacked around ({x:.0f}, {y:.0f}) mm); expected a table of a game, whose bases stand side by side"
+        f"{len(bases)} models with more than {pairs} (models stacked around ({x:.0f}, {y:.0f}) mm); expected a "
+        "table of a game, whose bases stand side by side"
     )
 
 
@@ -262,8 +267,8 @@ def candidate_pairs(bases: BaseArrays, reach_mm: float) -> tuple[IntArray, IntAr
     """Index pairs (i < j) of bases whose gap may be at most ``reach_mm``, from a spatial index over centres.
 
     Returns two (M,) arrays. Pairs farther apart than ``reach_mm`` edge to edge are guaranteed absent. Raises
-    :class:`StateError` when there are more than :data:`MAX_CANDIDATE_PAIRS`: the memory it takes stays bounded
-    whatever the layout.
+    :class:`StateError` when there are more than :data:`MAX_CANDIDATE_PAIRS`, or more than :data:`MAX_STACKED_PAIRS`
+    of bases on one another: the memory and time it and the checks after it take stay bounded whatever the layout.
     """
     n = len(bases)
     if n < 2:
@@ -288,5 +293,11 @@ def candidate_pairs(bases: BaseArrays, reach_mm: float) -> tuple[IntArray, IntAr
         found_j.append(j)
         total += len(i)
         if total > MAX_CANDIDATE_PAIRS:
-            raise _too_many_pairs(bases, reach_mm, np.concatenate(found_i))
-    return np.concatenate(found_i), np.concatenate(found_j)
+            within = f"{MAX_CANDIDATE_PAIRS:,} pairs within {reach_mm:.0f} mm of each other"
+            raise _too_many_pairs(bases, np.concatenate(found_i), within)
+    i, j = np.concatenate(found_i), np.concatenate(found_j)
+    d = bases.center_mm[j] - bases.center_mm[i]
+    stacked = np.hypot(d[:, 0], d[:, 1]) < np.minimum(r[i], r[j])
+    if np.count_nonzero(stacked) > MAX_STACKED_PAIRS:
+        raise _too_many_pairs(bases, i[stacked], f"{MAX_STACKED_PAIRS:,} pairs standing on one another")
+    return i, j

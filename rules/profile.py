@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rules.errors import ProfileError
+from rules.state import read_text
 
 COHESION_MODES = ("chain", "leader", "none")
 MOVEMENT_MODES = ("skirmish", "legion", "none")
@@ -148,16 +149,9 @@ def _read_builtin(name: str) -> dict[str, Any]:
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    text = read_text(path, "a rule profile TOML file", ProfileError)
     try:
-        return tomllib.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile file") from None
-    except IsADirectoryError:
-        raise ProfileError(f"{path}: is a folder; expected a rule profile TOML file") from None
-    except UnicodeDecodeError:
-        raise ProfileError(f"{path}: not text (not UTF-8); expected a rule profile TOML file") from None
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: not valid TOML ({exc})") from None
     except RecursionError:
@@ -223,8 +217,11 @@ def profile_from_dict(data: dict[str, Any], where: str = "profile") -> RuleProfi
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ProfileError(f"{where}: missing name (a string)")
+    title = data.get("title", name)
+    if not isinstance(title, str):
+        raise ProfileError(f"{where}: title must be a string, got {title!r}")
     sections = {s: _coerce(s, cls, data.get(s), where) for s, cls in _SECTIONS.items()}
-    profile = RuleProfile(name=name, title=str(data.get("title", name)), **sections)
+    profile = RuleProfile(name=name, title=title, **sections)
     if profile.cohesion.mode not in COHESION_MODES:
         raise ProfileError(
             f"{where}: [cohesion] mode {profile.cohesion.mode!r} is not one of {', '.join(COHESION_MODES)}"
@@ -252,7 +249,7 @@ def load_profile(name_or_path: str | Path) -> RuleProfile:
         chain.append((text, data))
         parent = data.get("extends")
         if parent is not None:
-            if parent not in builtin_profiles():
+            if not isinstance(parent, str) or parent not in builtin_profiles():
                 raise ProfileError(
                     f"{text}: extends {parent!r}, which is not a built-in profile ({', '.join(builtin_profiles())})"
                 )

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+import stat
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -21,6 +22,13 @@ from typing import Any
 from rules.errors import StateError
 
 TERRAIN_KINDS = ("solid", "dense", "area")
+# No table is wider or deeper than this (mm: 100 m); a larger one is a typo or a hostile file.
+MAX_TABLE_MM = 100_000.0
+# No number of a state (a position, a size, a height, a rotation) is larger than this: a kilometre off the table.
+MAX_LENGTH = 1_000_000.0
+_WITHIN = f"of at most {MAX_LENGTH:g} in size"
+# A state, profile or settings file larger than this is none: the largest real ones hold a few hundred kB.
+MAX_FILE_BYTES = 32_000_000
 
 
 @dataclass(frozen=True)
@@ -176,9 +184,10 @@ class TableState:
 
 
 def _finite(value: float) -> bool:
-    # A whole number too large for a float (JSON allows any number of digits) is no finite coordinate either.
+    """A finite number of at most :data:`MAX_LENGTH` in size: beyond it (1e300 mm, say) the geometry's squares and
+    areas overflow. A whole number too large for a float (JSON allows any number of digits) is none either."""
     try:
-        return math.isfinite(value)
+        return math.isfinite(value) and abs(value) <= MAX_LENGTH
     except OverflowError:
         return False
 
@@ -186,9 +195,9 @@ def _finite(value: float) -> bool:
 def _check_base(base: Base, where: str) -> None:
     for axis in base.semi_axes_mm:
         if not _finite(axis) or axis <= 0:
-            raise StateError(f"{where}: base sizes must be positive numbers, got {base.to_dict()}")
+            raise StateError(f"{where}: base sizes must be positive numbers {_WITHIN}, got {base.to_dict()}")
     if not _finite(base.rotation_deg):
-        raise StateError(f"{where}: base rotation_deg must be a finite number")
+        raise StateError(f"{where}: base rotation_deg must be a finite number {_WITHIN}")
     if not _finite(base.size_sigma_mm) or base.size_sigma_mm < 0:
         raise StateError(f"{where}: base size_sigma_mm must be a non-negative number, got {base.size_sigma_mm!r}")
     height = base.height_mm if isinstance(base, RoundBase) else None
@@ -207,6 +216,10 @@ def _float(value: int | float, where: str) -> float:
 
 def _validate(state: TableState) -> None:
     t = state.table
+    if max(t.width_mm, t.depth_mm) > MAX_TABLE_MM:
+        raise StateError(
+            f"table: width_mm and depth_mm must be at most {MAX_TABLE_MM:g} mm, got {t.width_mm:g} x {t.depth_mm:g}"
+        )
     if not (_finite(t.width_mm) and _finite(t.depth_mm)) or t.width_mm <= 0 or t.depth_mm <= 0:
         raise StateError(f"table: width_mm and depth_mm must be positive numbers, got {t.width_mm!r} x {t.depth_mm!r}")
     unit_ids: set[str] = set()
@@ -233,11 +246,11 @@ def _validate(state: TableState) -> None:
                 raise StateError(f"{where}: unit {m.unit!r} is not defined (known units: {known})")
             members.setdefault(m.unit, []).append(m.id)
         if not (_finite(m.x_mm) and _finite(m.y_mm)):
-            raise StateError(f"{where}: x_mm and y_mm must be finite numbers, got {m.x_mm!r}, {m.y_mm!r}")
+            raise StateError(f"{where}: x_mm and y_mm must be finite numbers {_WITHIN}, got {m.x_mm!r}, {m.y_mm!r}")
         if not _finite(m.sigma_mm) or m.sigma_mm < 0:
             raise StateError(f"{where}: sigma_mm must be a non-negative number, got {m.sigma_mm!r}")
         if len(m.doubt_mm) != 2 or not all(_finite(d) for d in m.doubt_mm):
-            raise StateError(f"{where}: doubt_mm must be two finite numbers [dx_mm, dy_mm], got {m.doubt_mm!r}")
+            raise StateError(f"{where}: doubt_mm must be two finite numbers {_WITHIN}, got {m.doubt_mm!r}")
         _check_base(m.base, where)
         if m.on_terrain is not None:
             _validate_top(m.on_terrain, tops, where)
@@ -260,7 +273,7 @@ def _validate_terrain(state: TableState) -> dict[str, Terrain]:
         if len(tr.polygon) < 3:
             raise StateError(f"{where}: polygon needs at least 3 points, got {len(tr.polygon)}")
         if not all(_finite(x) and _finite(y) for x, y in tr.polygon):
-            raise StateError(f"{where}: polygon points must be finite numbers")
+            raise StateError(f"{where}: polygon points must be finite numbers {_WITHIN}")
         if tr.height_mm is not None and (not _finite(tr.height_mm) or tr.height_mm < 0):
             raise StateError(f"{where}: height_mm must be a non-negative number, got {tr.height_mm!r}")
     return {tr.id: tr for tr in state.terrain}
@@ -519,16 +532,33 @@ def state_to_dict(state: TableState) -> dict[str, Any]:
     return out
 
 
+def read_text(path: str | Path, expected: str, error: Callable[[str], Exception] = StateError) -> str:
+    """The text of the file at ``path``: the one reader of the text files the rules (and the app's settings) take,
+    so that every way such a file can be unreadable is one ``error`` naming it and ``expected``. Only a regular file
+    of at most :data:`MAX_FILE_BYTES` is read: a device or a pipe may never end."""
+    p = Path(path)
+    try:
+        info = p.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{p}: is a folder; expected {expected}")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{p}: not a regular file; expected {expected}")
+        if info.st_size > MAX_FILE_BYTES:
+            raise error(f"{p}: {info.st_size} bytes; expected {expected} of at most {MAX_FILE_BYTES} bytes")
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{p}: no such file; expected {expected}") from None
+    except UnicodeDecodeError:
+        raise error(f"{p}: not text (not UTF-8); expected {expected}") from None
+    except OSError as exc:
+        raise error(f"{p}: cannot read it ({exc.strerror or exc}); expected {expected}") from None
+
+
 def read_json(path: str | Path, expected: str = "a table state JSON file") -> Any:
     """The parsed JSON of the file at ``path``: the one reader of state files (and of files holding one), so that
     every way such a file can be unreadable is one :class:`StateError` naming it and ``expected``."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StateError(f"{p}: no such file; expected {expected}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StateError(f"{p}: cannot read it as text ({exc}); expected {expected}") from None
+    text = read_text(p, expected)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

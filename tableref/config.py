@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rules.state import read_text
 from tableref.settings import Settings
 
 T = TypeVar("T")
@@ -25,6 +26,33 @@ T = TypeVar("T")
 _LARGEST = 2**53
 # A value quoted in a message is cut to this many characters.
 _SHOWN_CHARS = 40
+
+
+# The largest value of a setting, by the end of its name: far beyond what any table, camera or game needs, and near
+# enough that no stage runs out of memory or time on it (a blur of 1e300 px, 1e20 iterations). The first end that
+# fits counts; a setting of none of these ends is a count (a whole number, at most _MOST_COUNT) or a factor (at most
+# _MOST).
+_BOUNDS: tuple[tuple[str, float, str], ...] = (
+    ("_bytes", 2_000_000_000, "bytes"),
+    ("_pixels", 10**9, "pixels"),
+    ("_px_per_mm", 1_000, "px per mm"),
+    ("_side_px", 100_000, "px"),
+    ("_thumb_px", 10_000, "px"),
+    ("_blur_px", 100, "px"),
+    ("_px", 10_000, "px"),
+    ("_mm", 10_000, "mm"),
+    ("_s", 86_400, "s"),
+    ("_fps", 1_000, "frames per second"),
+    # each ray is sampled round every candidate base: a few thousand of them hold gigabytes
+    ("rays", 720, "rays"),
+    # each pass or iteration runs over every candidate base: a few hundred already take minutes
+    ("_passes", 100, "passes"),
+    ("_iterations", 100, "iterations"),
+)
+_MOST = 10_000
+_MOST_COUNT = 1_000
+# Vision's lengths are about one base (the largest is 100 mm across): its searches and windows scale with them.
+_SECTION_MOST_MM = {"vision": 1_000}
 
 
 class ConfigError(ValueError):
@@ -70,7 +98,9 @@ def _check_value(value: Any, annotation: Any, where: str) -> Any:
 
 def _shown(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= _SHOWN_CHARS else f"a number of {len(text)} digits"
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    return f"a number of {len(text)} digits" if isinstance(value, int) else f"{text[:_SHOWN_CHARS]}..."
 
 
 def _check_range(value: float, meta: Mapping[str, Any], where: str) -> None:
@@ -88,6 +118,25 @@ def _check_range(value: float, meta: Mapping[str, Any], where: str) -> None:
         raise ConfigError(f"{where} must be {expected}, got {_shown(value)}")
 
 
+def _check_bound(value: Any, name: str, section: str, where: str) -> None:
+    """The upper bound of setting ``name`` by :data:`_BOUNDS` (each item of a list alike)."""
+    whole = all(isinstance(v, int) for v in (value if isinstance(value, tuple) else (value,)))
+    high, unit = float(_MOST_COUNT if whole else _MOST), ""
+    for end, most, what in _BOUNDS:
+        if name.endswith(end):
+            high, unit = float(most), f" {what}"
+            if end == "_mm":
+                high = float(_SECTION_MOST_MM.get(section, most))
+            break
+    for item in value if isinstance(value, tuple) else (value,):
+        if not isinstance(item, int | float) or isinstance(item, bool):
+            continue
+        if item > high:
+            raise ConfigError(f"{where} must be at most {high:g}{unit}, got {_shown(item)}")
+        if item < -high:
+            raise ConfigError(f"{where} must be at least {-high:g}{unit}, got {_shown(item)}")
+
+
 def section_from_dict(cls: type[T], raw: Any, where: str) -> T:
     """Fill settings dataclass ``cls`` from one TOML table; every field must be present, no other key."""
     if not isinstance(raw, dict):
@@ -103,15 +152,23 @@ def section_from_dict(cls: type[T], raw: Any, where: str) -> T:
     values = {n: _check_value(raw[n], hints[n], f"[{where}] {n}") for n in names}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         _check_range(values[f.name], f.metadata, f"[{where}] {f.name}")
+        _check_bound(values[f.name], f.name, where, f"[{where}] {f.name}")
     return cls(**values)
 
 
-def _merge(base: dict[str, Any], top: dict[str, Any], where: str) -> dict[str, Any]:
+def _merge(base: dict[str, Any], top: dict[str, Any], where: str, section: str | None = None) -> dict[str, Any]:
+    """``base`` with the values of ``top``; a key ``base`` lacks, a table where ``base`` holds a value, or a value
+    where it holds a [section], is an error naming the key (``where``: the user's file)."""
     out = dict(base)
     for key, value in top.items():
+        label = f"[{key}]" if section is None else f"[{section}] {key}"
         if key not in out:
-            raise ConfigError(f"{where}: unknown setting {key!r}; known: {sorted(base)}")
-        out[key] = _merge(out[key], value, f"{where}.{key}") if isinstance(value, dict) else value
+            known = sorted(base)
+            raise ConfigError(f"{where}: unknown setting {label}; known: {known}")
+        if isinstance(out[key], dict) != isinstance(value, dict):
+            expected = "a table of settings" if isinstance(out[key], dict) else "a value, not a table"
+            raise ConfigError(f"{where}: {label} must be {expected}, got {_shown(value)}")
+        out[key] = _merge(out[key], value, where, key) if isinstance(value, dict) else value
     return out
 
 
@@ -125,16 +182,9 @@ def _settings_data(path: str | Path | None) -> dict[str, Any]:
     data = default_settings()
     if path is not None:
         p = Path(path)
+        text = read_text(p, "a settings TOML file", ConfigError)
         try:
-            user = tomllib.loads(p.read_text("utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{p}: no such settings file") from None
-        except IsADirectoryError:
-            raise ConfigError(f"{p}: is a folder; expected a settings TOML file") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{p}: not text (not UTF-8); expected a settings TOML file") from None
-        except OSError as exc:
-            raise ConfigError(f"{p}: cannot read it ({exc.strerror or exc}); expected a settings TOML file") from None
+            user = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML ({exc})") from None
         except RecursionError:

@@ -7,6 +7,7 @@ them into :class:`SourceError` with a message that says what was tried and what 
 from __future__ import annotations
 
 import re
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,9 +24,12 @@ VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpe
 _JPEG_START = b"\xff\xd8"
 _JPEG_END = b"\xff\xd9"
 _STREAM = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-# Images of more pixels are refused before they are decoded: a 200 MP phone photo (16320 x 12240, 600 MB decoded) is
-# the largest picture a camera commonly takes, and a header claiming more is far more likely a hostile file.
-MAX_IMAGE_PIXELS = 200_000_000
+# Images (and video frames) of more pixels are refused before they are decoded: a 48 MP phone (8000 x 6000) is the
+# largest camera a table is filmed with, and each stage's time and memory grow with the picture (a 196 MP frame took a
+# minute and more than a gigabyte to measure), so a header claiming more is a mistake or a hostile file.
+MAX_IMAGE_PIXELS = 50_000_000
+# An image file larger than this is refused unread (a picture of MAX_IMAGE_PIXELS stored without loss is 150 MB).
+MAX_FILE_BYTES = 500_000_000
 
 
 class SourceError(ValueError):
@@ -64,12 +68,28 @@ def decode_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.
     return np.asarray(image, dtype=np.uint8)
 
 
+def _check_regular(path: Path, expected: str, max_bytes: int | None = None) -> None:
+    """SourceError unless ``path`` is a regular file (of at most ``max_bytes``): a device or a pipe may never end,
+    and OpenCV would wait on it for ever."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SourceError(f"{path}: is a folder; expected {expected}")
+    if not stat.S_ISREG(info.st_mode):
+        raise SourceError(f"{path}: not a regular file; expected {expected}")
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise SourceError(f"{path}: {info.st_size} bytes; expected {expected} of at most {max_bytes} bytes")
+
+
 def read_image(path: str | Path, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.uint8]:
     """Decode an image file to (H, W, 3) BGR (:func:`decode_image`); SourceError naming the file for a missing,
     unreadable, too large or truncated one."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise SourceError(f"{p}: no such image file")
+    _check_regular(p, "an image file", MAX_FILE_BYTES)
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -197,6 +217,7 @@ def open_source(spec: str, period_s: float = 1.0) -> FrameSource:
     if path.suffix.lower() in IMAGE_SUFFIXES:
         return StillImage(path, period_s)
     if path.suffix.lower() in VIDEO_SUFFIXES:
+        _check_regular(path, "a video file")
         return Capture(str(path), live=False)
     raise SourceError(
         f"{spec}: unknown kind of file; expected an image ({', '.join(IMAGE_SUFFIXES)}) or a video "

@@ -544,6 +544,12 @@ class VisionSettings:
             raise SettingsError(f"base_sizes_mm must list positive diameters, got {self.base_sizes_mm!r}")
         if self.seed_band_ratio < 1:
             raise SettingsError(f"seed_band_ratio must be at least 1, got {self.seed_band_ratio}")
+        # a copy is reduced until its smallest base is about this radius: under a pixel it would be enlarged instead
+        if self.seed_radius_px < 1:
+            raise SettingsError(f"seed_radius_px must be at least 1 (px), got {self.seed_radius_px!r}")
+        # the radius range searched is widened by (1 - margin) to (1 + margin): from 1 on it would reach 0
+        if not 0 <= self.seed_radius_margin < 1:
+            raise SettingsError(f"seed_radius_margin must be from 0 to less than 1, got {self.seed_radius_margin!r}")
         if min(self.rays, self.search_rays) < 16:
             raise SettingsError(
                 f"rays and search_rays must be at least 16 to see a rim, got {self.rays}, {self.search_rays}"

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import json
 import logging
 import secrets
 import signal
 import socket
+from http import HTTPStatus
 from pathlib import Path
 
-from werkzeug.serving import make_server
+from werkzeug.serving import WSGIRequestHandler, make_server
 
 import rules
 from calibration.camera import load_camera
@@ -43,6 +45,24 @@ DEFAULT_PORT = 8000
 MAX_PORT = 65535
 # A source word ending so is a table state file (served without a camera), not a frame source.
 STATE_SUFFIX = ".json"
+
+
+class JsonErrorRequestHandler(WSGIRequestHandler):
+    """The server's own refusals, made before the app sees a request (a header or request line too long, a request
+    that does not parse), answered as the app answers every error: JSON ``{"error": ..., "status": ...}``, not the
+    standard library's HTML page."""
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        short, _ = self.responses.get(code, ("error", ""))
+        body = json.dumps({"error": f"{short}: {message}" if message else short, "status": code}).encode()
+        self.log_error("code %d, message %s", code, message)
+        self.send_response(code, short)
+        self.send_header("Connection", "close")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if getattr(self, "command", None) != "HEAD" and code >= HTTPStatus.OK:
+            self.wfile.write(body)
 
 
 def is_loopback(host: str) -> bool:
@@ -123,7 +143,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); expected a free port and an address "
             "of this machine (try --port)"
         ) from None
-    server = make_server(args.host, args.port, app, threaded=True, fd=listener.fileno())
+    server = make_server(
+        args.host, args.port, app, threaded=True, fd=listener.fileno(), request_handler=JsonErrorRequestHandler
+    )
     # A service manager stops the dashboard with SIGTERM: shut down as on Ctrl+C.
     previous = signal.signal(signal.SIGTERM, _interrupt)
     live.start()

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
+
+import cv2
 
 import calibration
 import rules
@@ -81,7 +85,22 @@ BAD_INPUT: tuple[type[BaseException], ...] = (
 )
 
 
+def _quiet_output_edge() -> None:
+    """Once at start-up: OpenCV's and FFmpeg's own warnings (a corrupt video frame, a backend tried) would stand on
+    stderr before the one-line error that already says what was wrong (a user's OPENCV_LOG_LEVEL and
+    OPENCV_FFMPEG_LOGLEVEL still win); and text that the terminal's encoding cannot carry (a lone surrogate in an id
+    read from JSON) is printed escaped rather than ending the command."""
+    if "OPENCV_LOG_LEVEL" not in os.environ:
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+    # read by OpenCV's FFmpeg backend when it first opens a video: -8 is FFmpeg's AV_LOG_QUIET
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_output_edge()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # Commands that take positionals on both sides of their options (`measure FRAME... --roster R A B`) collect

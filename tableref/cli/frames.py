@@ -151,10 +151,17 @@ def _check_image_out(path: Path, option: str) -> None:
     """Before the work: an output picture OpenCV can write, into a folder that exists."""
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise UsageError(f"{option} {path}: expected a file ending {', '.join(IMAGE_SUFFIXES)}")
-    if path.is_dir():
-        raise UsageError(f"{option} {path}: is a folder; expected a picture file to write")
-    if not path.parent.is_dir():
-        raise UsageError(f"{option} {path}: no folder {path.parent} to write it into")
+    try:
+        if path.is_dir():
+            raise UsageError(f"{option} {path}: is a folder; expected a picture file to write")
+        # a pipe or a device would block the writer, or take the picture nowhere
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{option} {path}: not a regular file; expected a picture file to write")
+        if not path.parent.is_dir():
+            raise UsageError(f"{option} {path}: no folder {path.parent} to write it into")
+    except OSError as exc:
+        # a name longer than the file system allows, say
+        raise UsageError(f"{option} {path}: cannot write there ({exc.strerror or exc})") from None
 
 
 def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:

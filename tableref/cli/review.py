@@ -51,6 +51,10 @@ def _on_cluster(
 def _cmd_review(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    if args.dask:
+        from tableref.review.cluster import check_address
+
+        check_address(args.dask)
     outs = _outputs(args.videos, args.out)
     jobs = [
         ReviewJob(src, out, args.table, args.camera, args.roster, args.profile, args.actions, args.config)

@@ -11,6 +11,7 @@ only when a cluster is asked for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,8 +22,26 @@ from tableref.review.run import ReviewJob, review_job_reported
 LOCAL_ADDRESS = "local"
 
 
+# A scheduler's address: an optional protocol, a host name or address ([...] for IPv6) and a port.
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+_MAX_PORT = 65535
+
+
 class ClusterError(UsageError):
     """The cluster cannot be reached or used (no dask.distributed installed, no scheduler at the address)."""
+
+
+def check_address(address: str) -> None:
+    """ClusterError unless ``address`` is ``local`` or a scheduler's address (``tcp://host:8786``): told before
+    any work, not met deep in the client."""
+    if address == LOCAL_ADDRESS:
+        return
+    match = _ADDRESS.match(address)
+    if match is None or not 0 < int(match.group(1)) <= _MAX_PORT:
+        raise ClusterError(
+            f"--dask {address!r} is no scheduler address; expected one like tcp://host:8786 (a port from 1 to "
+            f"{_MAX_PORT}) or {LOCAL_ADDRESS!r}"
+        )
 
 
 def _distributed() -> Any:
@@ -48,7 +67,8 @@ def connect(address: str, workers: int, timeout_s: float) -> Any:
             )
             return distributed.Client(cluster)
         return distributed.Client(address, timeout=f"{timeout_s}s")
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:
+        # ValueError: an address of a shape that the client parses no further
         raise ClusterError(
             f"cannot reach a Dask scheduler at {address!r} ({exc}); expected an address like tcp://host:8786 "
             f"or {LOCAL_ADDRESS!r}"

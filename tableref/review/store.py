@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import math
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import rules
+from rules.actions import activations_from
 from tableref.errors import StoreError, UsageError
 from tableref.review.timeline import (
     Event,
@@ -145,8 +147,50 @@ def _track_to_json(track: Track, table: rules.Table) -> str:
     )
 
 
-def _track_from_json(text: str, state: rules.TableState) -> Track:
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return _whole(value) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _json(text: Any, kind: type, what: str) -> Any:
+    """The JSON document stored as ``text``, of type ``kind``; ValueError (read as damage) when it is not."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} is not stored as text")
     data = json.loads(text)
+    if not isinstance(data, kind):
+        raise ValueError(f"{what} is a JSON {type(data).__name__}, not a {kind.__name__}")
+    return data
+
+
+def _json_list(text: Any, what: str) -> list[Any]:
+    data: list[Any] = _json(text, list, what)
+    return data
+
+
+def _check_row(
+    row: tuple[Any, ...],
+    what: str,
+    whole: tuple[int, ...],
+    numbers: range | tuple[int, ...],
+    texts: tuple[int, ...],
+    optional_texts: tuple[int, ...],
+) -> None:
+    """TypeError (read as damage) when a column of ``row`` does not hold what a review stores there."""
+    ok = (
+        all(_whole(row[k]) for k in whole)
+        and all(row[k] is None or _number(row[k]) for k in numbers)
+        and all(isinstance(row[k], str) for k in texts)
+        and all(row[k] is None or isinstance(row[k], str) for k in optional_texts)
+    )
+    if not ok:
+        raise TypeError(f"{what} of settled state {row[0]!r} holds values of the wrong kind: {row!r}")
+
+
+def _track_from_json(text: str, state: rules.TableState) -> Track:
+    data = _json(text, dict, "a track")
     table = {"width_mm": state.table.width_mm, "depth_mm": state.table.depth_mm}
     gone = rules.state_from_dict({"table": table, "units": data["units"], "models": data["gone"]})
     units = tuple(replace(u, leader=data["leaders"].get(u.id)) for u in gone.units)
@@ -174,6 +218,14 @@ class ReviewStore:
     @_guarded
     def _open(self, readonly: bool) -> None:
         if not readonly:
+            # a review is never written into another program's database (--out naming the wrong file)
+            found = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            foreign = sorted(t for t in found - set(_TABLES) if not t.startswith("sqlite_"))
+            if foreign:
+                raise StoreError(
+                    f"{self.path}: not a review database (it holds the tables {', '.join(foreign)}); expected a file "
+                    "made by `tableref review`, or a new one"
+                )
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
@@ -211,6 +263,26 @@ class ReviewStore:
     @_guarded
     def meta(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+
+    @_guarded
+    def declared_actions(self) -> dict[str, Any] | None:
+        """The units' actions declared for the review (None: none declared), as ``--actions`` gave them."""
+        text = self.meta().get("declared_actions")
+        if not text:
+            return None
+        try:
+            data = _json(text, dict, "the declared actions")
+            activations_from(data)
+        except (ValueError, rules.ActionError) as exc:
+            raise damaged(self.path, f"the declared actions do not read back ({exc})") from None
+        return cast(dict[str, Any], data)
+
+    def _check_meta(self) -> None:
+        """What the review recorded of its job: text under text keys, declared actions that read back."""
+        for key, value in self.db.execute("SELECT key, value FROM meta"):
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise damaged(self.path, f"the review's record {key!r} holds {value!r}, not text")
+        self.declared_actions()
 
     @_guarded
     def set_meta(self, **values: str) -> None:
@@ -320,7 +392,7 @@ class ReviewStore:
         """Every stored state, in order, rebuilt as the review made them."""
         try:
             return self._states()
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
             # text changed in place where no page check looks: named as damage, not met as a traceback
             raise damaged(self.path, f"a stored state does not read back ({type(exc).__name__}: {exc})") from None
 
@@ -330,6 +402,7 @@ class ReviewStore:
         ).fetchall()
         moves: dict[int, list[Move]] = {}
         for r in self.db.execute("SELECT * FROM moves ORDER BY state, model"):
+            _check_row(r, "a move", whole=(0, 3), numbers=range(4, 11), texts=(1,), optional_texts=(2,))
             moves.setdefault(r[0], []).append(
                 Move(
                     model=r[1],
@@ -345,24 +418,37 @@ class ReviewStore:
             )
         placed: dict[tuple[int, str], list[Placement]] = {}
         for r in self.db.execute("SELECT * FROM placements ORDER BY state, kind, model"):
+            _check_row(r, "a placement", whole=(0, 6), numbers=(4, 5), texts=(1, 2), optional_texts=(3,))
             placed.setdefault((r[0], r[1]), []).append(Placement(r[2], r[3], r[0], (r[4], r[5]), bool(r[6])))
         events: dict[int, list[Event]] = {}
         for r in self.db.execute("SELECT * FROM events ORDER BY state, seq"):
+            _check_row(r, "an event", whole=(0, 1), numbers=(), texts=(2, 5), optional_texts=())
             events.setdefault(r[0], []).append(
-                Event(r[0], r[2], tuple(json.loads(r[3])), tuple(json.loads(r[4])), r[5])
+                Event(
+                    r[0],
+                    r[2],
+                    tuple(_json_list(r[3], "an event's units")),
+                    tuple(_json_list(r[4], "an event's models")),
+                    r[5],
+                )
             )
         out = []
-        for idx, frame, time_s, state_text, findings, verdicts, track in rows:
-            state = rules.state_from_dict(json.loads(state_text))
+        for position, (idx, frame, time_s, state_text, findings, verdicts, track) in enumerate(rows):
+            # the states are numbered from 0 as they were stored, and screens find each by its number
+            if idx != position:
+                raise ValueError(f"settled state {position} is numbered {idx}")
+            if not _whole(frame) or not _number(time_s):
+                raise TypeError(f"settled state {idx}: frame {frame!r} and time {time_s!r} are not numbers")
+            state = rules.state_from_dict(_json(state_text, dict, f"settled state {idx}"))
             out.append(
                 ReviewedState(
                     idx,
                     frame,
-                    time_s,
+                    float(time_s),
                     state,
-                    tuple(rules.Finding.from_dict(f) for f in json.loads(findings)),
+                    tuple(rules.Finding.from_dict(f) for f in _json_list(findings, f"the findings of state {idx}")),
                     tuple(moves.get(idx, ())),
-                    tuple(_verdict_from_dict(v) for v in json.loads(verdicts)),
+                    tuple(_verdict_from_dict(v) for v in _json_list(verdicts, f"the verdicts of state {idx}")),
                     tuple(placed.get((idx, "removed"), ())),
                     tuple(placed.get((idx, "added"), ())),
                     tuple(events.get(idx, ())),
@@ -425,6 +511,7 @@ class ReviewStore:
             if image is not None:
                 self._check(image, image_sum, f"the frame of settled state {idx}")
             self._check(anchor, anchor_sum, f"the change-detection copy of settled state {idx}")
+        self._check_meta()
         self.states()
 
     @_guarded

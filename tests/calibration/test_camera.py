@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +38,11 @@ def test_round_trip(tmp_path: Path) -> None:
     ("change", "message"),
     [
         ({"image_width": None}, "missing image_width"),
-        ({"image_width": 0}, "image_width must be a positive whole number"),
-        ({"image_height": 1080.5}, "image_height must be a positive whole number"),
-        ({"image_height": True}, "image_height must be a positive whole number"),
+        ({"image_width": 0}, "image_width must be a whole number of pixels from 1 to 100000, got 0"),
+        ({"image_width": 10**12}, "image_width must be a whole number of pixels from 1 to 100000, got a number of 13"),
+        ({"image_height": 1080.5}, "image_height must be a whole number of pixels from 1 to 100000"),
+        ({"image_height": True}, "image_height must be a whole number of pixels from 1 to 100000"),
+        ({"camera_matrix": [[10**400, 0, 2], [0, 1, 2], [0, 0, 1]]}, "3 rows of 3 numbers"),
         ({"camera_matrix": [[1, 0, 2], [0, 1, 2]]}, "3 rows of 3 numbers"),
         ({"camera_matrix": [[1, 0, 2], [0, 1, 2], [0, 0, "1"]]}, "3 rows of 3 numbers"),
         ({"camera_matrix": [[-1400, 0, 960], [0, 1400, 540], [0, 0, 1]]}, "focal lengths fx, fy must be positive"),
@@ -57,7 +61,13 @@ def test_invalid_documents_are_named_errors(change: dict[str, Any], message: str
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [(None, "no such file"), ("{not json", "not valid JSON"), ("[1, 2]", "expected a JSON object")],
+    [
+        (None, "no such file"),
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ("[" * 200_000 + "]" * 200_000, "JSON nested too deep to read; expected a camera.json"),
+        ('{"image_width": ' + "9" * 5000 + "}", "not usable JSON .*; expected a camera.json"),
+    ],
 )
 def test_unreadable_files_are_named_errors(tmp_path: Path, text: str | None, message: str) -> None:
     path = tmp_path / "camera.json"
@@ -65,6 +75,26 @@ def test_unreadable_files_are_named_errors(tmp_path: Path, text: str | None, mes
         path.write_text(text)
     with pytest.raises(CameraFileError, match=message):
         load_camera(path)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tmp: Path("/dev/zero"), "not a regular file; expected a camera.json"),
+        (lambda tmp: tmp, "is a folder; expected a camera.json"),
+        (lambda tmp: _fifo(tmp / "camera.json"), "not a regular file; expected a camera.json"),
+    ],
+    ids=["device", "folder", "fifo"],
+)
+def test_what_is_no_file_is_refused_unread(tmp_path: Path, make: Callable[[Path], Path], message: str) -> None:
+    # a device or a pipe would be read for ever: it is refused before it is opened
+    with pytest.raises(CameraFileError, match=message):
+        load_camera(make(tmp_path))
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
 
 
 @pytest.mark.parametrize(

@@ -119,21 +119,29 @@ def test_candidate_pairs_asked_in_slices_are_the_same(monkeypatch: pytest.Monkey
     np.testing.assert_array_equal(sliced[1], whole[1])
 
 
-STACKED = 20_000
-# What the pair search may allocate (numpy arrays, which tracemalloc sees) on models all on one spot: all their
-# pairs would be 20,000^2 / 2 = 200 million, 3.2 GB of indices alone.
+# What the pair search may allocate (numpy arrays, which tracemalloc sees) on models all on one spot: all the pairs
+# of 20,000 would be 20,000^2 / 2 = 200 million, 3.2 GB of indices alone.
 STACKED_PEAK_BYTES = 400_000_000
 
 
-@pytest.mark.parametrize("profile", ["skirmish", "legion"])
-def test_models_stacked_on_one_spot_are_refused_in_bounded_memory(profile: str) -> None:
+@pytest.mark.parametrize(
+    ("count", "profile", "words"),
+    [
+        (20_000, "skirmish", r"20000 models with more than 500,000 pairs .* stacked around \(500, 500\) mm"),
+        (20_000, "legion", r"20000 models with more than 500,000 pairs .* stacked around \(500, 500\) mm"),
+        # fewer pairs than the search keeps, but every one of them an overlap to report
+        (900, "skirmish", r"900 models with more than 5,000 pairs standing on one another \(models stacked around"),
+        (900, "legion", r"900 models with more than 5,000 pairs standing on one another \(models stacked around"),
+    ],
+)
+def test_models_stacked_on_one_spot_are_refused_in_bounded_memory(count: int, profile: str, words: str) -> None:
     base = rules.RoundBase(25.0)
     units = (rules.Unit("a", player="p1"), rules.Unit("b", player="p2"))
-    models = tuple(rules.Model(f"m{k}", "ab"[k % 2], 500.0, 500.0, base) for k in range(STACKED))
+    models = tuple(rules.Model(f"m{k}", "ab"[k % 2], 500.0, 500.0, base) for k in range(count))
     state = rules.TableState(rules.Table(1829.0, 1219.0), units, models)
     tracemalloc.start()
     try:
-        with pytest.raises(rules.StateError, match=r"20000 models with more than 500,000 pairs .* stacked around"):
+        with pytest.raises(rules.StateError, match=words):
             rules.check(state, rules.load_profile(profile))
         peak = tracemalloc.get_traced_memory()[1]
     finally:

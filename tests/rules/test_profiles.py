@@ -89,5 +89,5 @@ def test_unknown_profile_lists_the_builtins() -> None:
 
 
 def test_missing_profile_file(tmp_path: Path) -> None:
-    with pytest.raises(rules.ProfileError, match="no such profile file"):
+    with pytest.raises(rules.ProfileError, match="no such file; expected a rule profile TOML file"):
         rules.load_profile(tmp_path / "nope.toml")

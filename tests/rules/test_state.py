@@ -104,6 +104,11 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.0.doubt_mm", 0.5, "doubt_mm must be [dx_mm, dy_mm]"),
         ("models.0.doubt_mm", [0.5, "1"], "doubt_mm must be [dx_mm, dy_mm]"),
         ("models.0.doubt_mm", [0.5, math.inf], "doubt_mm must be two finite numbers"),
+        # finite, but beyond what the geometry can square
+        ("models.0.x_mm", 1e300, r"x_mm and y_mm must be finite numbers of at most 1e\+06 in size, got 1e\+300"),
+        ("models.0.base", {"diameter_mm": 1e300}, r"base sizes must be positive numbers of at most 1e\+06 in size"),
+        ("terrain.0.polygon", [[0, 0], [1e300, 0], [0, 5]], r"polygon points must be finite numbers of at most 1e\+06"),
+        ("table.width_mm", 1e300, r"width_mm and depth_mm must be at most 100000 mm, got 1e\+300 x"),
         ("models.0.base", {"diameter_mm": 27, "size_sigma_mm": -1}, "size_sigma_mm must be a non-negative"),
         ("models.0.base", {"diameter_mm": 27, "height_mm": 0}, "height_mm must be a positive number"),
         ("models.0.base", {"diameter_mm": 27, "height_mm": "4"}, "'height_mm' must be a number"),

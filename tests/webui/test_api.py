@@ -400,6 +400,9 @@ def test_profile_names_never_reach_the_file_system(client: FlaskClient, name: An
     assert "expected one of" in _error(client.put("/api/profile", json={"profile": name}, headers=AUTH), 400)
 
 
+_SMALL_TABLE = (REPO / "sample_images/small_table.toml").read_bytes()
+
+
 def test_spec_upload_replaces_the_table_spec(client: FlaskClient):
     assert len(client.get("/api/spec").get_json()["markers"]["marker"]) == 8
     text = (REPO / "sample_images/small_table.toml").read_bytes()
@@ -415,6 +418,9 @@ def test_spec_upload_replaces_the_table_spec(client: FlaskClient):
         (b"[table]\nwidth_mm = 100\ndepth_mm = 100\n", "not a table spec"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8"),
         (b"", "the upload is empty"),
+        # finite, but no table: 1e300 mm would ask the picture of the table for more pixels than exist
+        (_SMALL_TABLE.replace(b"width_mm = 762.0", b"width_mm = 1e300"), "'width_mm' must be a finite number from"),
+        (_SMALL_TABLE.replace(b"size_mm = ", b"size_mm = 1e300 #", 1), "'size_mm' must be a finite number from"),
     ],
 )
 def test_bad_specs_are_refused(client: FlaskClient, body: bytes, message: str):

@@ -6,7 +6,6 @@ the same pages in one HTML file."""
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -226,7 +225,7 @@ def set_units() -> dict[str, Any]:
             profile = rules.load_profile(meta.get("profile", "skirmish"))
         except rules.ProfileError as exc:
             raise ApiError(f"the review's rule profile cannot be loaded: {exc}", HTTP_NOT_FOUND) from None
-        actions = json.loads(meta["declared_actions"]) if meta.get("declared_actions") else None
+        actions = store.declared_actions()
         try:
             fixed = regroup(states, units, membership, profile, actions)
         except rules.StateError as exc:

@@ -4,7 +4,9 @@ naming the problem and exit code 2, never a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sqlite3
 import struct
 import zlib
 from collections.abc import Callable
@@ -58,11 +60,11 @@ def _huge_number(tmp: Path) -> Path:
     return _state_with(tmp, [model])
 
 
-def _stacked(tmp: Path) -> Path:
-    # 20,000 models on one spot: 200 million pairs, far more than memory holds
+def _stacked(tmp: Path, count: int = 20_000) -> Path:
+    # 20,000 models on one spot: 200 million pairs, far more than memory holds (900: 404,550, each an overlap)
     base = {"diameter_mm": 25}
     return _state_with(
-        tmp, [{"id": f"m{k}", "unit": "ab"[k % 2], "x_mm": 500, "y_mm": 500, "base": base} for k in range(20_000)]
+        tmp, [{"id": f"m{k}", "unit": "ab"[k % 2], "x_mm": 500, "y_mm": 500, "base": base} for k in range(count)]
     )
 
 
@@ -75,6 +77,40 @@ def _deep_toml(tmp: Path) -> Path:
 def _profile(tmp: Path, text: str) -> Path:
     path = tmp / "house.toml"
     path.write_text('name = "house"\n' + text)
+    return path
+
+
+def _fifo(tmp: Path) -> Path:
+    # a reader of a pipe waits for a writer for ever: it must be refused unopened
+    path = tmp / "pipe.json"
+    os.mkfifo(path)
+    return path
+
+
+def _device(tmp: Path) -> Path:
+    return Path("/dev/zero")
+
+
+def _foreign_db(tmp: Path) -> Path:
+    # another program's SQLite file where the review is to be written (the test gives --out game.sqlite)
+    path = tmp / "game.sqlite"
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("CREATE TABLE photos (name TEXT)")
+    db.close()
+    return path
+
+
+def _surrogate_ids(tmp: Path) -> Path:
+    # a lone surrogate is valid JSON but no terminal encodes it: the engaged finding prints the unit's id
+    path = tmp / "state.json"
+    units = [{"id": "\ud800", "player": "p1"}, {"id": "b", "player": "p2"}]
+    base = {"diameter_mm": 25}
+    models = [
+        {"id": "m1", "unit": "\ud800", "x_mm": 500, "y_mm": 500, "base": base},
+        {"id": "m2", "unit": "b", "x_mm": 526, "y_mm": 500, "base": base},
+    ]
+    path.write_text(json.dumps({"table": {"width_mm": 1829, "depth_mm": 1219}, "units": units, "models": models}))
     return path
 
 
@@ -139,6 +175,42 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
     (["analyze", str(FRAME), "--roster", "PATH"], _huge_number, "'x_mm' must be a finite number"),
     (["check", "PATH", "--profile", "skirmish"], _stacked, "20000 models with more than 500,000 pairs"),
     (["check", "PATH", "--profile", "legion"], _stacked, "models stacked around (500, 500) mm"),
+    (
+        ["check", "PATH", "--json", "--profile", "legion"],
+        lambda t: _stacked(t, 900),
+        "900 models with more than 5,000 pairs standing on one another (models stacked around (500, 500) mm)",
+    ),
+    # a table where a value belongs, or a value where a [section] does
+    (
+        ["detect", str(FRAME), "--config", "PATH"],
+        lambda t: _settings(t, "[vision]\nrays = {a=1}\n"),
+        "[vision] rays must be a value, not a table",
+    ),
+    (
+        ["detect", str(FRAME), "--config", "PATH"],
+        lambda t: _settings(t, "[calibration.min_markers]\na=1\n"),
+        "[calibration] min_markers must be a value, not a table",
+    ),
+    (
+        ["detect", str(FRAME), "--config", "PATH"],
+        lambda t: _settings(t, "vision = 3\n"),
+        "[vision] must be a table of settings, got 3",
+    ),
+    # what is no regular file: read for ever, or never ending
+    (["check", "PATH"], _device, "/dev/zero: not a regular file; expected a table state JSON file"),
+    (["check", "PATH"], _fifo, "not a regular file; expected a table state JSON file"),
+    (["check", "--profile", "PATH"], _device, "not a regular file; expected a rule profile TOML file"),
+    (["check", "--profile", "PATH"], _fifo, "not a regular file; expected a rule profile TOML file"),
+    (["detect", str(FRAME), "--config", "PATH"], _fifo, "not a regular file; expected a settings TOML file"),
+    (["detect", str(FRAME), "--table", "PATH"], _fifo, "not a regular file; expected a table spec TOML file"),
+    (["detect", str(FRAME), "--camera", "PATH"], _device, "not a regular file; expected a camera.json"),
+    (["detect", "PATH"], _device, "not a regular file; expected an image file"),
+    (["analyze", str(FRAME), "--roster", "PATH"], _fifo, "not a regular file; expected a table state JSON file"),
+    (["review", "SRC", "--actions", "PATH"], _fifo, "not a regular file; expected an actions JSON file"),
+    (["review", "SRC", "--dask", "foo"], lambda t: t, "--dask 'foo' is no scheduler address; expected one like tcp://"),
+    (["review", "SRC", "--dask", "tcp://host:99999"], lambda t: t, "is no scheduler address"),
+    (["check", "--profile", "PATH"], lambda t: _profile(t, "title = [1]\n"), "title must be a string, got [1]"),
+    (["review", "SRC"], _foreign_db, "not a review database (it holds the tables photos); expected a file made by"),
 ]
 
 
@@ -157,6 +229,47 @@ def test_bad_file_is_a_one_line_error(
     assert_one_line_error(code, err, args[0], words)
 
 
+# Every setting has a largest value, by its kind (the end of its name), and some a least one of their own; each row
+# one kind, or a value that once crashed or hung a stage.
+SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
+    ("[vision]\nseed_blur_px = 1e300", "[vision] seed_blur_px must be at most 100 px, got 1e+300"),
+    ("[vision]\nvote_blur_px = 1e300", "[vision] vote_blur_px must be at most 100 px, got 1e+300"),
+    ("[vision]\nprofile_blur_px = 1e300", "[vision] profile_blur_px must be at most 100 px, got 1e+300"),
+    ("[vision]\nedge_bias_px = 1e300", "[vision] edge_bias_px must be at most 10000 px, got 1e+300"),
+    ("[vision]\nseed_radius_px = 1e-300", "seed_radius_px must be at least 1 (px), got 1e-300"),
+    ("[vision]\nseed_radius_margin = 1e300", "[vision] seed_radius_margin must be at most 10000, got 1e+300"),
+    ("[vision]\nseed_radius_margin = -1", "seed_radius_margin must be from 0 to less than 1, got -1.0"),
+    ("[vision]\nseed_search_mm = 1e300", "[vision] seed_search_mm must be at most 1000 mm, got 1e+300"),
+    ("[vision]\nrefine_search_mm = 1e300", "[vision] refine_search_mm must be at most 1000 mm, got 1e+300"),
+    ("[vision]\nedge_model_sigma_mm = 1e300", "[vision] edge_model_sigma_mm must be at most 1000 mm, got 1e+300"),
+    ("[vision]\nbase_sizes_mm = [25, 1e9]", "[vision] base_sizes_mm must be at most 1000 mm, got 1000000000.0"),
+    ("[vision]\nsearch_rays = 100000000000000000000", "[vision] search_rays must be at most 720 rays"),
+    ("[vision]\nrefine_passes = 100000000000000000000", "[vision] refine_passes must be at most 100 passes"),
+    ("[vision]\nfit_iterations = 100000000000000000000", "[vision] fit_iterations must be at most 100 iterations"),
+    ("[vision]\ncolour_gain = 1e300", "[vision] colour_gain must be at most 10000, got 1e+300"),
+    ("[vision]\ntop_read_max_darkness = -1e300", "[vision] top_read_max_darkness must be at least -10000, got -1e+300"),
+    (
+        "[calibration]\ncorner_refine_iterations = 100000000000000000000",
+        "[calibration] corner_refine_iterations must be at most 100 iterations",
+    ),
+    ("[calibration]\nlens_min_views = 1000000", "[calibration] lens_min_views must be at most 1000, got 1000000"),
+    ("[pipeline]\nmax_rectified_px_per_mm = 1e6", "[pipeline] max_rectified_px_per_mm must be at most 1000 px per mm"),
+    ("[pipeline]\nchange_thumb_px = 1000000", "[pipeline] change_thumb_px must be at most 10000 px, got 1000000"),
+    ("[review]\nstored_frame_max_side_px = 10000000", "[review] stored_frame_max_side_px must be at most 100000 px"),
+    ("[review]\ntrack_gate_mm = 1e300", "[review] track_gate_mm must be at most 10000 mm, got 1e+300"),
+    ("[review]\nsettle_s = 1e300", "[review] settle_s must be at most 86400 s, got 1e+300"),
+    ("[evaluate]\nmatch_gate_mm = 1e300", "[evaluate] match_gate_mm must be at most 10000 mm, got 1e+300"),
+]
+
+
+@pytest.mark.parametrize(("text", "words"), SETTINGS_BOUND_CASES)
+def test_a_setting_beyond_its_range_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, words: str
+) -> None:
+    code, _, err = run(capsys, "detect", FRAME, "--config", _settings(tmp_path, text + "\n"))
+    assert_one_line_error(code, err, "detect", words)
+
+
 @pytest.mark.parametrize(
     ("annotate", "words"),
     [
@@ -164,12 +277,15 @@ def test_bad_file_is_a_one_line_error(
         ("out", "expected a file ending .png, .jpg, .jpeg"),
         ("missing/out.png", "no folder"),
         ("folder.png", "is a folder; expected a picture file to write"),
+        ("pipe.png", "not a regular file; expected a picture file to write"),
+        ("a" * 300 + ".png", "cannot write there (File name too long)"),
     ],
 )
 def test_annotate_path_is_checked_before_the_work(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, annotate: str, words: str
 ) -> None:
     (tmp_path / "folder.png").mkdir()
+    os.mkfifo(tmp_path / "pipe.png")
     code, out, err = run(capsys, "detect", "no-such-frame.jpg", "--annotate", tmp_path / annotate)
     # The frame is never read: the output is refused first.
     assert_one_line_error(code, err, "detect", words)
@@ -230,12 +346,14 @@ def _png_claiming(path: Path, width: int, height: int) -> Path:
         ["review", "SRC", "--out", "OUT", "--quiet"],
     ],
 )
+# 14000 x 14000: a real picture of 196 MP took a minute and more than a gigabyte to measure
+@pytest.mark.parametrize("side", [60_000, 14_000])
 def test_a_picture_claiming_a_huge_size_is_refused_before_decoding(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], side: int
 ) -> None:
     photos = tmp_path / "photos"
     photos.mkdir()
-    huge = _png_claiming(photos / "huge.png", 60_000, 60_000)
+    huge = _png_claiming(photos / "huge.png", side, side)
 
     def no_decode(*_: object) -> None:
         raise AssertionError("the image was decoded before its size was checked")
@@ -243,7 +361,8 @@ def test_a_picture_claiming_a_huge_size_is_refused_before_decoding(
     monkeypatch.setattr(sources.cv2, "imdecode", no_decode)
     named = {"PATH": str(huge), "SRC": str(photos), "OUT": str(tmp_path / "out")}
     code, _, err = run(capsys, *[named.get(a, a) for a in args])
-    assert_one_line_error(code, err, args[0], "the image header says 60000 x 60000 pixels; expected at most")
+    words = f"the image header says {side} x {side} pixels; expected at most {sources.MAX_IMAGE_PIXELS} pixels"
+    assert_one_line_error(code, err, args[0], words)
     assert "huge.png" in err
 
 
@@ -262,3 +381,11 @@ def test_a_review_whose_only_photo_cannot_be_calibrated_fails(
     # not marked done: run again with a spec that fits, it starts over
     with ReviewStore(out, readonly=True) as store:
         assert store.count() == 0 and "complete" not in store.meta()
+
+
+def test_an_id_the_terminal_cannot_encode_is_printed_escaped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run(capsys, "check", _surrogate_ids(tmp_path))
+    assert code == 0, err
+    assert "\\ud800 and b" in out

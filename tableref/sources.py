@@ -149,6 +149,14 @@ class ImageFolder(FrameSource):
         return len(self.paths)
 
 
+def check_frame_size(cap: cv2.VideoCapture, what: str, max_pixels: int = MAX_IMAGE_PIXELS) -> None:
+    """Refuse an opened video (``what`` names it) whose frames are larger than ``max_pixels``: the container states
+    the picture size before any frame is decoded, so a hostile one is refused before the work."""
+    width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 0), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0)
+    if width * height > max_pixels:
+        raise SourceError(f"{what} says its frames are {width} x {height} pixels; expected at most {max_pixels} pixels")
+
+
 class Capture(FrameSource):
     """A video file, a camera index or a stream URL, read with ``cv2.VideoCapture``."""
 
@@ -159,14 +167,10 @@ class Capture(FrameSource):
         cap = self._open()
         self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0) if not live else 0
-        width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 0), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 0)
-        cap.release()
-        # the container states the picture size before any frame is decoded: a hostile one is refused here
-        if width * height > max_pixels:
-            raise SourceError(
-                f"{self.name}: the {self.kind} says its frames are {width} x {height} pixels; expected at most "
-                f"{max_pixels} pixels"
-            )
+        try:
+            check_frame_size(cap, f"{self.name}: the {self.kind}", max_pixels)
+        finally:
+            cap.release()
 
     @property
     def kind(self) -> str:

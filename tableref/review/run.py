@@ -36,7 +36,14 @@ from tableref.pipeline.watch import COVERED, SAME, TableWatch, measure_settled
 from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.settings import Settings
-from tableref.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, SourceError, read_image
+from tableref.sources import (
+    IMAGE_SUFFIXES,
+    MAX_IMAGE_PIXELS,
+    VIDEO_SUFFIXES,
+    SourceError,
+    check_frame_size,
+    read_image,
+)
 
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
 _PROGRESS_EVERY = 30
@@ -55,7 +62,7 @@ class Recording:
     """A video file or a folder of photos, read from a given frame on; only every ``step``-th frame is decoded
     into an image (the others are grabbed, which a video needs to keep its place)."""
 
-    def __init__(self, path: str | Path, photo_period_s: float) -> None:
+    def __init__(self, path: str | Path, photo_period_s: float, max_pixels: int = MAX_IMAGE_PIXELS) -> None:
         self.path = Path(path)
         self.photos: list[Path] = []
         if self.path.is_dir():
@@ -74,7 +81,10 @@ class Recording:
             raise SourceError(f"{self.path}: cannot open the video; expected a file OpenCV can decode")
         self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
-        cap.release()
+        try:
+            check_frame_size(cap, f"{self.path}: the video", max_pixels)
+        finally:
+            cap.release()
         if self.fps <= 0:
             raise SourceError(f"{self.path}: the video states no frame rate; expected a recording with one")
 

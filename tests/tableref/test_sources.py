@@ -3,10 +3,14 @@ when its top-down views are smoothed for it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
 
+from tableref.review.run import Recording
 from tableref.sources import Capture, SourceError, blockiness, deblock_blur_px
 
 
@@ -64,8 +68,19 @@ def test_only_a_blocky_frame_is_smoothed(
     assert deblock_blur_px(frame, min_blockiness, blur_px) == expected
 
 
+def _open_camera_reader(path: Path, max_pixels: int) -> int:
+    return len(list(Capture(str(path), live=False, max_pixels=max_pixels).frames()))
+
+
+def _open_review_reader(path: Path, max_pixels: int) -> int:
+    return Recording(path, 1.0, max_pixels=max_pixels).count
+
+
+@pytest.mark.parametrize("reader", [_open_camera_reader, _open_review_reader])
 @pytest.mark.parametrize(("max_pixels", "refused"), [(64 * 48, False), (64 * 48 - 1, True)])
-def test_a_video_whose_frames_are_too_large_is_refused_on_opening(tmp_path, max_pixels: int, refused: bool) -> None:
+def test_a_video_whose_frames_are_too_large_is_refused_on_opening(
+    tmp_path: Path, reader: Callable[[Path, int], int], max_pixels: int, refused: bool
+) -> None:
     path = tmp_path / "small.avi"
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5, (64, 48))
     for _ in range(3):
@@ -73,6 +88,6 @@ def test_a_video_whose_frames_are_too_large_is_refused_on_opening(tmp_path, max_
     writer.release()
     if refused:
         with pytest.raises(SourceError, match="frames are 64 x 48 pixels; expected at most 3071 pixels"):
-            Capture(str(path), live=False, max_pixels=max_pixels)
+            reader(path, max_pixels)
     else:
-        assert len(list(Capture(str(path), live=False, max_pixels=max_pixels).frames())) == 3
+        assert reader(path, max_pixels) == 3

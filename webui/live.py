@@ -476,7 +476,9 @@ class LiveTable:
         last_places = rules.TableState(state.table, models=tuple(replace(m, unit=None) for m in state.unseen))
         ghosts = in_frame(last_places, detected.to_px, detected.rim_height_mm)
         place_in_frame(doc.get("unseen", []), *ghosts)
-        doc["roster_match"] = roster_match(before, detected.state, gate_mm).to_dict()
+        doc["roster_match"] = roster_match(
+            before, detected.state, gate_mm, self.settings.roster_mismatch_share
+        ).to_dict()
         doc["analysis_ms"] = round(detected.analysis_ms, 1)
         doc["remeasured_share"] = round(detected.remeasured_share, 3)
         result = Result(

@@ -29,8 +29,6 @@ from tableref.settings import ReviewSettings
 from webui.errors import UploadError
 
 OVERRIDES = "base_overrides"
-# The share of models that must match for a roster to belong to the table on screen (RosterMatch).
-MATCH_SHARE = 0.5
 # Sections of a detected state that describe one frame, not the roster (a truth file's render details, say).
 _FRAME_SECTIONS = ("calibration", "camera", "visibility", "render", "status")
 
@@ -144,27 +142,29 @@ def follow(
 class RosterMatch:
     """How the models on the table match the roster's: ``roster`` models of the roster are in a unit, ``seen``
     models are on the table, and ``matched`` of the roster's stand within reach of one of them (the roster's gate,
-    each model on the table matched once). ``mismatch``: fewer than half of the smaller number matched, as when a
-    photo of another table is measured with the roster of the last one (a table whose models were only taken off
-    still matches: the ones left are the roster's; a unit that moved farther than the gate is one unit)."""
+    each model on the table matched once). ``mismatch``: fewer than ``share`` of the smaller number matched, as
+    when a photo of another table is measured with the roster of the last one (a table whose models were only taken
+    off still matches: the ones left are the roster's; a unit that moved farther than the gate is one unit)."""
 
     roster: int
     seen: int
     matched: int
+    share: float
 
     @property
     def mismatch(self) -> bool:
-        return self.roster > 0 and self.seen > 0 and self.matched < MATCH_SHARE * min(self.roster, self.seen)
+        return self.roster > 0 and self.seen > 0 and self.matched < self.share * min(self.roster, self.seen)
 
     def to_dict(self) -> dict[str, Any]:
         return {"roster": self.roster, "seen": self.seen, "matched": self.matched, "mismatch": self.mismatch}
 
 
-def roster_match(roster: rules.TableState, detected: rules.TableState, gate_mm: float) -> RosterMatch:
-    """How the models ``detected`` on the table match the roster's models in units, within ``gate_mm``."""
+def roster_match(roster: rules.TableState, detected: rules.TableState, gate_mm: float, share: float) -> RosterMatch:
+    """How the models ``detected`` on the table match the roster's models in units, within ``gate_mm``; a mismatch
+    below ``share`` of them (see :class:`RosterMatch`)."""
     in_units = [m for m in (*roster.models, *roster.unseen) if m.unit is not None]
     rows, _ = match_models(detected.models, in_units, gate_mm)
-    return RosterMatch(len(in_units), len(detected.models), len(rows))
+    return RosterMatch(len(in_units), len(detected.models), len(rows), share)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ class WebuiSettings:
     poll_interval_s: float = field(metadata=positive())
     # Units screen: suggested groupings.
     group_gap_mm: float = field(metadata=at_least(0))
+    # Setup warns that the table on screen is not the roster's when fewer than this share of its models match.
+    roster_mismatch_share: float = field(metadata=at_least(0, 1))
     # A table state served without a camera, drawn top-down.
     state_px_per_mm: float = field(metadata=positive())
 

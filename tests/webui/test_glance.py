@@ -190,9 +190,9 @@ def test_the_roster_matches_the_table_when_half_its_models_stand_where_they_were
     detected: list[tuple[float, float]], matched: int, mismatch: bool
 ):
     roster = rules.state_from_dict(two_sides())
-    got = roster_match(roster, _placed(*detected), gate_mm=40.0)
+    got = roster_match(roster, _placed(*detected), gate_mm=40.0, share=0.5)
     assert (got.roster, got.seen, got.matched, got.mismatch) == (4, len(detected), matched, mismatch)
-    assert roster_match(rules.TableState(roster.table), _placed(*detected), 40.0).mismatch is False
+    assert roster_match(rules.TableState(roster.table), _placed(*detected), 40.0, 0.5).mismatch is False
 
 
 def _another_table() -> dict[str, Any]:
@@ -412,3 +412,12 @@ def test_the_review_map_keeps_move_labels_apart_with_grid_scale_and_legend(tmp_p
     assert 'class="scale-bar"' in page and "100 mm" in page and '12"' in page
     assert 'data-key="no-unit"' in page and "no unit (grey)" in page
     assert page.count('class="move-label"') == 2
+
+
+@pytest.mark.parametrize(("share", "mismatch"), [(0.5, True), (0.3, True), (0.25, False), (0.0, False)])
+def test_the_share_that_must_match_is_a_setting(share: float, mismatch: bool):
+    # one of the roster's four models stands where it stood, among six models seen: a quarter of the smaller count,
+    # which is no mismatch where a quarter is enough
+    roster = rules.state_from_dict(two_sides())
+    got = roster_match(roster, _placed(*_ELSEWHERE[:5], (905.0, 505.0)), gate_mm=40.0, share=share)
+    assert (got.matched, got.mismatch) == (1, mismatch)

@@ -532,19 +532,32 @@ def state_to_dict(state: TableState) -> dict[str, Any]:
     return out
 
 
+def check_regular_file(
+    path: Path, expected: str, error: Callable[[str], Exception], max_bytes: int | None = MAX_FILE_BYTES
+) -> None:
+    """``error`` naming ``path`` and ``expected`` unless it is a regular file of at most ``max_bytes`` (None: any
+    size): a device or a pipe may never end, and a reader would wait on it for ever."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise error(f"{path}: no such file; expected {expected}") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise error(f"{path}: is a folder; expected {expected}")
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{path}: not a regular file; expected {expected}")
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise error(f"{path}: {info.st_size} bytes; expected {expected} of at most {max_bytes} bytes")
+
+
 def read_text(path: str | Path, expected: str, error: Callable[[str], Exception] = StateError) -> str:
     """The text of the file at ``path``: the one reader of the text files the rules (and the app's settings) take,
     so that every way such a file can be unreadable is one ``error`` naming it and ``expected``. Only a regular file
-    of at most :data:`MAX_FILE_BYTES` is read: a device or a pipe may never end."""
+    of at most :data:`MAX_FILE_BYTES` is read (:func:`check_regular_file`)."""
     p = Path(path)
+    check_regular_file(p, expected, error)
     try:
-        info = p.stat()
-        if stat.S_ISDIR(info.st_mode):
-            raise error(f"{p}: is a folder; expected {expected}")
-        if not stat.S_ISREG(info.st_mode):
-            raise error(f"{p}: not a regular file; expected {expected}")
-        if info.st_size > MAX_FILE_BYTES:
-            raise error(f"{p}: {info.st_size} bytes; expected {expected} of at most {MAX_FILE_BYTES} bytes")
         return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{p}: no such file; expected {expected}") from None

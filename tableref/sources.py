@@ -7,7 +7,6 @@ them into :class:`SourceError` with a message that says what was tried and what 
 from __future__ import annotations
 
 import re
-import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from rules.state import check_regular_file
 from tableref.image_header import image_kind, image_size
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
@@ -68,28 +68,13 @@ def decode_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.
     return np.asarray(image, dtype=np.uint8)
 
 
-def _check_regular(path: Path, expected: str, max_bytes: int | None = None) -> None:
-    """SourceError unless ``path`` is a regular file (of at most ``max_bytes``): a device or a pipe may never end,
-    and OpenCV would wait on it for ever."""
-    try:
-        info = path.stat()
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise SourceError(f"{path}: is a folder; expected {expected}")
-    if not stat.S_ISREG(info.st_mode):
-        raise SourceError(f"{path}: not a regular file; expected {expected}")
-    if max_bytes is not None and info.st_size > max_bytes:
-        raise SourceError(f"{path}: {info.st_size} bytes; expected {expected} of at most {max_bytes} bytes")
-
-
 def read_image(path: str | Path, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.uint8]:
     """Decode an image file to (H, W, 3) BGR (:func:`decode_image`); SourceError naming the file for a missing,
     unreadable, too large or truncated one."""
     p = Path(path)
     if not p.exists():
         raise SourceError(f"{p}: no such image file")
-    _check_regular(p, "an image file", MAX_FILE_BYTES)
+    check_regular_file(p, "an image file", SourceError, MAX_FILE_BYTES)
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -221,7 +206,7 @@ def open_source(spec: str, period_s: float = 1.0) -> FrameSource:
     if path.suffix.lower() in IMAGE_SUFFIXES:
         return StillImage(path, period_s)
     if path.suffix.lower() in VIDEO_SUFFIXES:
-        _check_regular(path, "a video file")
+        check_regular_file(path, "a video file", SourceError, None)
         return Capture(str(path), live=False)
     raise SourceError(
         f"{spec}: unknown kind of file; expected an image ({', '.join(IMAGE_SUFFIXES)}) or a video "

@@ -38,7 +38,11 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
     neighbours' and gathers too few votes for a seed, but a base touching one found must stand beside it. Steps 1-6
     again in grey, with seeds that need fewer votes (``pack_vote_fraction``), only where such a base would stand,
     beside the bases the verifier took; what they read is verified too, and stands where it clashes with no base.
-12. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
+12. The finder's look (:func:`_finder_look`): a small learned net (:mod:`vision.finder`) that sees the whole view
+    marks where bases stand. A base found where it sees none is dropped; where it sees one that nothing found
+    explains, steps 2-6 read the rim from a seed there, and where no rim is read but the net is sure, its own centre
+    and size stand with wider sigmas.
+13. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
 
 :func:`fit_known_bases` fits the bases again where their sizes are known (:mod:`vision.known`).
 """
@@ -57,6 +61,7 @@ from vision.circles import SAME_BASE_CENTER_FRACTION, centre_distances, snap_dia
 from vision.colour import chroma_contrast
 from vision.detections import BaseDetections
 from vision.errors import VisionError
+from vision.finder import FinderMaps, load_finder
 from vision.footprints import read_footprints, seeds_in_reach
 from vision.inputs import check_mask, check_scale, grey_image
 from vision.known import fit_at_sizes
@@ -137,6 +142,7 @@ def _detect_bases(
 
     # on seeds this weak only the learned verifier tells a base from a circle its neighbours' rims make up
     packs = settings.pack_vote_fraction > 0 and settings.verifier_min_probability > 0
+    finder_on = settings.finder_seed_probability > 0
 
     def grey_look(
         chroma_pending: Future[NDArray[np.uint8] | None] | None, seeds: Seeds
@@ -157,14 +163,24 @@ def _detect_bases(
         )
 
     def finish(
-        found: BaseDetections, more: BaseDetections, kin_only: BaseDetections, blur_px: FloatArray, seeds: Seeds
+        found: BaseDetections,
+        more: BaseDetections,
+        kin_only: BaseDetections,
+        blur_px: FloatArray,
+        seeds: Seeds,
+        colour: NDArray[np.uint8] | None = None,
     ) -> BaseDetections:
         bases = _verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, groups=True)
         # a pack grows only from bases the verifier believes in, and its readings are verified in turn
         weak = seeds[seeds.vote_share < settings.vote_fraction]
         packed = _pack_look(grey, bgr, bases, weak, blur_px, scale, settings, ignore, parallax, wanted_px)
         packed = _verified(packed, bgr, scale, settings, groups=False)
-        return bases if len(packed) == 0 else final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
+        if len(packed):
+            bases = final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
+        if not finder_on:
+            return bases
+        maps = load_finder(settings.finder_file or None).read(bgr, scale)
+        return _finder_look(grey, bgr, colour, bases, maps, blur_px, scale, settings, ignore, parallax, wanted_px)
 
     def grey_seeds() -> Seeds:
         return find_seeds(grey, scale, settings, ignore, settings.pack_vote_fraction if packs else None)
@@ -180,7 +196,7 @@ def _detect_bases(
         found, spare, kin_only, blur_px = grey_look(pending, seeds)
         colour = pending.result()
     if colour is None:
-        return finish(found, spare, kin_only, blur_px, seeds)
+        return finish(found, spare, kin_only, blur_px, seeds, colour)
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
     seen = _covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
@@ -210,7 +226,7 @@ def _detect_bases(
     same = centre_distances(spare.center_px, more.center_px) <= SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
     rival = BaseDetections.concatenate([more, spare[~np.any(same, axis=1)]])
     rival = rival[resolve_overlaps(rival.center_px, rival.radius_px, rival.diameter_mm, rival.score, scale, settings)]
-    return finish(found, rival, BaseDetections.concatenate([kin_only, kin_colour]), blur_px, seeds)
+    return finish(found, rival, BaseDetections.concatenate([kin_only, kin_colour]), blur_px, seeds, colour)
 
 
 def fit_known_bases(
@@ -314,20 +330,8 @@ def _pack_look(
     apart = np.all(dist >= settings.pack_min_apart * found.radius_px[None, :], axis=1)
     if not np.any(near & apart):
         return BaseDetections.empty()
-    more, _spare, _kin, _blur = _detect_in(
-        grey,
-        grey,
-        settings.min_figure_contrast,
-        scale,
-        settings,
-        ignore,
-        parallax,
-        None,
-        blur_px,
-        bgr=bgr,
-        wanted_px=wanted_px,
-        anchors=found,
-        seeds=weak_seeds[near & apart],
+    more = _read_beside(
+        grey, bgr, found, weak_seeds[near & apart], None, blur_px, scale, settings, ignore, parallax, wanted_px
     )
     # a seed on few votes must be borne out by a clear reading: between two bases apart, their rims alone can vote
     # for a circle in the notch, which has no rim of its own
@@ -339,6 +343,131 @@ def _pack_look(
     kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
     # a pack's reading stands only beside the bases found, never in the place of one
     return more[np.sort(kept[kept >= len(found)]) - len(found)]
+
+
+def _finder_look(
+    grey: NDArray[np.uint8],
+    bgr: NDArray[np.uint8],
+    colour: NDArray[np.uint8] | None,
+    found: BaseDetections,
+    maps: FinderMaps,
+    blur_px: FloatArray,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+    parallax: RimParallax | None,
+    wanted_px: FloatArray | None,
+) -> BaseDetections:
+    """Step 12: what the learned finder (:mod:`vision.finder`) sees. A base found (of a size up to
+    ``finder_max_diameter_mm``) where the finder gives less than ``finder_keep_probability`` near its centre is
+    dropped; where the finder sees a base (``finder_seed_probability``)
+    that none found explains, its rim is read about that place (steps 2-6 from a seed there) and the reading stands
+    where it clashes with no base found; where no rim is read and the finder is sure (``finder_sure_probability``),
+    its own centre and size stand. Both only where the verifier gives them at least ``finder_verifier_probability``."""
+    if settings.finder_keep_probability > 0 and len(found):
+        near = maps.probability_near(found.center_px, settings.finder_reach_mm)
+        # it was fitted on bases of up to finder_max_diameter_mm: of larger ones it says nothing
+        unknown = found.diameter_mm > settings.finder_max_diameter_mm
+        found = found[unknown | (near >= settings.finder_keep_probability)]
+    centre_px, diameter_mm, prob = maps.peaks(settings.finder_seed_probability)
+    if len(centre_px) == 0:
+        return found
+    radius_px = 0.5 * snap_diameters(diameter_mm, settings.base_sizes_mm, np.inf)[0] * scale
+    explained = centre_distances(centre_px, found.center_px) <= 0.5 * np.maximum(radius_px[:, None], found.radius_px)
+    lone = ~np.any(explained, axis=1)
+    if ignore is not None:
+        h, w = ignore.shape
+        u = np.clip(np.round(centre_px[:, 0]).astype(np.intp), 0, w - 1)
+        v = np.clip(np.round(centre_px[:, 1]).astype(np.intp), 0, h - 1)
+        lone &= ignore[v, u] == 0
+    if not np.any(lone):
+        return found
+    r = radius_px[lone]
+    margin = settings.finder_band_margin
+    seeds = Seeds(
+        centre_px[lone],
+        r,
+        np.stack([r * (1 - margin), r * (1 + margin)], axis=1),
+        np.ones(len(r), np.intp),
+        np.full(len(r), np.inf),
+    )
+    # the colour contrast tells a printed ring from a base's contact shadow, as in the grey look
+    chroma: Future[NDArray[np.uint8] | None] = Future()
+    chroma.set_result(colour)
+    more = _read_beside(grey, bgr, found, seeds, chroma, blur_px, scale, settings, ignore, parallax, wanted_px)
+    # a reading stands only where the finder saw a base
+    reach_px = settings.finder_reach_mm * scale
+    if len(more):
+        more = more[np.min(centre_distances(more.center_px, centre_px[lone]), axis=1) <= reach_px]
+    sure = lone.copy()
+    sure[lone] = prob[lone] >= settings.finder_sure_probability
+    if len(more):
+        sure[lone] &= ~np.any(centre_distances(centre_px[lone], more.center_px) <= reach_px, axis=1)
+    # what only the finder sees must not look to the verifier like a printed ring or a token: it is fitted on other
+    # looks, and only its own bar is asked for
+    lone_bases = _finder_bases(centre_px[sure], radius_px[sure], prob[sure], scale, settings)
+    if settings.verifier_min_probability > 0:
+        bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
+        lone_bases = _verified(lone_bases, bgr, scale, bar, groups=False)
+        more = _verified(more, bgr, scale, bar, groups=False)
+    more = BaseDetections.concatenate([more, lone_bases])
+    both = BaseDetections.concatenate([found, more])
+    later = np.arange(len(both)) >= len(found)
+    kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
+    return both[np.sort(kept)]
+
+
+def _finder_bases(
+    centre_px: FloatArray, radius_px: FloatArray, probability: FloatArray, scale: float, settings: VisionSettings
+) -> BaseDetections:
+    """Bases where only the finder sees them: its centre (K, 2) and radius (K,) in px, its centre's typical error as
+    their sigma, and a score below any reading's."""
+    n = len(radius_px)
+    return BaseDetections(
+        centre_px,
+        radius_px,
+        2.0 * radius_px / scale,
+        0.1 * probability,
+        np.zeros(n),
+        np.zeros(n),
+        np.full(n, settings.finder_centre_sigma_mm * scale),
+        np.full(n, settings.finder_diameter_sigma_mm),
+        np.zeros(n),
+        np.ones(n),
+    )
+
+
+def _read_beside(
+    grey: NDArray[np.uint8],
+    bgr: NDArray[np.uint8],
+    found: BaseDetections,
+    seeds: Seeds,
+    chroma: Future[NDArray[np.uint8] | None] | None,
+    blur_px: FloatArray,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+    parallax: RimParallax | None,
+    wanted_px: FloatArray | None,
+) -> BaseDetections:
+    """Steps 2-6 in grey from ``seeds`` found by a later look, beside the bases ``found`` (see :func:`_detect_in`):
+    the bases read."""
+    more, _spare, _kin, _blur = _detect_in(
+        grey,
+        grey,
+        settings.min_figure_contrast,
+        scale,
+        settings,
+        ignore,
+        parallax,
+        chroma,
+        blur_px,
+        bgr=bgr,
+        wanted_px=wanted_px,
+        anchors=found,
+        seeds=seeds,
+    )
+    return more
 
 
 def _covered(

@@ -10,6 +10,10 @@ from vision.errors import SettingsError
 
 # Settings that must be positive, in (0, 1], and not negative (the rest are checked one by one).
 _POSITIVE = (
+    "finder_max_diameter_mm",
+    "finder_centre_sigma_mm",
+    "finder_diameter_sigma_mm",
+    "finder_reach_mm",
     "snap_tolerance_mm",
     "seed_radius_px",
     "seed_canny_high",
@@ -47,6 +51,11 @@ _FRACTIONS = (
     "min_disc_fill",
 )
 _NON_NEGATIVE = (
+    "finder_verifier_probability",
+    "finder_sure_probability",
+    "finder_seed_probability",
+    "finder_keep_probability",
+    "finder_band_margin",
     "second_ring_mm",
     "inner_ring_fraction",
     "max_overlap_mm",
@@ -325,6 +334,20 @@ class VisionSettings:
         verifier_min_probability: a circle read is a base where the verifier gives it at least this probability
             (0: no verifier).
         verifier_file: the verifier's weights (.npz); empty: the one that ships in vision/data.
+    The learned finder (see :mod:`vision.finder`)
+        finder_seed_probability: where the finder gives a base's centre at least this probability and no base was
+            found, its rim is looked for there (0: no finder).
+        finder_keep_probability: a base found stands only where the finder gives at least this probability within
+            ``finder_reach_mm`` of its centre (0: every base stands).
+        finder_reach_mm: how far from the finder's centre a base's may lie and still be its.
+        finder_max_diameter_mm: the largest base the finder was fitted on: larger bases found stand whatever it says.
+        finder_band_margin: the rim is looked for from (1 - this) to (1 + this) of the radius the finder gives.
+        finder_sure_probability: where the finder gives at least this and no rim is read there, the finder's own
+            centre and size stand, with ``finder_centre_sigma_mm`` and ``finder_diameter_sigma_mm`` as their sigmas
+            (above 1: never).
+        finder_verifier_probability: what only the finder sees (a rim read at its peak, or its own base) stands
+            where the verifier gives it at least this (0: whatever the verifier says).
+        finder_file: the finder's net (.onnx); empty: the one that ships in vision/data.
     The empty table (see :mod:`vision.reference`; only where a reference is given)
         reference_blur_mm: both images are smoothed by this much before they are compared.
         reference_light_cell_mm, reference_light_reach_cells: the light's slow change between the two is read per
@@ -492,6 +515,16 @@ class VisionSettings:
     unseen_rim_sigma_share: float
     verifier_min_probability: float
     verifier_file: str
+    finder_seed_probability: float
+    finder_keep_probability: float
+    finder_reach_mm: float
+    finder_max_diameter_mm: float
+    finder_band_margin: float
+    finder_sure_probability: float
+    finder_verifier_probability: float
+    finder_centre_sigma_mm: float
+    finder_diameter_sigma_mm: float
+    finder_file: str
     reference_blur_mm: float
     reference_light_cell_mm: float
     reference_light_reach_cells: int
@@ -521,9 +554,9 @@ class VisionSettings:
         :data:`_FRACTIONS` and :data:`_NON_NEGATIVE`."""
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "verifier_file":
+            if f.name in ("verifier_file", "finder_file"):
                 if not isinstance(value, str):
-                    raise SettingsError(f"verifier_file must be a path (a string), got {value!r}")
+                    raise SettingsError(f"{f.name} must be a path (a string), got {value!r}")
                 continue
             values = value if isinstance(value, tuple) else (value,)
             if not all(isinstance(v, int | float) and math.isfinite(v) for v in values):

@@ -1,5 +1,6 @@
-"""The detector as its hand rules stood before the learned verifier took the decision over: a figure on every base,
-the appearance fit's centres from 1.2 px/mm, and the sigmas of bases fitted at a roster's sizes as they were. The
+"""The detector as its hand rules stood before the learned verifier and finder took the decision over: a figure on
+every base, no finder's look, the appearance fit's centres from 1.2 px/mm, and the sigmas of bases fitted at a
+roster's sizes as they were. The
 rules are still there, each behind its setting; the tests of a rule's own behaviour run them with these settings,
 where the rule is on."""
 
@@ -17,6 +18,7 @@ HAND_RULES = {
     "outline_min_px_per_mm": 1.2,
     "known_misfit_scale": 2.5,
     "verifier_min_probability": 0.0,
+    "finder_seed_probability": 0.0,
 }
 
 

@@ -19,8 +19,10 @@ from tableref.settings import Settings
 
 
 def _config(pack_vote_fraction: float) -> Settings:
+    # the finder's look (step 12) comes after the pack's and finds most of what it would: off, to see the pack's own
     config = load_config()
-    return dataclasses.replace(config, vision=dataclasses.replace(config.vision, pack_vote_fraction=pack_vote_fraction))
+    vision = dataclasses.replace(config.vision, pack_vote_fraction=pack_vote_fraction, finder_seed_probability=0.0)
+    return dataclasses.replace(config, vision=vision)
 
 
 @functools.cache

@@ -1,0 +1,160 @@
+"""The learned finder: reading its maps, its file, what it sees on a rendered table, and the look it adds."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibration.table import calibrate_table, rectified_to_table
+from synth.wide import random_scene
+from synth.wide.frame import write_frame
+from synth.wide.tables import spec_toml
+from tableref.config import load_config
+from tableref.evaluate import FrameScore, load_samples, score_frame
+from tableref.sources import read_image
+from tests.vision import vision_scenes as vs
+from tests.vision.hand_rules import hand_rule_settings
+from vision import SettingsError
+from vision.detect import detect_bases
+from vision.finder import _DIAMETER_UNIT_MM, FINDER_PX_PER_MM, STRIDE, FinderMaps, load_finder
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+
+
+def _maps(cells: list[tuple[int, int, float, float, float, float]], view_px_per_mm: float) -> FinderMaps:
+    """Maps of 30 x 40 cells with a peak per (ix, iy, probability, offset x, offset y, diameter mm)."""
+    prob = np.zeros((30, 40), np.float32)
+    offset = np.zeros((2, 30, 40), np.float32)
+    log_d = np.zeros((30, 40), np.float32)
+    for ix, iy, p, ox, oy, d in cells:
+        prob[iy, ix] = p
+        prob[iy, ix + 1] = p / 2  # a neighbour that is no peak of its own
+        offset[:, iy, ix] = (ox, oy)
+        log_d[iy, ix] = math.log(d / _DIAMETER_UNIT_MM)
+    return FinderMaps(prob, offset, log_d, view_px_per_mm)
+
+
+@pytest.mark.parametrize(
+    ("view_px_per_mm", "cell", "offset", "want_px"),
+    [
+        # the finder's own scale: cell (10, 5) plus a quarter cell covers pixels 40-43 and 20-23
+        (1.0, (10, 5), (0.25, -0.25), (10.25 * STRIDE + 1.5, 4.75 * STRIDE + 1.5)),
+        # a view twice as fine: the same place in mm, twice the pixels
+        (2.0, (10, 5), (0.0, 0.0), ((10 * STRIDE + 2.0) * 2 - 0.5, (5 * STRIDE + 2.0) * 2 - 0.5)),
+        # a coarser view
+        (0.8, (3, 20), (0.5, 0.0), ((3.5 * STRIDE + 2.0) * 0.8 - 0.5, (20 * STRIDE + 2.0) * 0.8 - 0.5)),
+    ],
+)
+def test_a_peak_is_read_at_its_place_in_the_views_pixels(
+    view_px_per_mm: float, cell: tuple[int, int], offset: tuple[float, float], want_px: tuple[float, float]
+) -> None:
+    maps = _maps([(*cell, 0.9, *offset, 40.0)], view_px_per_mm)
+    centre, diameter, prob = maps.peaks(0.5)
+    assert FINDER_PX_PER_MM == 1.0
+    assert centre == pytest.approx(np.array([want_px]), abs=1e-4)
+    assert diameter == pytest.approx([40.0], rel=1e-5)
+    assert prob == pytest.approx([0.9])
+
+
+@pytest.mark.parametrize(
+    ("min_probability", "want"),
+    [
+        (0.5, [0.9, 0.6]),  # most probable first; the halves beside them are no peaks
+        (0.7, [0.9]),
+        (0.95, []),
+    ],
+)
+def test_peaks_below_the_bar_and_beside_a_higher_cell_are_left_out(min_probability: float, want: list[float]) -> None:
+    maps = _maps([(5, 5, 0.6, 0.0, 0.0, 25.0), (20, 12, 0.9, 0.0, 0.0, 32.0)], 1.0)
+    centre, diameter, prob = maps.peaks(min_probability)
+    assert prob.tolist() == pytest.approx(want)
+    assert centre.shape == (len(want), 2) and diameter.shape == (len(want),)
+
+
+def test_the_probability_near_a_place_is_the_highest_cell_within_reach() -> None:
+    maps = _maps([(10, 10, 0.8, 0.0, 0.0, 32.0)], 2.0)
+    peak_px, _d, _p = maps.peaks(0.5)
+    at = np.array([peak_px[0], peak_px[0] + [6.0 * 2, 0.0], peak_px[0] + [40.0 * 2, 0.0], [-500.0, -500.0]])
+    # 6 mm away is within 8 mm; 40 mm away and off the maps are not
+    assert maps.probability_near(at, 8.0) == pytest.approx([0.8, 0.8, 0.0, 0.0])
+
+
+def test_a_file_that_is_no_finder_is_a_named_error(tmp_path: Path) -> None:
+    bad = tmp_path / "finder.onnx"
+    bad.write_bytes(b"not a net at all")
+    with pytest.raises(SettingsError, match="not a base finder"):
+        load_finder(bad)
+    with pytest.raises(SettingsError, match="no such file"):
+        load_finder(tmp_path / "missing.onnx")
+
+
+@pytest.mark.parametrize("name", ["skirmish_1080p", "crowded_4k"])
+def test_the_shipped_finder_sees_the_bases_of_a_sample_frame_and_not_a_bare_mat(name: str) -> None:
+    sample = next(s for s in load_samples(SAMPLES) if s.name == name)
+    image = read_image(sample.image)
+    calibration = calibrate_table(image, sample.spec, sample.camera, settings=load_config().calibration)
+    px_per_mm = calibration.px_per_mm
+    view = calibration.rectify(image, px_per_mm)
+    centre_px, _diameter_mm, _prob = load_finder().read(view, px_per_mm).peaks(0.5)
+    seen = np.array([sample.truth["visibility"].get(m["id"], 1.0) >= 0.6 for m in sample.truth["models"]])
+    truth_mm = np.array([[m["x_mm"], m["y_mm"]] for m in sample.truth["models"]])
+    found_mm = rectified_to_table(centre_px, px_per_mm)
+    apart = np.hypot(*(truth_mm[:, None, :] - found_mm[None, :, :]).transpose(2, 0, 1))
+    assert np.mean(apart[seen].min(axis=1) <= 4.0) >= 0.9
+    # nearly every peak is a base's (one hardly in view counts)
+    assert np.mean(apart.min(axis=0) <= 4.0) >= 0.9
+    bare = np.full_like(view, 110)
+    assert len(load_finder().read(bare, px_per_mm).peaks(0.5)[0]) == 0
+
+
+def _wide_scores(seed: int, resolution: str, folder: Path) -> tuple[FrameScore, FrameScore]:
+    """(without the finder's look, with it) on one frame of the wide-look renderer (never fitted on)."""
+    scene = random_scene(seed, resolution)
+    (folder / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
+    write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
+    (sample,) = load_samples(folder)
+    config = load_config()
+    without = dataclasses.replace(config, vision=dataclasses.replace(config.vision, finder_seed_probability=0.0))
+    return score_frame(sample, without, without.evaluate), score_frame(sample, config, config.evaluate)
+
+
+# frames of the development set: crowded melees of dark and flock tops at 1080p, a coarse 1080p table, a 4K one
+@pytest.mark.parametrize(("seed", "resolution"), [(30000, "1080p"), (70004, "1080p"), (30010, "4k")])
+def test_the_finders_look_finds_bases_the_others_missed_and_keeps_what_they_found(
+    seed: int, resolution: str, tmp_path: Path
+) -> None:
+    without, with_finder = _wide_scores(seed, resolution, tmp_path)
+    found_before = without.truth_matched & without.truth_visible
+    found_after = with_finder.truth_matched & with_finder.truth_visible
+    assert found_after.sum() > found_before.sum()
+    # a base found without it is dropped only where the finder is sure there is none: a few, far fewer than it adds
+    lost = np.sum(found_before & ~found_after)
+    assert lost <= 2 and np.sum(found_after & ~found_before) >= 3 * lost
+    # and it adds no more than one reading that is no base of the truth
+    assert with_finder.detected - with_finder.matched <= without.detected - without.matched + 1
+
+
+@pytest.mark.parametrize(
+    ("keep_probability", "want_mm"),
+    [
+        (0.0, [32.0, 80.0]),  # no veto: both stand
+        (2.0, [80.0]),  # a veto nothing passes: the finder was never shown an 80 mm base, which stands regardless
+    ],
+)
+def test_the_finders_veto_spares_bases_larger_than_it_knows(keep_probability: float, want_mm: list[float]) -> None:
+    px_per_mm = 1.5
+    bases = [vs.Placed((60 * px_per_mm, 70 * px_per_mm), 32.0), vs.Placed((170 * px_per_mm, 70 * px_per_mm), 80.0)]
+    scene = vs.draw_scene((int(140 * px_per_mm), int(240 * px_per_mm)), px_per_mm, bases, np.random.default_rng(3))
+    settings = dataclasses.replace(
+        hand_rule_settings(),
+        min_figure_contrast=0.0,
+        finder_seed_probability=2.0,  # on, but reading nothing of its own: only its veto acts
+        finder_sure_probability=2.0,
+        finder_keep_probability=keep_probability,
+    )
+    dets = detect_bases(scene.image_bgr, px_per_mm, settings)
+    assert sorted(dets.diameter_mm.tolist()) == want_mm

@@ -28,7 +28,7 @@ from calibration.table import calibrate_table, table_to_rectified
 from tableref.config import load_config
 from tableref.evaluate import load_samples
 from tableref.sources import read_image
-from vision.finder import _DIAMETER_UNIT_MM, FINDER_PX_PER_MM, STRIDE
+from vision.finder import DIAMETER_UNIT_MM, FINDER_PX_PER_MM, STRIDE
 
 # Bases with less of their rim in view than this are neither taught as bases nor as mat.
 MIN_VISIBILITY = 0.6
@@ -86,7 +86,7 @@ def targets(
         ix, iy = round(gx), round(gy)
         if 0 <= ix < n and 0 <= iy < n:
             heat[iy, ix] = 1.0
-            reg[:, iy, ix] = (gx - ix, gy - iy, math.log(d / _DIAMETER_UNIT_MM))
+            reg[:, iy, ix] = (gx - ix, gy - iy, math.log(d / DIAMETER_UNIT_MM))
             has[iy, ix] = 1.0
     return heat, weight, reg, has
 
@@ -231,11 +231,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2)
     args = parser.parse_args(argv)
     try:
-        import torch
+        import torch  # noqa: F401  (only whether it is there)
     except ImportError:
         print("error: fitting the finder needs PyTorch (pip install torch)", file=sys.stderr)
         return 2
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     frames = views(args.sets)
     print(f"{len(frames)} frames, {sum(len(f['centre_px']) for f in frames)} bases", flush=True)
     export(fit(frames, args.steps, args.batch, args.seed), args.out)

@@ -405,12 +405,12 @@ def _finder_look(
         sure[lone] &= ~np.any(centre_distances(centre_px[lone], more.center_px) <= reach_px, axis=1)
     # what only the finder sees must not look to the verifier like a printed ring or a token: it is fitted on other
     # looks, and only its own bar is asked for
-    lone_bases = _finder_bases(centre_px[sure], radius_px[sure], prob[sure], scale, settings)
+    more = BaseDetections.concatenate(
+        [more, _finder_bases(centre_px[sure], radius_px[sure], prob[sure], scale, settings)]
+    )
     if settings.verifier_min_probability > 0:
         bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
-        lone_bases = _verified(lone_bases, bgr, scale, bar, groups=False)
         more = _verified(more, bgr, scale, bar, groups=False)
-    more = BaseDetections.concatenate([more, lone_bases])
     both = BaseDetections.concatenate([found, more])
     later = np.arange(len(both)) >= len(found)
     kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)

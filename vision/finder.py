@@ -29,7 +29,7 @@ FloatArray = NDArray[np.float64]
 FINDER_PX_PER_MM = 1.0
 STRIDE = 4
 # The diameter channel is the log of the diameter over this many mm.
-_DIAMETER_UNIT_MM = 32.0
+DIAMETER_UNIT_MM = 32.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,7 +53,7 @@ class FinderMaps:
         iy, ix = iy[order], ix[order]
         cells = np.stack([ix + self.offset[0, iy, ix], iy + self.offset[1, iy, ix]], axis=1).astype(np.float64)
         centre_px = self._to_view((cells + 0.5) * STRIDE - 0.5)
-        diameter_mm = _DIAMETER_UNIT_MM * np.exp(self.log_diameter[iy, ix].astype(np.float64))
+        diameter_mm = DIAMETER_UNIT_MM * np.exp(self.log_diameter[iy, ix].astype(np.float64))
         return centre_px, diameter_mm, prob[iy, ix].astype(np.float64)
 
     def probability_near(self, center_px: FloatArray, reach_mm: float) -> FloatArray:

@@ -20,7 +20,7 @@ from tests.vision import vision_scenes as vs
 from tests.vision.hand_rules import hand_rule_settings
 from vision import SettingsError
 from vision.detect import detect_bases
-from vision.finder import _DIAMETER_UNIT_MM, FINDER_PX_PER_MM, STRIDE, FinderMaps, load_finder
+from vision.finder import DIAMETER_UNIT_MM, FINDER_PX_PER_MM, STRIDE, FinderMaps, load_finder
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 
@@ -34,7 +34,7 @@ def _maps(cells: list[tuple[int, int, float, float, float, float]], view_px_per_
         prob[iy, ix] = p
         prob[iy, ix + 1] = p / 2  # a neighbour that is no peak of its own
         offset[:, iy, ix] = (ox, oy)
-        log_d[iy, ix] = math.log(d / _DIAMETER_UNIT_MM)
+        log_d[iy, ix] = math.log(d / DIAMETER_UNIT_MM)
     return FinderMaps(prob, offset, log_d, view_px_per_mm)
 
 

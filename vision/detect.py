@@ -74,7 +74,7 @@ from vision.refine import refine_rims
 from vision.rim import ray_directions
 from vision.seeds import Seeds, find_seeds
 from vision.settings import VisionSettings
-from vision.units import final_bases, plain_groups, top_colours
+from vision.units import final_bases, plain_groups, top_colours, vote_sizes
 from vision.verdicts import first_tests, other_impostors, printed_rings
 from vision.verify import features, load_verifier
 
@@ -180,7 +180,8 @@ def _detect_bases(
         if not finder_on:
             return bases
         maps = load_finder(settings.finder_file or None).read(bgr, scale)
-        return _finder_look(grey, bgr, colour, bases, maps, blur_px, scale, settings, ignore, parallax, wanted_px)
+        bases = _finder_look(grey, bgr, colour, bases, maps, blur_px, scale, settings, ignore, parallax, wanted_px)
+        return _finder_sizes(bases, maps, bgr, scale, settings)
 
     def grey_seeds() -> Seeds:
         return find_seeds(grey, scale, settings, ignore, settings.pack_vote_fraction if packs else None)
@@ -372,7 +373,8 @@ def _finder_look(
     centre_px, diameter_mm, prob = maps.peaks(settings.finder_seed_probability)
     if len(centre_px) == 0:
         return found
-    radius_px = 0.5 * snap_diameters(diameter_mm, settings.base_sizes_mm, np.inf)[0] * scale
+    size_mm = snap_diameters(diameter_mm, settings.base_sizes_mm, np.inf)[0]
+    radius_px = 0.5 * size_mm * scale
     explained = centre_distances(centre_px, found.center_px) <= 0.5 * np.maximum(radius_px[:, None], found.radius_px)
     lone = ~np.any(explained, axis=1)
     if ignore is not None:
@@ -406,7 +408,7 @@ def _finder_look(
     # what only the finder sees must not look to the verifier like a printed ring or a token: it is fitted on other
     # looks, and only its own bar is asked for
     more = BaseDetections.concatenate(
-        [more, _finder_bases(centre_px[sure], radius_px[sure], prob[sure], scale, settings)]
+        [more, _finder_bases(centre_px[sure], size_mm[sure], prob[sure], scale, settings)]
     )
     if settings.verifier_min_probability > 0:
         bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
@@ -417,16 +419,33 @@ def _finder_look(
     return both[np.sort(kept)]
 
 
-def _finder_bases(
-    centre_px: FloatArray, radius_px: FloatArray, probability: FloatArray, scale: float, settings: VisionSettings
+def _finder_sizes(
+    found: BaseDetections, maps: FinderMaps, bgr: NDArray[np.uint8], scale: float, settings: VisionSettings
 ) -> BaseDetections:
-    """Bases where only the finder sees them: its centre (K, 2) and radius (K,) in px, its centre's typical error as
-    their sigma, and a score below any reading's."""
-    n = len(radius_px)
+    """``found`` with its sizes voted again on readings that blend the finder's diameter near each base with the
+    rim's fitted one (``finder_size_weight``): the two err apart (the rim's fit leans with bevels, clear walls and
+    flock, the finder's with the look of the whole base), so their mean scatters less than either."""
+    weight = settings.finder_size_weight
+    if weight <= 0 or len(found) == 0:
+        return found
+    fitted_mm = 2.0 * found.radius_px / scale
+    seen_mm = maps.diameter_near(found.center_px, settings.finder_reach_mm)
+    blend = np.isfinite(seen_mm) & (found.diameter_mm <= settings.finder_max_diameter_mm)
+    reading_mm = np.where(blend, (1.0 - weight) * fitted_mm + weight * np.nan_to_num(seen_mm), fitted_mm)
+    lab = top_colours(bgr, found.center_px, found.radius_px, settings)
+    return vote_sizes(found, lab, scale, settings, reading_mm)
+
+
+def _finder_bases(
+    centre_px: FloatArray, size_mm: FloatArray, probability: FloatArray, scale: float, settings: VisionSettings
+) -> BaseDetections:
+    """Bases where only the finder sees them: its centre (K, 2) in px and standard size (K,) in mm, its centre's
+    typical error as their sigma, and a score below any reading's."""
+    n = len(size_mm)
     return BaseDetections(
         centre_px,
-        radius_px,
-        2.0 * radius_px / scale,
+        0.5 * size_mm * scale,
+        size_mm,
         0.1 * probability,
         np.zeros(n),
         np.zeros(n),

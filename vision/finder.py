@@ -58,12 +58,30 @@ class FinderMaps:
 
     def probability_near(self, center_px: FloatArray, reach_mm: float) -> FloatArray:
         """(N,) the highest probability of a cell whose centre lies within ``reach_mm`` of each of ``center_px``
-        (N, 2), view pixels."""
+        (N, 2), view pixels (0 where no cell lies that near)."""
+        iy, ix = self._best_cells(center_px, reach_mm)
+        found = iy >= 0
+        out = np.zeros(len(iy))
+        out[found] = self.probability[iy[found], ix[found]]
+        return out
+
+    def diameter_near(self, center_px: FloatArray, reach_mm: float) -> FloatArray:
+        """(N,) the diameter (mm) the most probable cell within ``reach_mm`` of each of ``center_px`` (N, 2), view
+        pixels, gives (NaN where no cell lies that near)."""
+        iy, ix = self._best_cells(center_px, reach_mm)
+        found = iy >= 0
+        out = np.full(len(iy), np.nan)
+        out[found] = DIAMETER_UNIT_MM * np.exp(self.log_diameter[iy[found], ix[found]].astype(np.float64))
+        return out
+
+    def _best_cells(self, center_px: FloatArray, reach_mm: float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Row and column (N,) of the most probable cell within ``reach_mm`` of each of ``center_px`` (N, 2); -1
+        where none lies that near."""
         centre = (np.asarray(center_px, np.float64).reshape(-1, 2) + 0.5) / self.view_px_per_mm
         cells = (centre * FINDER_PX_PER_MM + 0.5) / STRIDE - 0.5
         reach = reach_mm * FINDER_PX_PER_MM / STRIDE
         h, w = self.probability.shape
-        out = np.zeros(len(cells))
+        rows, cols = np.full(len(cells), -1, np.intp), np.full(len(cells), -1, np.intp)
         span = int(np.ceil(reach))
         for k, (cx, cy) in enumerate(cells):
             x0, x1 = max(int(np.floor(cx)) - span, 0), min(int(np.ceil(cx)) + span, w - 1)
@@ -73,8 +91,9 @@ class FinderMaps:
             ys, xs = np.mgrid[y0 : y1 + 1, x0 : x1 + 1]
             near = (xs - cx) ** 2 + (ys - cy) ** 2 <= reach * reach
             if np.any(near):
-                out[k] = float(self.probability[y0 : y1 + 1, x0 : x1 + 1][near].max())
-        return out
+                best = int(np.argmax(np.where(near, self.probability[y0 : y1 + 1, x0 : x1 + 1], -1.0)))
+                rows[k], cols[k] = ys.flat[best], xs.flat[best]
+        return rows, cols
 
     def _to_view(self, finder_px: FloatArray) -> FloatArray:
         return (finder_px + 0.5) / FINDER_PX_PER_MM * self.view_px_per_mm - 0.5

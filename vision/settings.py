@@ -56,6 +56,7 @@ _NON_NEGATIVE = (
     "finder_seed_probability",
     "finder_keep_probability",
     "finder_band_margin",
+    "finder_size_weight",
     "second_ring_mm",
     "inner_ring_fraction",
     "max_overlap_mm",
@@ -347,6 +348,9 @@ class VisionSettings:
             (above 1: never).
         finder_verifier_probability: what only the finder sees (a rim read at its peak, or its own base) stands
             where the verifier gives it at least this (0: whatever the verifier says).
+        finder_size_weight: each base's size is voted (see ``size_vote_*``) again once the finder has looked, on a
+            reading that blends this share of the finder's diameter there with (1 - this) of the rim's fitted one
+            (0: the rim's alone; bases over ``finder_max_diameter_mm`` keep the rim's).
         finder_file: the finder's net (.onnx); empty: the one that ships in vision/data.
     The empty table (see :mod:`vision.reference`; only where a reference is given)
         reference_blur_mm: both images are smoothed by this much before they are compared.
@@ -524,6 +528,7 @@ class VisionSettings:
     finder_verifier_probability: float
     finder_centre_sigma_mm: float
     finder_diameter_sigma_mm: float
+    finder_size_weight: float
     finder_file: str
     reference_blur_mm: float
     reference_light_cell_mm: float
@@ -589,6 +594,8 @@ class VisionSettings:
             )
         if self.refine_passes < 1 or self.fit_iterations < 1:
             raise SettingsError("refine_passes and fit_iterations must be at least 1")
+        if self.finder_size_weight > 1:
+            raise SettingsError(f"finder_size_weight must be from 0 to 1, got {self.finder_size_weight!r}")
         if len(self.size_vote_ring) != 2 or not 0 <= self.size_vote_ring[0] < self.size_vote_ring[1] <= 1:
             raise SettingsError(
                 "size_vote_ring must be [inner, outer] fractions of the radius, 0 <= inner < outer <= 1, got "

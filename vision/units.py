@@ -190,7 +190,11 @@ def top_colours(
 
 
 def vote_sizes(
-    found: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings
+    found: BaseDetections,
+    top_lab: FloatArray,
+    px_per_mm: float,
+    settings: VisionSettings,
+    reading_mm: FloatArray | None = None,
 ) -> BaseDetections:
     """``found`` with each base's size put to the vote of its unit: two bases are taken for one unit's where they
     stand within ``size_vote_reach_mm`` edge to edge, their fitted diameters lie within ``size_vote_window_mm`` and
@@ -199,11 +203,12 @@ def vote_sizes(
     ``size_vote_hops`` such steps whose fitted diameters lie within ``size_vote_window_mm`` of its own, itself
     included, where there are at least ``size_vote_min`` of them; a base left alone so may take its neighbours' size
     (:func:`_lone_sizes`). A unit's models stand on one size and share rim and paint, so the fit's bias too: its
-    scatter, which the median shrinks, decides between neighbouring sizes. The centres do not move."""
+    scatter, which the median shrinks, decides between neighbouring sizes. The centres do not move. ``reading_mm``
+    (N,): each base's diameter as read otherwise, voted on in the place of its fitted one."""
     n = len(found)
     if n == 0 or settings.size_vote_reach_mm <= 0:
         return found
-    fitted_mm = 2.0 * found.radius_px / px_per_mm
+    fitted_mm = 2.0 * found.radius_px / px_per_mm if reading_mm is None else np.asarray(reading_mm, np.float64)
     size_mm = found.diameter_mm
     alike = np.abs(fitted_mm[:, None] - fitted_mm[None, :]) < settings.size_vote_window_mm
     reached = _unit_reach(found.center_px, size_mm, top_lab, alike, px_per_mm, settings)

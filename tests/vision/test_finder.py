@@ -83,6 +83,17 @@ def test_the_probability_near_a_place_is_the_highest_cell_within_reach() -> None
     assert maps.probability_near(at, 8.0) == pytest.approx([0.8, 0.8, 0.0, 0.0])
 
 
+def test_the_diameter_near_a_place_is_that_of_the_most_probable_cell_within_reach() -> None:
+    maps = _maps([(10, 10, 0.8, 0.0, 0.0, 32.0), (12, 10, 0.6, 0.0, 0.0, 25.0)], 1.0)
+    peak_px, _d, _p = maps.peaks(0.5)
+    at = np.array([peak_px[1], peak_px[1] + [30.0, 0.0], [-500.0, -500.0]])
+    # at the 25 mm peak the 32 mm one, 8 mm away, is within 10 mm and more probable; 30 mm on, of the two only the
+    # 25 mm one is within 32 mm; nothing is near a place off the maps
+    got = np.concatenate([maps.diameter_near(at[:1], 10.0), maps.diameter_near(at[1:], 32.0)])
+    assert got[:2] == pytest.approx([32.0, 25.0], abs=1e-3)
+    assert np.isnan(got[2])
+
+
 def test_a_file_that_is_no_finder_is_a_named_error(tmp_path: Path) -> None:
     bad = tmp_path / "finder.onnx"
     bad.write_bytes(b"not a net at all")
@@ -136,6 +147,8 @@ def test_the_finders_look_finds_bases_the_others_missed_and_keeps_what_they_foun
     assert lost <= 2 and np.sum(found_after & ~found_before) >= 3 * lost
     # and it adds no more than one reading that is no base of the truth
     assert with_finder.detected - with_finder.matched <= without.detected - without.matched + 1
+    # its sizes no worse: they are standard ones exactly, and its diameters are voted with the rims'
+    assert with_finder.size_right.mean() >= without.size_right.mean() - 0.05
 
 
 @pytest.mark.parametrize(

@@ -121,6 +121,18 @@ def test_a_base_votes_only_with_bases_fitted_about_its_own_size_even_those_reach
     np.testing.assert_array_equal(voted.diameter_mm, [27, 27, 27, 32, 32, 32, 32, 32])
 
 
+def test_a_vote_on_other_readings_takes_them_in_the_place_of_the_fitted_diameters() -> None:
+    # four bases of a unit fitted at 29.5 mm (28.5 mm), read at 31 mm otherwise (32 mm): the vote takes what it is given
+    fitted_mm = np.full(4, 29.5)
+    center = np.array([[100.0 + 34.0 * k, 100.0] for k in range(4)])
+    ones = np.ones(4)
+    found = BaseDetections(center, fitted_mm / 2, np.full(4, 28.5), *([ones] * 4), ones * 0.3, ones, ones)
+    tops = np.array([_SAND] * 4)
+    settings = hand_rule_settings()
+    np.testing.assert_array_equal(vote_sizes(found, tops, 1.0, settings).diameter_mm, [28.5] * 4)
+    np.testing.assert_array_equal(vote_sizes(found, tops, 1.0, settings, np.full(4, 31.0)).diameter_mm, [32.0] * 4)
+
+
 @pytest.mark.parametrize(
     ("fitted_mm", "snapped_mm", "doubt_mm", "tops", "changed", "voted_mm"),
     [

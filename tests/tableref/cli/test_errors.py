@@ -239,6 +239,7 @@ SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
     ("[vision]\nseed_radius_px = 1e-300", "seed_radius_px must be at least 1 (px), got 1e-300"),
     ("[vision]\nseed_radius_margin = 1e300", "[vision] seed_radius_margin must be at most 10000, got 1e+300"),
     ("[vision]\nseed_radius_margin = -1", "seed_radius_margin must be from 0 to less than 1, got -1.0"),
+    ("[vision]\nfinder_size_weight = 1.5", "finder_size_weight must be from 0 to 1, got 1.5"),
     ("[vision]\nseed_search_mm = 1e300", "[vision] seed_search_mm must be at most 1000 mm, got 1e+300"),
     ("[vision]\nrefine_search_mm = 1e300", "[vision] refine_search_mm must be at most 1000 mm, got 1e+300"),
     ("[vision]\nedge_model_sigma_mm = 1e300", "[vision] edge_model_sigma_mm must be at most 1000 mm, got 1e+300"),

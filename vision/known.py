@@ -166,14 +166,29 @@ def _fitted_rows(
 ) -> BaseDetections:
     """``detections`` with the ``rows`` the fit ``look`` (one per row) placed at their known sizes: centres, sizes,
     sigmas and doubts (see :func:`fit_at_sizes`)."""
-    done = rows[look.ok]
     center = detections.center_px.copy()
     radius, size = detections.radius_px.copy(), detections.diameter_mm.copy()
     diameter_sigma, model_sigma = detections.diameter_sigma_mm.copy(), detections.model_sigma_mm.copy()
     doubt = detections.model_doubt_mm.copy()
     height_share = detections.rim_height_share.copy()
-    center[done] = middle_of(look.center_px[look.ok], parallax)
-    edges_apart_mm = np.hypot(*(center[done] - detections.center_px[done]).T) / scale
+    fitted_px = middle_of(look.center_px[look.ok], parallax)
+    edges_apart_mm = np.hypot(*(fitted_px - detections.center_px[rows[look.ok]]).T) / scale
+    # a fit this far from its edges' reading that its model explains poorly has mostly followed a look the model
+    # lacks (a bevel, a clear wall, flock over the rim): the edges' reading stands, at the known size, its sigma
+    # widened by the disagreement. Where the model explains the pixels well, the fit is the better of the two.
+    astray = (edges_apart_mm > settings.known_edge_limit_mm) & (
+        look.misfit_px[look.ok] / scale > settings.known_astray_misfit_mm
+    )
+    if np.any(astray):
+        kept = rows[look.ok][astray]
+        size[kept], radius[kept] = known[kept], 0.5 * known[kept] * scale
+        diameter_sigma[kept[declared[kept]]] = 0.0
+        model_sigma[kept] = np.hypot(model_sigma[kept], settings.known_edge_share * edges_apart_mm[astray])
+        ok = look.ok.copy()
+        ok[np.flatnonzero(look.ok)[astray]] = False
+        look, fitted_px, edges_apart_mm = replace(look, ok=ok), fitted_px[~astray], edges_apart_mm[~astray]
+    done = rows[look.ok]
+    center[done] = fitted_px
     radius[done], size[done] = radius_px[look.ok], known[done]
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
     misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)

@@ -14,6 +14,7 @@ _POSITIVE = (
     "finder_centre_sigma_mm",
     "finder_diameter_sigma_mm",
     "finder_reach_mm",
+    "known_edge_limit_mm",
     "snap_tolerance_mm",
     "seed_radius_px",
     "seed_canny_high",
@@ -57,6 +58,7 @@ _NON_NEGATIVE = (
     "finder_keep_probability",
     "finder_band_margin",
     "finder_size_weight",
+    "known_astray_misfit_mm",
     "second_ring_mm",
     "inner_ring_fraction",
     "max_overlap_mm",
@@ -201,6 +203,9 @@ class VisionSettings:
             (:func:`vision.detect.fit_known_bases`).
         known_edge_share: such a base's sigma also holds this share of the distance between its centre and the
             one the edges read, in quadrature: where the two readings disagree, one of them is off.
+        known_edge_limit_mm, known_astray_misfit_mm: where that distance exceeds the first and the fit's misfit
+            (per axis, before ``known_misfit_scale``) the second, the fit is taken to have gone astray: the edges'
+            reading stands (at the known size), its sigma widened as above.
         known_starts: the starts (as ``outline_starts``) of a fit at a known size and rim height.
         known_min_px_per_mm: that fit runs on images at least this fine (with size and height held, the wall and
             the contact shadow no longer trade off against the footprint, so it can run where the free fit cannot).
@@ -442,6 +447,8 @@ class VisionSettings:
     outline_misfit_scale: float
     known_misfit_scale: float
     known_edge_share: float
+    known_edge_limit_mm: float
+    known_astray_misfit_mm: float
     known_starts: tuple[float, ...]
     known_min_px_per_mm: float
     refit_read_sizes: bool

@@ -1,8 +1,7 @@
 """The detector as its hand rules stood before the learned verifier and finder took the decision over: a figure on
-every base, no finder's look, the appearance fit's centres from 1.2 px/mm, and the sigmas of bases fitted at a
-roster's sizes as they were. The
-rules are still there, each behind its setting; the tests of a rule's own behaviour run them with these settings,
-where the rule is on."""
+every base, no finder's look, the appearance fit's centres from 1.2 px/mm, and bases fitted at a roster's sizes
+as they were (the fit standing however far from its edges, their sigmas as they were). The rules are still there,
+each behind its setting; the tests of a rule's own behaviour run them with these settings, where the rule is on."""
 
 from __future__ import annotations
 
@@ -17,8 +16,11 @@ HAND_RULES = {
     "colour_min_figure_contrast": 8.0,
     "outline_min_px_per_mm": 1.2,
     "known_misfit_scale": 2.5,
+    "known_edge_share": 0.5,
+    "known_edge_limit_mm": 1000.0,
     "verifier_min_probability": 0.0,
     "finder_seed_probability": 0.0,
+    "finder_size_weight": 0.0,
 }
 
 

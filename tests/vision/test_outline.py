@@ -351,6 +351,36 @@ def test_a_size_detected_wrong_is_fitted_from_round_it(detected_mm: float, angle
     assert least_mm <= known.model_sigma_mm[0] < least_mm + 0.2
 
 
+@pytest.mark.parametrize(
+    ("limit_mm", "misfit_mm", "astray"),
+    [
+        (1.0, 0.0, True),  # far from the edges' reading and explained no better than anything: the edges stand
+        (1.0, 10.0, False),  # as far, but the model explains the pixels: the fit stands
+        (5.0, 0.0, False),  # within the limit: the fit stands
+    ],
+)
+def test_a_fit_far_from_its_edges_and_poorly_explained_gives_way_to_them(
+    limit_mm: float, misfit_mm: float, astray: bool
+) -> None:
+    # edges read 1.75 mm off the base (a reading at 28.5 mm on part of its rim): the fit at the known 32 mm finds the
+    # base; taken as astray (the bars lowered so that this clean base counts), the edges' place is kept instead
+    grey, dets = _detected_with_figure(4.0)
+    off = np.array([[(32.0 - 28.5) / 2 * PX_PER_MM, 0.0]])
+    misread = dataclasses.replace(dets, center_px=dets.center_px + off)
+    settings = dataclasses.replace(
+        SETTINGS, known_edge_limit_mm=limit_mm, known_astray_misfit_mm=misfit_mm, known_edge_share=0.35
+    )
+    known = fit_known_bases(grey, PX_PER_MM, settings, misread, np.array([32.0]), np.array([1.0]), PARALLAX)
+    assert known.diameter_mm[0] == 32.0
+    stayed = bool(np.all(known.center_px == misread.center_px))
+    assert stayed == astray
+    if astray:
+        assert known.model_sigma_mm[0] >= 0.35 * 1.75 - 0.01
+        assert known.rim_height_share[0] == misread.rim_height_share[0]
+    else:
+        assert np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM < 0.1
+
+
 @pytest.mark.parametrize(("declared_mm", "ring_from_one_start"), [(np.nan, True), (32.0, False)])
 def test_a_ring_round_a_size_read_wrong_is_fitted_from_one_start(
     declared_mm: float, ring_from_one_start: bool, monkeypatch: pytest.MonkeyPatch

@@ -6,7 +6,10 @@ them into :class:`SourceError` with a message that says what was tried and what 
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +39,32 @@ class SourceError(ValueError):
     """A frame source that cannot be opened or read."""
 
 
+# What libjpeg says of data it could not decode (it fills the rest with grey and carries on): the picture is damaged.
+# Other warnings ("extraneous bytes before marker", common from webcams) leave the picture whole.
+_DAMAGED_JPEG = re.compile(
+    r"Corrupt JPEG data: (premature end of data segment|bad Huffman code)|(Premature end of JPEG file)"
+)
+_DECODE_LOCK = threading.Lock()
+
+
+def _decode_quietly(data: bytes) -> tuple[NDArray[np.uint8] | None, str]:
+    """OpenCV's decode of ``data`` and what its codecs wrote to the process's stderr meanwhile (libjpeg writes
+    warnings there directly, which would otherwise come before the program's own one-line message)."""
+    with _DECODE_LOCK, tempfile.TemporaryFile() as caught:
+        saved = os.dup(2)
+        os.dup2(caught.fileno(), 2)
+        try:
+            image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
+        except cv2.error:
+            image = None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        caught.seek(0)
+        said = caught.read().decode("utf-8", "replace")
+    return (None if image is None else np.asarray(image, dtype=np.uint8)), said
+
+
 @dataclass(frozen=True)
 class Frame:
     """One frame: its position in the source (``index``, ``time_s`` from the start) and the image (H, W, 3)."""
@@ -59,13 +88,14 @@ def decode_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.
     # A truncated JPEG may still decode (grey below the cut): a JPEG must end with its end-of-image marker.
     if data.startswith(_JPEG_START) and _JPEG_END not in data[-64:]:
         raise SourceError("the JPEG is truncated (no end-of-image marker); expected a complete file")
-    try:
-        image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
-    except cv2.error:
-        image = None
+    image, said = _decode_quietly(data)
+    damaged = _DAMAGED_JPEG.search(said)
+    if damaged:
+        what = (damaged.group(1) or damaged.group(2)).lower()
+        raise SourceError(f"the JPEG data is damaged ({what}); expected an undamaged file")
     if image is None:
         raise SourceError("the image does not decode; expected a complete JPEG, PNG, BMP, TIFF or WebP file")
-    return np.asarray(image, dtype=np.uint8)
+    return image
 
 
 def read_image(path: str | Path, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.uint8]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tableref.review.run import Recording
-from tableref.sources import Capture, SourceError, blockiness, deblock_blur_px
+from tableref.sources import Capture, SourceError, blockiness, deblock_blur_px, decode_image
 
 
 def _textured(seed: int) -> np.ndarray:
@@ -91,3 +91,44 @@ def test_a_video_whose_frames_are_too_large_is_refused_on_opening(
             reader(path, max_pixels)
     else:
         assert reader(path, max_pixels) == 3
+
+
+def _jpeg_bytes() -> bytes:
+    rng = np.random.default_rng(7)
+    image = cv2.GaussianBlur(rng.integers(0, 255, (120, 160, 3), dtype=np.uint8), (7, 7), 0)
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    return bytes(data.tobytes())
+
+
+def _scrambled(data: bytes) -> bytes:
+    out = bytearray(data)
+    rng = np.random.default_rng(11)
+    for at in rng.integers(len(out) // 3, len(out) - 16, 60):
+        out[at] = int(rng.integers(0, 256))
+    return bytes(out)
+
+
+def _extraneous(data: bytes) -> bytes:
+    # bytes between the scan's end and the end-of-image marker: libjpeg warns, the picture is whole
+    return data[:-2] + b"\x00\x01\x02" + data[-2:]
+
+
+@pytest.mark.parametrize(
+    ("spoil", "damaged"),
+    [
+        (lambda d: d, False),
+        (_extraneous, False),
+        (_scrambled, True),
+    ],
+)
+def test_a_damaged_jpeg_is_a_one_line_error_and_libjpeg_says_nothing(
+    spoil: Callable[[bytes], bytes], damaged: bool, capfd: pytest.CaptureFixture[str]
+) -> None:
+    data = spoil(_jpeg_bytes())
+    if damaged:
+        with pytest.raises(SourceError, match="the JPEG data is damaged"):
+            decode_image(data)
+    else:
+        assert decode_image(data).shape == (120, 160, 3)
+    assert capfd.readouterr().err == ""

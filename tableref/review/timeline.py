@@ -151,15 +151,16 @@ def _match(
     a, b = _xy(detected), _xy(known)
     away = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
     e = b if expected_mm is None else expected_mm
-    cost = (a[:, None, 0] - e[None, :, 0]) ** 2 + (a[:, None, 1] - e[None, :, 1]) ** 2
+    off = (a[:, None, 0] - e[None, :, 0]) ** 2 + (a[:, None, 1] - e[None, :, 1]) ** 2
     same_size, near_size = _size_agreement(detected, known, settings)
     # a size read a standard size off (the detector confuses neighbouring sizes on unseen looks) pairs at a price
-    cost = np.where(same_size, cost, cost + settings.size_miss_cost_mm**2)
+    cost = np.where(same_size, off, off + settings.size_miss_cost_mm**2)
     reach = np.asarray(reach_mm, dtype=np.float64)
     gate = float(reach.max()) ** 2 + settings.size_miss_cost_mm**2
     barred = ~near_size | (away > reach[None, :] ** 2)
     if astray_mm is not None:
-        barred |= cost > np.asarray(astray_mm, dtype=np.float64)[None, :] ** 2
+        # how far from where it is expected, whatever its size was read as
+        barred |= off > np.asarray(astray_mm, dtype=np.float64)[None, :] ** 2
     cost[barred] = gate * 2.0 + 1.0
     return pairing(cost, gate)
 

@@ -335,6 +335,26 @@ def test_a_model_of_a_unit_that_stood_still_is_not_paired_with_a_base_put_down_b
     }
 
 
+@pytest.mark.parametrize("read_mm", [32.0, 28.5])
+def test_a_model_never_seen_is_found_at_its_place_though_read_a_size_off_and_its_neighbour_taken_off(
+    read_mm: float,
+) -> None:
+    # r2 (32 mm) hid from the detector until its neighbour r1 was taken off; then it is read at its place, maybe a
+    # size off: it is r2 come back, not a new base of r1's size, and r1, whose place changed, is a casualty
+    start = roster(BLOCK)
+    seen = [(x, y) for k, (_, x, y) in BLOCK.items() if k != "r2"]
+    first, *_, track, _ = identify(detected(seen), EMPTY_TRACK, 0, SETTINGS, start)
+    assert [m.id for m in first.unseen] == ["r2"]
+    after = [k for k in BLOCK if k != "r1"]
+    points = [(BLOCK[k][1], BLOCK[k][2]) for k in after]
+    sizes = [read_mm if k == "r2" else 32.0 for k in after]
+    changed = {**{k: 0.0 for k in BLOCK}, "r1": 0.9, "r2": 0.6}
+    state, removed, added, _, asked = identify(detected(points, sizes), track, 1, SETTINGS, None, SKIRMISH, changed)
+    assert [(p.model, p.returned) for p in added] == [("r2", True)]
+    assert [p.model for p in removed] == ["r1"] and asked == []
+    assert state.model("r2").base.diameter_mm == 32.0
+
+
 def test_the_steps_of_a_melee_left_undone_come_with_the_units_verdict() -> None:
     # the seed's melee scenario: the troopers charge and leave t4 behind though a free spot beside the enemy was in
     # reach and cohesion

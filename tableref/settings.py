@@ -85,6 +85,9 @@ class ReviewSettings:
     # motion_min_region_px such pixels side by side (0: only the share counts).
     motion_thumb_px: int = field(metadata=at_least(1))
     motion_pixel_delta: int = field(metadata=at_least(0, 255))
+    # Photos of a folder are compared so, with this delta instead: nothing flickers between them, and each was taken
+    # for something (a dark unit moved on a dark mat changes a 1080p photo's copy by under 10 grey levels).
+    photo_pixel_delta: int = field(metadata=at_least(0, 255))
     motion_fraction: float = field(metadata=at_least(0, 1))
     motion_min_region_px: int = field(metadata=at_least(0))
     # A still frame is covered (not settled) when a region changed (by more than covered_pixel_delta grey levels)
@@ -92,6 +95,10 @@ class ReviewSettings:
     # reaching in.
     covered_pixel_delta: int = field(metadata=at_least(0, 255))
     covered_fraction: float = field(metadata=at_least(0, 1))
+    # ... unless at least covered_base_share of that region lies on the bases of the state before and of the frame
+    # (each grown by covered_base_grow of its size): models moved at the picture's edge.
+    covered_base_share: float = field(metadata=at_least(0, 1))
+    covered_base_grow: float = field(metadata=at_least(0, 10))
     # The table is settled when nothing moved for this long (s); a folder of still photos counts each photo as
     # settled.
     settle_s: float = field(metadata=at_least(0))

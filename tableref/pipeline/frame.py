@@ -96,12 +96,14 @@ class FrameAnalysis:
     # what the roster declared when the bases were measured (None: no roster)
     roster_key: frozenset[tuple[str, object]] | None = None
 
-    def outlines_px(self, vertices: int = 48) -> NDArray[np.float64]:
-        """(N, vertices, 2) base outlines of the state's models in real frame pixels, for drawing overlays."""
-        n = len(self.state.models)
+    def outlines_px(self, vertices: int = 48, models: tuple[rules.Model, ...] | None = None) -> NDArray[np.float64]:
+        """(N, vertices, 2) base outlines of the state's models (or of ``models``, placed by the same calibration)
+        in real frame pixels, for drawing overlays."""
+        chosen = self.state.models if models is None else models
+        n = len(chosen)
         if n == 0:
             return np.empty((0, vertices, 2))
-        points = outlines_mm(self.state.models, vertices)
+        points = outlines_mm(chosen, vertices)
         height = self.rim_height_mm if self.calibration.heights_corrected else 0.0
         frame = self.calibration.table_to_image(points.reshape(-1, 2), height)
         return frame.reshape(n, vertices, 2)

@@ -46,20 +46,54 @@ def changed_region(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: int,
 
 
 def reaching_in(thumb: NDArray[np.uint8], reference: NDArray[np.uint8], pixel_delta: int, min_fraction: float) -> bool:
-    """True when something reaches into the frame from outside it: a region that changed since ``reference``
-    (pixels differing by more than ``pixel_delta``, 8-connected) touches the frame's border and covers at least
-    ``min_fraction`` of the frame. A hand, an arm or a tape measure comes in over the edge of the picture; models
-    moved on the table change small patches inside it. Thumbnails of other sizes are not compared (False)."""
+    """True when something reaches into the frame from outside it (:func:`reaching_region` finds a region)."""
+    return reaching_region(thumb, reference, pixel_delta, min_fraction) is not None
+
+
+def reaching_region(
+    thumb: NDArray[np.uint8], reference: NDArray[np.uint8], pixel_delta: int, min_fraction: float
+) -> NDArray[np.bool_] | None:
+    """(h, w) the regions that changed since ``reference`` (pixels differing by more than ``pixel_delta``,
+    8-connected) that touch the frame's border and cover at least ``min_fraction`` of the frame; None where there
+    is none. A hand, an arm or a tape measure comes in over the edge of the picture; models moved on the table
+    change small patches inside it (but see :func:`bases_explain`). Thumbnails of other sizes are not compared
+    (None)."""
     if thumb.shape != reference.shape:
-        return False
+        return None
     mask = (cv2.absdiff(thumb, reference) > pixel_delta).astype(np.uint8)
     # An arm about as bright as the mat changes only in pieces (its shaded side, its shadow): close the gaps.
     mask = np.asarray(cv2.dilate(mask, np.ones(_JOIN_KERNEL, np.uint8)), dtype=np.uint8)
-    count, _labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    count, labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    if count <= 1:
+        return None
     height, width = mask.shape
     x, y, w, h, area = (stats[1:, i] for i in range(5))
     on_border = (x == 0) | (y == 0) | (x + w == width) | (y + h == height)
-    return bool(np.any(on_border & (area >= min_fraction * mask.size))) if count > 1 else False
+    big = np.flatnonzero(on_border & (area >= min_fraction * mask.size)) + 1
+    return np.isin(labels, big) if big.size else None
+
+
+def bases_explain(
+    region: NDArray[np.bool_],
+    outlines_px: NDArray[np.float64],
+    frame_shape: tuple[int, int],
+    grow: float,
+    min_share: float,
+) -> bool:
+    """Whether a changed ``region`` (h, w) of a thumbnail of a frame of ``frame_shape`` (H, W) lies, for at least
+    ``min_share`` of its pixels, on bases: ``outlines_px`` (N, V, 2) in the frame's pixels (where models stood and
+    stand), each grown about its centre by ``grow`` of its size (a figure overhangs its base). A unit moved at the
+    edge of the picture changes a region there as large as an arm's; the arm lies mostly off the bases."""
+    if not np.any(region):
+        return True
+    h, w = region.shape
+    scale = np.array([w / frame_shape[1], h / frame_shape[0]])
+    centre = outlines_px.mean(axis=1, keepdims=True)
+    grown = (centre + (outlines_px - centre) * (1.0 + grow)) * scale
+    on = np.zeros((h, w), np.uint8)
+    if len(grown):
+        cv2.fillPoly(on, [np.round(g).astype(np.int32) for g in grown], 1)
+    return bool(np.count_nonzero(region & (on > 0)) >= min_share * np.count_nonzero(region))
 
 
 class SettleWatch:

@@ -30,8 +30,8 @@ from rules.actions import read_actions
 from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import changed_mask, changed_share
-from tableref.pipeline.frame import EmptyTable, empty_table
-from tableref.pipeline.motion import thumbnail
+from tableref.pipeline.frame import EmptyTable, FrameAnalysis, empty_table
+from tableref.pipeline.motion import bases_explain, reaching_region, thumbnail
 from tableref.pipeline.watch import COVERED, SAME, TableWatch, measure_settled
 from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
@@ -276,7 +276,7 @@ class Reviewer:
         settle_s = 0.0 if rec.is_photos else s.settle_s
         watch = TableWatch(
             settle_s,
-            s.motion_pixel_delta,
+            s.photo_pixel_delta if rec.is_photos else s.motion_pixel_delta,
             s.motion_fraction,
             s.motion_min_region_px,
             s.covered_pixel_delta,
@@ -312,10 +312,6 @@ class Reviewer:
             verdict = watch.verdict(thumb, measured)
             if verdict == SAME:
                 continue
-            if verdict == COVERED:
-                # A hand held still over the table: the next movement (it leaving) starts a new spell.
-                self.covered += 1
-                continue
             try:
                 declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
                 settled = measure_settled(
@@ -328,10 +324,17 @@ class Reviewer:
                     reference=self.empty,
                 )
             except _FRAME_ERRORS as exc:
-                self.skipped += 1
-                self.skip_reason = (sample.index, exc)
+                if verdict != COVERED:
+                    self.skipped += 1
+                    self.skip_reason = (sample.index, exc)
+                else:
+                    self.covered += 1
                 continue
             analysis, fresh = settled.analysis, settled.recalibrated
+            if verdict == COVERED and not self._moves_explain(thumb, measured, analysis, previous, sample.image_bgr):
+                # A hand held still over the table: the next movement (it leaving) starts a new spell.
+                self.covered += 1
+                continue
             cal = self.calibration = analysis.calibration
             if previous is None and len(analysis.state.models) <= s.empty_max_bases:
                 # before the models are deployed: the table seen empty, and no bases on it
@@ -369,6 +372,25 @@ class Reviewer:
         self._fail_if_nothing_measured()
         self.store.set_meta(complete="1", frames=str(rec.count), fps=str(rec.fps))
         return self.store.count()
+
+    def _moves_explain(
+        self,
+        thumb: NDArray[np.uint8],
+        measured: NDArray[np.uint8] | None,
+        analysis: FrameAnalysis,
+        previous: ReviewedState | None,
+        frame_bgr: NDArray[np.uint8],
+    ) -> bool:
+        """Whether what reaches in over the picture's edge is models moved there: the changed region lies on the
+        bases of the state before and of this one (:func:`~tableref.pipeline.motion.bases_explain`)."""
+        s = self.settings
+        if measured is None or previous is None:
+            return False
+        region = reaching_region(thumb, measured, s.covered_pixel_delta, s.covered_fraction)
+        if region is None:
+            return True
+        outlines = np.concatenate([analysis.outlines_px(), analysis.outlines_px(models=previous.state.models)])
+        return bases_explain(region, outlines, frame_bgr.shape[:2], s.covered_base_grow, s.covered_base_share)
 
     def _fail_if_nothing_measured(self) -> None:
         """A recording none of whose settled frames could be measured (markers never seen, say) is not a game of

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tableref.pipeline.motion import reaching_in
+from tableref.pipeline.motion import bases_explain, reaching_in, reaching_region
 
 SIZE = (180, 320)
 DELTA = 8
@@ -54,3 +54,31 @@ def test_reaching_in(boxes: list[tuple[int, int, int, int]], expected: bool) -> 
 
 def test_thumbnails_of_other_sizes_are_not_compared() -> None:
     assert reaching_in(_paint(_mat(2), ARM, 140)[:, :200], _mat(1), DELTA, FRACTION) is False
+
+
+def _square(cx: float, cy: float, half: float) -> list[tuple[float, float]]:
+    return [(cx - half, cy - half), (cx + half, cy - half), (cx + half, cy + half), (cx - half, cy + half)]
+
+
+# Bases as outlines in the pixels of a frame four times the thumbnail's size (1280 x 720).
+ON_UNIT = [_square(4 * 157, 4 * y, 24.0) for y in (10, 30, 50)]
+ELSEWHERE = [_square(900.0, 500.0, 24.0)]
+
+
+@pytest.mark.parametrize(
+    ("outlines", "grow", "explained"),
+    [
+        (ON_UNIT, 0.5, True),  # the changed region at the edge is where the unit stood and stands
+        (ON_UNIT, 0.0, False),  # not grown over what its figures overhang: part of the region lies off them
+        (ELSEWHERE, 0.5, False),  # the bases stand elsewhere: an arm
+        ([], 0.5, False),
+    ],
+)
+def test_a_region_at_the_edge_is_explained_by_bases_only_where_it_lies_on_them(
+    outlines: list[list[tuple[float, float]]], grow: float, explained: bool
+) -> None:
+    frame = _paint(_mat(2), [(150, 0, 14, 60)], 140)
+    region = reaching_region(frame, _mat(1), DELTA, FRACTION)
+    assert region is not None and region.shape == SIZE
+    polygons = np.array(outlines, dtype=np.float64).reshape(-1, 4, 2)
+    assert bases_explain(region, polygons, (720, 1280), grow, 0.8) is explained

@@ -258,6 +258,33 @@ def test_a_folder_of_photos(capsys: pytest.CaptureFixture[str], game: GameVideo,
     assert len(doc["moves"]) == 7
 
 
+@pytest.mark.parametrize(("photo_pixel_delta", "states"), [(6, 2), (12, 1)])
+def test_photos_are_told_apart_by_a_faint_change(
+    capsys: pytest.CaptureFixture[str], game: GameVideo, tmp_path: Path, photo_pixel_delta: int, states: int
+) -> None:
+    # a dark unit moved on a dark mat changes a photo's small copy by under 10 grey levels: a patch 9 levels darker
+    # stands in for it. Between photos nothing flickers, so a change that faint is a new state
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    cap = cv2.VideoCapture(str(game.path))
+    for _ in range(game.holds[0][1] + 1):
+        ok, image = cap.read()
+        assert ok
+    cap.release()
+    cv2.imwrite(str(photos / "shot1.png"), image)
+    h, w = image.shape[:2]
+    faint = image.astype(np.int16)
+    faint[h // 2 : h // 2 + 24, w // 3 : w // 3 + 24] -= 9
+    cv2.imwrite(str(photos / "shot2.png"), np.clip(faint, 0, 255).astype(np.uint8))
+    config = tmp_path / "config.toml"
+    config.write_text(f"[review]\nphoto_pixel_delta = {photo_pixel_delta}\n", encoding="utf-8")
+    code, stdout, _ = run(
+        capsys, "review", photos, "--out", tmp_path / "p.sqlite", "--config", config, "--json", "--quiet"
+    )
+    assert code == 0
+    assert len(json.loads(stdout)["states"]) == states
+
+
 def test_several_recordings_in_parallel(
     capsys: pytest.CaptureFixture[str], game: GameVideo, roster: Path, tmp_path: Path
 ) -> None:

@@ -37,7 +37,7 @@ CHARGE = "charge"
 @dataclass(frozen=True)
 class ModelMove:
     """One model's move: straight ``distance_mm`` and the shortest legal ``path_mm`` (a lower bound of what it
-    really travelled), with ``sigma_mm`` the 1-sigma uncertainty of both."""
+    really travelled; ``inf`` where no legal path leads there), with ``sigma_mm`` the 1-sigma uncertainty of both."""
 
     model: str
     unit: str | None
@@ -46,6 +46,11 @@ class ModelMove:
     distance_mm: float
     path_mm: float
     sigma_mm: float
+
+    @property
+    def has_path(self) -> bool:
+        """Whether any legal path leads from where it stood to where it stands."""
+        return math.isfinite(self.path_mm)
 
 
 @dataclass(frozen=True)
@@ -260,9 +265,15 @@ def _judge_skirmish(
             over, close = _distance_verdict(moves, allowance, k)
             if over:
                 worst = max(over, key=lambda m: m.path_mm)
+                # no legal path at all: walls or models close every way round (the path is infinite)
+                reached = (
+                    f'moved up to {worst.path_mm / MM_PER_INCH:.2f}" (shortest legal path)'
+                    if math.isfinite(worst.path_mm)
+                    else "could not have got there by any legal path"
+                )
                 problems.append(
-                    f'{", ".join(m.model for m in over)} moved up to {worst.path_mm / MM_PER_INCH:.2f}" '
-                    f'(shortest legal path) against {allowance / MM_PER_INCH:.2f}" allowed for {plan.name}'
+                    f'{", ".join(m.model for m in over)} {reached} against {allowance / MM_PER_INCH:.2f}" allowed for '
+                    f"{plan.name}"
                 )
         problems += _plan_problems(plan, abilities, engaged, activation)
         results.append((plan, problems, close, allowance))

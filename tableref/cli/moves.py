@@ -42,7 +42,7 @@ def format_moves(profile: rules.RuleProfile, moves: list[rules.UnitMove], before
         for x in m.models:
             lines.append(
                 f"  {x.model}: {format_length(x.distance_mm, x.sigma_mm)} straight, "
-                f"{format_length(x.path_mm)} shortest legal path"
+                + (f"{format_length(x.path_mm)} shortest legal path" if x.has_path else "no legal path")
             )
     return "\n".join(lines)
 

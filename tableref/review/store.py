@@ -155,6 +155,11 @@ def _number(value: Any) -> bool:
     return _whole(value) or (isinstance(value, float) and math.isfinite(value))
 
 
+def _finite(value: float) -> float | None:
+    """A length as stored: NULL for no legal path at all (infinite), which SQLite's REAL and JSON cannot hold."""
+    return value if math.isfinite(value) else None
+
+
 def _json(text: Any, kind: type, what: str) -> Any:
     """The JSON document stored as ``text``, of type ``kind``; ValueError (read as damage) when it is not."""
     if not isinstance(text, str):
@@ -346,7 +351,17 @@ class ReviewStore:
         self.db.executemany(
             "INSERT INTO moves VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (s.index, m.model, m.unit, m.from_state, *m.from_mm, *m.to_mm, m.distance_mm, m.path_mm, m.sigma_mm)
+                (
+                    s.index,
+                    m.model,
+                    m.unit,
+                    m.from_state,
+                    *m.from_mm,
+                    *m.to_mm,
+                    m.distance_mm,
+                    _finite(m.path_mm),
+                    m.sigma_mm,
+                )
                 for m in s.moves
             ],
         )
@@ -410,7 +425,7 @@ class ReviewStore:
                     from_mm=(r[4], r[5]),
                     to_mm=(r[6], r[7]),
                     distance_mm=r[8],
-                    path_mm=r[9],
+                    path_mm=math.inf if r[9] is None else r[9],
                     sigma_mm=r[10],
                     from_state=r[3],
                     to_state=r[0],

@@ -701,9 +701,10 @@ def move_to_dict(m: Move) -> dict[str, Any]:
         "from_mm": _pt(m.from_mm),
         "to_mm": _pt(m.to_mm),
         "distance_mm": _r(m.distance_mm),
-        "path_mm": _r(m.path_mm),
+        # null: no legal path at all (walls or models close every way round)
+        "path_mm": _r(m.path_mm) if m.has_path else None,
         "distance_in": round(m.distance_mm / MM_PER_INCH, 2),
-        "path_in": round(m.path_mm / MM_PER_INCH, 2),
+        "path_in": round(m.path_mm / MM_PER_INCH, 2) if m.has_path else None,
         "sigma_mm": _r(m.sigma_mm),
     }
 

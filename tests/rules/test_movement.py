@@ -219,3 +219,18 @@ def test_a_move_of_a_unit_whose_move_is_unknown_is_open(
     (verdict,) = rules.check_moves(before, after, rules.load_profile("skirmish"))
     assert (verdict.legal, verdict.call) == (legal, call)
     assert verdict.note.startswith(note)
+
+
+def test_a_model_ringed_in_by_models_has_no_legal_path_and_says_so() -> None:
+    # a ring of 32 mm bases, touching, round the place r1 ends: no way in without passing through a model
+    ring = [
+        model(f"w{k}", "wall", 700.0 + 64.0 * math.cos(k * math.pi / 6), 600.0 + 64.0 * math.sin(k * math.pi / 6), 32)
+        for k in range(12)
+    ]
+    before = duel([], extra=ring)
+    after = moved(before, r1=(700.0, 600.0))
+    (verdict,) = check_moves(before, after, SKIRMISH)
+    (m,) = verdict.models
+    assert m.distance_mm == pytest.approx(400.0) and not m.has_path
+    assert not verdict.legal
+    assert any("could not have got there by any legal path" in p for p in verdict.problems), verdict.problems

@@ -274,3 +274,26 @@ def test_the_steps_of_a_melee_left_undone_are_read_back_with_their_verdict(tmp_p
     wrote = {v.unit: [f.to_dict() for f in v.findings] for v in states[1].verdicts}
     assert any(f["kind"] == "melee" for f in wrote["troopers"])
     assert {v.unit: [f.to_dict() for f in v.findings] for v in read[1].verdicts} == wrote
+
+
+@pytest.mark.parametrize("path_mm", [95.5, float("inf")])
+def test_a_move_with_no_legal_path_reads_back_as_stored(tmp_path: Path, path_mm: float) -> None:
+    # walls or models closing every way round leave no legal path: the shortest one is infinite, which SQLite's REAL
+    # and JSON cannot hold
+    db = tmp_path / "r.sqlite"
+    _stored_review(db, frames=2)
+    with ReviewStore(db, readonly=True) as store:
+        states = store.states()
+    moved = replace(states[1], moves=tuple(replace(m, path_mm=path_mm) for m in states[1].moves))
+    assert moved.moves
+    again = tmp_path / "again.sqlite"
+    with ReviewStore(again) as store:
+        store.claim({"source": "game.mp4", "profile": "skirmish"})
+        for s in (states[0], moved):
+            store.add_state(s, Resume(s.frame, s.time_s, np.zeros((18, 32), np.uint8)), _jpeg(s.index))
+    with ReviewStore(again, readonly=True) as store:
+        read = store.states()
+        doc = store.timeline()
+    assert [m.path_mm for m in read[1].moves] == [path_mm] * len(moved.moves)
+    assert all(m["path_mm"] == (None if path_mm == float("inf") else path_mm) for m in doc["moves"])
+    json.dumps(doc, allow_nan=False)

@@ -91,8 +91,9 @@ def bases_explain(
     centre = outlines_px.mean(axis=1, keepdims=True)
     grown = (centre + (outlines_px - centre) * (1.0 + grow)) * scale
     on = np.zeros((h, w), np.uint8)
-    if len(grown):
-        cv2.fillPoly(on, [np.round(g).astype(np.int32) for g in grown], 1)
+    # one polygon a call: filled together, overlapping ones would cancel where they overlap (even-odd)
+    for outline in grown:
+        cv2.fillPoly(on, [np.round(outline).astype(np.int32)], 1)
     return bool(np.count_nonzero(region & (on > 0)) >= min_share * np.count_nonzero(region))
 
 

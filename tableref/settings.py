@@ -107,6 +107,9 @@ class ReviewSettings:
     # A model of one settled state is the same model in the next when its centre moved at most this far (mm)
     # and its base size changed by at most size_tolerance_mm.
     track_gate_mm: float = field(metadata=at_least(0))
+    # The first settled state takes the roster's identities only within this distance (mm) of the roster's places,
+    # as `tableref analyze` does: a roster model not there is unseen, not a base across the table.
+    roster_gate_mm: float = field(metadata=at_least(0))
     size_tolerance_mm: float = field(metadata=at_least(0))
     # A base read up to size_confusion_mm more off may be the same model read a size off; such a pairing costs as
     # much as a displacement of size_miss_cost_mm.

@@ -243,7 +243,7 @@ def identify(
     added: list[Placement] = []
     questions: list[Event] = []
     if track.state is None and roster is not None:
-        carried = carry_identities(detected, roster, settings.track_gate_mm)
+        carried = carry_identities(detected, roster, settings.roster_gate_mm)
         used |= {m.id for m in roster.models + roster.unseen} | {m.id for m in carried.models}
         units = list(roster.units)
         terrain = roster.terrain

@@ -145,6 +145,17 @@ def test_a_roster_model_never_seen_is_unseen_and_its_calls_open() -> None:
     ]
 
 
+@pytest.mark.parametrize(("off_mm", "carried"), [(30.0, True), (90.0, False)])
+def test_the_first_state_takes_a_roster_identity_only_near_the_rosters_place(off_mm: float, carried: bool) -> None:
+    # b1 is not where the roster puts it; a base stands off_mm away: b1 moved a little, or a base not on the roster
+    start = roster({**LINE, "b1": ("blue", 520.0, 400.0)})
+    points = [(x, y) for _, x, y in LINE.values()] + [(520.0, 400.0 + off_mm)]
+    state, *_ = identify(detected(points), EMPTY_TRACK, 0, SETTINGS, start)
+    assert ([m.id for m in state.unseen] == []) is carried
+    b1 = state.model("b1") if carried else next(m for m in state.unseen if m.id == "b1")
+    assert (b1.x_mm, b1.y_mm) == ((520.0, 400.0 + off_mm) if carried else (520.0, 400.0))
+
+
 @pytest.mark.parametrize(
     ("points", "sizes", "groups"),
     [

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import cv2
@@ -22,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.errors import SettingsError
+from vision.weights import weights_loader
 
 FloatArray = NDArray[np.float64]
 
@@ -127,21 +126,7 @@ class Finder:
 def load_finder(path: str | Path | None = None) -> Finder:
     """The finder in ``path`` (an ONNX file as ``python -m synth.train_finder`` exports), or the one that ships.
     Raises :class:`~vision.errors.SettingsError` when the file cannot be read as such a net."""
-    if path is None:
-        return _shipped()
-    return _read_cached(str(Path(path).resolve()))
-
-
-@lru_cache(maxsize=1)
-def _shipped() -> Finder:
-    with resources.as_file(resources.files("vision").joinpath("data", "finder.onnx")) as path:
-        return _read(path)
-
-
-# every frame's detection asks for the finder: a file named in the settings is read once
-@lru_cache(maxsize=4)
-def _read_cached(path: str) -> Finder:
-    return _read(Path(path))
+    return _load(path)
 
 
 def _read(path: Path) -> Finder:
@@ -153,3 +138,6 @@ def _read(path: Path) -> Finder:
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else "unreadable"
         raise SettingsError(f"{path}: not a base finder ({first}); expected an ONNX file of the finder net") from None
     return Finder(net)
+
+
+_load = weights_loader("finder.onnx", _read)

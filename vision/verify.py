@@ -12,8 +12,6 @@ widely randomised rendered tables (``python -m synth.train_verifier``) and runs 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import cv2
@@ -22,6 +20,7 @@ from numpy.typing import NDArray
 
 from vision.detections import BaseDetections
 from vision.errors import SettingsError
+from vision.weights import weights_loader
 
 FloatArray = NDArray[np.float64]
 
@@ -169,21 +168,7 @@ class Verifier:
 def load_verifier(path: str | Path | None = None) -> Verifier:
     """The verifier in ``path`` (an .npz as :meth:`Verifier.save` writes), or the one that ships. Raises
     :class:`~vision.errors.SettingsError` when the file is no verifier of today's features."""
-    if path is None:
-        return _shipped()
-    return _read_cached(str(Path(path).resolve()))
-
-
-@lru_cache(maxsize=1)
-def _shipped() -> Verifier:
-    with resources.as_file(resources.files("vision").joinpath("data", "verifier.npz")) as path:
-        return _read(path)
-
-
-# every frame's detection asks for the verifier: a file named in the settings is read once
-@lru_cache(maxsize=4)
-def _read_cached(path: str) -> Verifier:
-    return _read(Path(path))
+    return _load(path)
 
 
 def _read(path: Path) -> Verifier:
@@ -197,3 +182,6 @@ def _read(path: Path) -> Verifier:
             f"{path}: a verifier of {parts['mean'].shape[0]} features; this version reads {FEATURE_COUNT}"
         )
     return Verifier(parts["mean"], parts["scale"], parts["w1"], parts["b1"], parts["w2"], float(parts["b2"]))
+
+
+_load = weights_loader("verifier.npz", _read)

@@ -268,7 +268,7 @@ def _judge_skirmish(
                 # no legal path at all: walls or models close every way round (the path is infinite)
                 reached = (
                     f'moved up to {worst.path_mm / MM_PER_INCH:.2f}" (shortest legal path)'
-                    if math.isfinite(worst.path_mm)
+                    if worst.has_path
                     else "could not have got there by any legal path"
                 )
                 problems.append(

@@ -44,6 +44,7 @@ class SourceError(ValueError):
 _DAMAGED_JPEG = re.compile(
     r"Corrupt JPEG data: (premature end of data segment|bad Huffman code)|(Premature end of JPEG file)"
 )
+_LIBJPEG_LINE = re.compile(r"(Corrupt JPEG data|Premature end of JPEG file)")
 _DECODE_LOCK = threading.Lock()
 
 
@@ -62,6 +63,10 @@ def _decode_quietly(data: bytes) -> tuple[NDArray[np.uint8] | None, str]:
             os.close(saved)
         caught.seek(0)
         said = caught.read().decode("utf-8", "replace")
+    # what other threads wrote meanwhile is theirs: passed on, libjpeg's own lines kept back
+    theirs = "".join(line for line in said.splitlines(keepends=True) if not _LIBJPEG_LINE.match(line))
+    if theirs:
+        os.write(2, theirs.encode("utf-8"))
     return (None if image is None else np.asarray(image, dtype=np.uint8)), said
 
 

@@ -3,6 +3,7 @@ when its top-down views are smoothed for it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -132,3 +133,18 @@ def test_a_damaged_jpeg_is_a_one_line_error_and_libjpeg_says_nothing(
     else:
         assert decode_image(data).shape == (120, 160, 3)
     assert capfd.readouterr().err == ""
+
+
+def test_what_others_write_to_stderr_while_an_image_decodes_is_passed_on(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    real = cv2.imdecode
+
+    def chatty(buf: np.ndarray, flags: int) -> np.ndarray:
+        # another thread's log line, and libjpeg's warning, both written while the decode runs
+        os.write(2, b"a log line of another thread\nCorrupt JPEG data: 3 extraneous bytes before marker 0xd9\n")
+        return real(buf, flags)
+
+    monkeypatch.setattr(cv2, "imdecode", chatty)
+    assert decode_image(_jpeg_bytes()).shape == (120, 160, 3)
+    assert capfd.readouterr().err == "a log line of another thread\n"

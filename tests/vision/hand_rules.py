@@ -20,7 +20,6 @@ HAND_RULES = {
     "known_edge_limit_mm": 1000.0,
     "verifier_min_probability": 0.0,
     "finder_seed_probability": 0.0,
-    "finder_size_weight": 0.0,
 }
 
 

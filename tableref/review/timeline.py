@@ -375,8 +375,11 @@ def _pairing(
         else reach_mm(by_id.get(m.unit or ""), profile, settings)
         for k, m in enumerate(known)
     ]
-    # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went
-    fitted = _group_shifts(detected, known, reach, settings)
+    # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went. A base at
+    # the place of a model whose picture did not change is that model's: another unit moved onto its neighbours'
+    # old places must not count it as one of its own
+    stays = [k < len(previous) and still(m) for k, m in enumerate(known)]
+    fitted = _group_shifts(detected, known, reach, settings, _held(detected, known, stays, settings))
     expected = _xy(known) + np.array([fitted.get(m.unit or "", (0.0, 0.0)) for m in known]).reshape(-1, 2)
     # a model of a unit that moved as a group is looked for about its place in the group: paired far from it (with
     # a base its neighbour left, or a model of another unit), it would make up a move; not seen there, it is unseen.
@@ -395,21 +398,46 @@ def _pairing(
     return to_known, reach, shift
 
 
+def _held(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], stays: Sequence[bool], settings: ReviewSettings
+) -> np.ndarray:
+    """(D,) per detection, the unit of the ``known`` model that ``stays`` where it stood (its picture unchanged)
+    within ``still_reach_mm`` of it and of its size, or None: such a base is that model."""
+    held = np.full(len(detected), None, dtype=object)
+    rows = [j for j, s in enumerate(stays) if s]
+    if not rows or not detected:
+        return held
+    a, b = _xy(detected), _xy([known[j] for j in rows])
+    apart = np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
+    close = (apart <= settings.still_reach_mm) & _size_agreement(detected, [known[j] for j in rows], settings)[1]
+    for d in np.flatnonzero(close.any(axis=1)):
+        held[d] = known[rows[int(np.argmin(np.where(close[d], apart[d], np.inf)))]].unit
+    return held
+
+
 def _group_shifts(
-    detected: Sequence[rules.Model], known: Sequence[rules.Model], reach: Sequence[float], settings: ReviewSettings
+    detected: Sequence[rules.Model],
+    known: Sequence[rules.Model],
+    reach: Sequence[float],
+    settings: ReviewSettings,
+    held: np.ndarray | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Per unit, the one displacement (mm) that brings the most of its ``known`` models (their last places) onto
     detections of their size within ``group_fit_mm``, each model within its ``reach``; standing still counts as one
     such displacement. Units are placed best first, each detection taken by one unit only: a unit of models of one
     size moved a few base widths lands a model or two on its own old places, or on a neighbour's, under a wrong
     displacement, but all of them only under the right one. Units no displacement fits at least two models of are
-    left out (each of their models is paired on its own); units that stood still are in, with no displacement."""
+    left out (each of their models is paired on its own); units that stood still are in, with no displacement. A
+    detection ``held`` (D,) by a unit (see :func:`_held`) counts for that unit only."""
     a, b = _xy(detected), _xy(known)
     if len(a) == 0 or len(b) == 0:
         return {}
     alike = _size_agreement(detected, known, settings)[1].T
     offsets = a[None, :, :] - b[:, None, :]  # (known, detected, 2)
     within = alike & (np.hypot(offsets[..., 0], offsets[..., 1]) <= np.asarray(reach, dtype=np.float64)[:, None])
+    if held is not None:
+        owner = np.array([m.unit for m in known], dtype=object)
+        within &= (held[None, :] == None) | (held[None, :] == owner[:, None])  # noqa: E711 (elementwise)
     by_unit: dict[str, list[int]] = {}
     for j, m in enumerate(known):
         if m.unit is not None:
@@ -485,13 +513,19 @@ def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:
 
 
 def _question(lost: rules.Model, alike: Sequence[rules.Model], reach: float, index: int) -> Event:
-    """A model not found, and the nearest new base of its size, beyond where it could have moved."""
+    """A model not found, and the nearest new base of its size that it was not paired with: beyond where it could
+    have moved, or away from where its unit's move takes it."""
     d = [math.hypot(m.x_mm - lost.x_mm, m.y_mm - lost.y_mm) for m in alike]
     k = int(np.argmin(d))
     m = alike[k]
+    why = (
+        f"farther than it can move ({reach:.0f} mm)"
+        if d[k] > reach
+        else f"within its reach ({reach:.0f} mm) but not where its unit's move takes it"
+    )
     detail = (
         f"{lost.id} not seen; a new model at ({m.x_mm:.0f}, {m.y_mm:.0f}) mm, {d[k]:.0f} mm from where {lost.id} "
-        f"stood, farther than it can move ({reach:.0f} mm)"
+        f"stood, {why}"
     )
     return Event(index, "question", (lost.unit,) if lost.unit else (), (lost.id,), detail)
 

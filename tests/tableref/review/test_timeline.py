@@ -340,9 +340,33 @@ def test_a_model_of_a_unit_that_stood_still_is_not_paired_with_a_base_put_down_b
     )
     # a unit keeps together: r8 did not move alone; the base beside it is a new model, and r8's fate a question
     assert removed == [] and [m.id for m in state.unseen] == ["r8"] and len(asked) == 1
+    assert "45 mm from where r8 stood, within its reach" in asked[0].detail
     assert len(added) == 1 and not added[0].returned
     assert {m.id: (m.x_mm, m.y_mm) for m in state.models if m.id in BLOCK} == {
         k: (x, y) for k, (_, x, y) in BLOCK.items() if k != "r8"
+    }
+
+
+def test_a_unit_is_not_fitted_onto_the_bases_of_a_unit_that_stood_still_beside_it() -> None:
+    # blue stands where red's block would land had it moved 80 mm down; red moved 170 mm right and 30 mm down, and
+    # five of its eight are found there. Fitted onto blue's bases, red would seem to have moved less far, with more
+    # of its models landing, and its three models not found would be left behind
+    blue = {f"b{k + 1}": ("blue", x, y + 80.0) for k, (_, x, y) in enumerate(BLOCK.values())}
+    start = roster({**BLOCK, **blue})
+    everything = [(x, y) for _, x, y in (*BLOCK.values(), *blue.values())]
+    *_, track, _ = identify(detected(everything), EMPTY_TRACK, 0, SETTINGS, start)
+    found_red = ["r1", "r2", "r3", "r4", "r5"]
+    points = [(BLOCK[k][1] + 170.0, BLOCK[k][2] + 30.0) for k in found_red]
+    points += [(x, y) for _, x, y in blue.values()]
+    changed = {**{k: 0.9 for k in BLOCK}, **{k: 0.0 for k in blue}}
+    state, removed, added, _, asked = identify(detected(points), track, 1, SETTINGS, None, SKIRMISH, changed)
+    assert (removed, added, asked) == ([], [], [])
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {
+        **{k: (BLOCK[k][1] + 170.0, BLOCK[k][2] + 30.0) for k in found_red},
+        **{k: (x, y) for k, (_, x, y) in blue.items()},
+    }
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.unseen} == {
+        k: (x + 170.0, y + 30.0) for k, (_, x, y) in BLOCK.items() if k not in found_red
     }
 
 

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from rules.geometry import BaseArrays, FloatArray, IntArray
 from rules.lines import EPS_MM
 from rules.profile import RuleProfile
-from rules.state import TableState, Unit
+from rules.state import BLOCKING_KINDS, TableState, Unit
 from rules.travel import ModelPaths
 
 BoolArray = NDArray[np.bool_]
@@ -210,7 +210,7 @@ def _placeable(layout: Layout, mover: int, centres: FloatArray) -> BoolArray:
     table = layout.state.table
     x, y = centres[:, 0], centres[:, 1]
     ok = (x >= ext[0]) & (x <= table.width_mm - ext[0]) & (y >= ext[1]) & (y <= table.depth_mm - ext[1])
-    solid = [shapely.Polygon(t.polygon) for t in layout.state.terrain if t.kind == "solid"]
+    solid = [shapely.Polygon(t.polygon) for t in layout.state.terrain if t.kind in BLOCKING_KINDS]
     rows = np.flatnonzero(ok)
     if solid and len(rows):
         probes = _probes(layout.bases, mover, centres[rows], np.empty(0, dtype=np.intp))

@@ -407,6 +407,11 @@ def _melee_roles(
                 placed_in[unit_id].add(enemy)
             else:
                 started[unit_id].add(enemy)
+    # A unit placed into a melee moved only to be placed: any other enemy it now touches is a misplacement of its
+    # models (judged with its placement), not a melee of its own.
+    for unit_id, initiators in placed_in.items():
+        if initiators:
+            started[unit_id] = set()
     return _MeleeRoles(started, placed_in)
 
 

@@ -79,9 +79,15 @@ class Layout:
         return [u for u in self.units if self.enemies(unit_id, u)]
 
     def leader(self, unit_id: str | None) -> int | None:
-        """Index of the unit's leader, None when it has none or it is not in the state."""
+        """Index of the unit's leader, None when it has none or it is not in the state. A unit of one model that
+        names no leader is led by that model: the melee procedure starts from a unit leader, and it has no other."""
         unit = self.units.get(unit_id or "")
-        return None if unit is None or unit.leader is None else self.index.get(unit.leader)
+        if unit is None:
+            return None
+        if unit.leader is None:
+            sole = self.members(unit.id)
+            return int(sole[0]) if len(sole) == 1 else None
+        return self.index.get(unit.leader)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,24 @@ class ModelMove:
         """Whether any legal path leads from where it stood to where it stands."""
         return math.isfinite(self.path_mm)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON data: millimetres to a micrometre, ``path_mm`` null where no legal path leads there (JSON has no
+        infinity)."""
+        return {
+            "model": self.model,
+            "unit": self.unit,
+            "from_mm": [_mm(c) for c in self.from_mm],
+            "to_mm": [_mm(c) for c in self.to_mm],
+            "distance_mm": _mm(self.distance_mm),
+            "path_mm": _mm(self.path_mm) if self.has_path else None,
+            "sigma_mm": _mm(self.sigma_mm),
+        }
+
+
+def _mm(value: float) -> float:
+    """A length as reports give it: finer digits than a micrometre are float noise, not measurement."""
+    return round(float(value), 3)
+
 
 @dataclass(frozen=True)
 class UnitMove:
@@ -77,7 +95,12 @@ class UnitMove:
     findings: tuple[Finding, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(replace(self, findings=()))
+        """JSON data (``tableref check-move --json``): every field, each model as :meth:`ModelMove.to_dict`, each
+        finding as :meth:`rules.Finding.to_dict`."""
+        out = asdict(replace(self, models=(), findings=()))
+        out["allowance_mm"] = None if self.allowance_mm is None else _mm(self.allowance_mm)
+        out["models"] = [m.to_dict() for m in self.models]
+        out["problems"] = list(self.problems)
         out["findings"] = [f.to_dict() for f in self.findings]
         return out
 

@@ -16,7 +16,7 @@ from rules.findings import CLEAR, CLOSE, KINDS, UNSEEN, Finding
 from rules.geometry import BaseArrays, FloatArray, IntArray, candidate_pairs
 from rules.lines import EPS_MM, Verdict, judge, seen_gap_mm
 from rules.profile import RuleProfile
-from rules.state import Model, TableState
+from rules.state import BLOCKING_KINDS, Model, TableState
 
 BoolArray = NDArray[np.bool_]
 
@@ -336,7 +336,7 @@ def _off_table(ctx: _Context) -> list[Finding]:
 
 
 def _in_terrain(ctx: _Context) -> list[Finding]:
-    solid = [t for t in ctx.state.terrain if t.kind == "solid"]
+    solid = [t for t in ctx.state.terrain if t.kind in BLOCKING_KINDS]
     if not solid or len(ctx.ids) == 0:
         return []
     polys = np.array([shapely.Polygon(t.polygon) for t in solid], dtype=object)

@@ -51,6 +51,9 @@ OTHER_UNIT = "other_unit"
 COHESION = "cohesion"
 #: A model placed in base contact with two or more enemy units.
 MULTI_CONTACT = "multi_contact"
+#: A model of the opponent that needed no placing (its leader in base contact with an enemy model; another model in
+#: base contact and in cohesion) was moved: "it does not move".
+STAY = "stay"
 
 # Why a melee call is open (a finding's ``reason``) beyond the measurement itself.
 #: The opponent's unit did not move: it may not have placed its models yet.
@@ -210,24 +213,28 @@ def _out_of_contact(
     passable: frozenset[str],
     profile: RuleProfile,
     prefix: str = "",
+    placed: bool = True,
 ) -> list[MeleeProblem]:
-    """The problem of ``model``, out of base contact with ``target``: a free spot in reach was left untaken, or
-    (a model of the unit that moved into melee) it touches only another enemy unit."""
+    """The problem of ``model``, out of base contact with ``target``: a free spot in reach was left untaken, or,
+    when it was ``placed`` (not left where it stood), it touches only another enemy unit: the text places it "into
+    base contact with" models of ``target``, and a model comes into base contact with an enemy only in a melee.
+    ``prefix`` names the opponent's unit for its steps."""
     me = layout.state.models[model]
     unit = layout.units.get(me.unit or "")
     reach = reach_mm(unit, profile)
     spot = contact_spot(SpotQuery(layout, me.id, _start(before, me), reach, passable), target, profile)
-    elsewhere = [] if prefix else [u for u in _touched(layout, model, profile) if u != target]
+    elsewhere = [u for u in _touched(layout, model, profile) if u != target] if placed else []
     measured = "the measurement cannot tell" if line.close else ""
     limit = profile.contact.gap_mm
     if elsewhere:
-        text = f"{me.id} touches only {', '.join(elsewhere)}, not {target}, the unit its leader is in melee with"
+        whose = "the unit that moved into melee" if prefix else "the unit its leader is in melee with"
+        text = f"{prefix}{me.id} touches only {', '.join(elsewhere)}, not {target}, {whose}"
         if spot is not None:
             text += f"; {target} had room at {_spot_text(spot)}"
         return [_problem(layout, OTHER_UNIT, model, line, limit, (*elsewhere, target), text, spot, measured)]
     if spot is None:
         return []
-    who = f"its leader {me.id}" if unit is not None and unit.leader == me.id else me.id
+    who = f"its leader {me.id}" if layout.leader(me.unit) == model else me.id
     text = f"{prefix}{who} not in base contact with {target}, though a free spot in reach"
     text += f" kept it in cohesion at {_spot_text(spot)}"
     doubts = [measured] if measured else []
@@ -325,31 +332,60 @@ def judge_placed(
     """Steps 3 and 4 of unit ``unit_id``, the unit that ``initiator`` moved into melee with: its leader, if not in
     base contact with an enemy model, placed into base contact with ``initiator``; its other models out of base
     contact, or out of cohesion, placed into base contact with ``initiator`` where a free spot in reach existed,
-    else in cohesion; none of the models it placed touching two enemy units. Pure."""
-    unit = after.unit(unit_id)
+    else in cohesion; none of the models it placed touching two enemy units, nor only another enemy unit. A model
+    that needed no placing (the leader in base contact; another model in base contact and in cohesion) is not
+    placed: moving it is a problem too. Pure."""
     own = _ids(after, unit_id)
-    others = own - {unit.leader}
+    settled = Layout.of(_step_world(before, after, own))
+    leader = settled.leader(unit_id)
+    leader_id = None if leader is None else settled.state.models[leader].id
+    others = own - {leader_id}
     prefix = f"defending {unit_id}: "
-    # Its leader is placed first: its other models still stand where they stood.
-    layout = Layout.of(_step_world(before, after, others & moved))
-    enemies = layout.enemy_units(unit_id)
-    leader = layout.leader(unit_id)
+    enemies = settled.enemy_units(unit_id)
     out: list[MeleeProblem] = []
-    if leader is not None:
-        line = _contact(layout, leader, enemies, profile)
-        if not line.met:
-            out += _out_of_contact(layout, before, leader, initiator, line, frozenset(), profile, prefix)
+    if leader is not None and leader_id is not None:
+        was = _contact(settled, leader, enemies, profile)
+        if leader_id in moved and was.met:
+            text = f"{prefix}its leader {leader_id} was in base contact with an enemy model, so it does not move"
+            out.append(_stay_problem(settled, before, leader, was, text, profile))
+        else:
+            # Its leader is placed first: its other models still stand where they stood.
+            layout = Layout.of(_step_world(before, after, others & moved))
+            line = _contact(layout, leader, [initiator] if leader_id in moved else enemies, profile)
+            if not line.met:
+                out += _out_of_contact(
+                    layout, before, leader, initiator, line, frozenset(), profile, prefix, leader_id in moved
+                )
+    # Its other models are placed once its leader is: judged as that step found them, then as they ended.
+    found = Layout.of(_step_world(before, after, others))
     layout = Layout.of(after)
     passable = frozenset(others & moved)
     for n in (int(n) for n in layout.members(unit_id) if n != leader):
-        line = _contact(layout, n, enemies, profile)
+        mid = layout.state.models[n].id
+        was = _contact(found, n, enemies, profile)
+        if mid in moved and was.met and _cohesion(found, n, profile).met:
+            text = f"{prefix}{mid} was in base contact and in cohesion, so it is not placed"
+            out.append(_stay_problem(found, before, n, was, text, profile))
+            continue
+        line = _contact(layout, n, [initiator] if mid in moved else enemies, profile)
         if not line.met:
-            out += _out_of_contact(layout, before, n, initiator, line, passable, profile, prefix)
+            out += _out_of_contact(layout, before, n, initiator, line, passable, profile, prefix, mid in moved)
         coh = _cohesion(layout, n, profile)
         if not coh.met:
-            out.append(_cohesion_problem(layout, n, coh, line.met, None, prefix, profile))
+            in_contact = _contact(layout, n, enemies, profile).met
+            out.append(_cohesion_problem(layout, n, coh, in_contact, None, prefix, profile))
     placed = [int(n) for n in layout.members(unit_id) if layout.state.models[n].id in moved]
     return out + _multi_contact(layout, placed, profile, prefix)
+
+
+def _stay_problem(
+    layout: Layout, before: TableState, model: int, line: _Line, text: str, profile: RuleProfile
+) -> MeleeProblem:
+    """A model of the opponent that needed no placing was moved: the finding names where it stood (``spot_mm``),
+    the place it keeps, and its gap there to the nearest enemy model."""
+    spot = _start(before, layout.state.models[model])
+    doubt = "the measurement cannot tell" if line.close else ""
+    return _problem(layout, STAY, model, line, profile.contact.gap_mm, (), text, spot, doubt)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -423,20 +459,21 @@ def _melee_start(state: TableState, unit_id: str, profile: RuleProfile) -> str:
         raise MeleeError(f"unknown unit {unit_id!r}; the state's units are {', '.join(layout.units) or 'none'}")
     if not unit.melee:
         raise MeleeError(f'unit {unit_id!r} has no weapon of melee range ("melee": false): it may not move into melee')
-    if unit.leader is None:
-        raise MeleeError(f"unit {unit_id!r} has no leader: a melee starts from the unit leader in base contact")
     leader = layout.leader(unit_id)
+    if leader is None and unit.leader is None:
+        raise MeleeError(f"unit {unit_id!r} has no leader: a melee starts from the unit leader in base contact")
     if leader is None:
         raise MeleeError(f"unit {unit_id!r}: its leader {unit.leader!r} is not seen in the state")
+    name = layout.state.models[leader].id
     touched = _touched(layout, leader, profile)
     if not touched:
         raise MeleeError(
-            f"unit {unit_id!r}: its leader {unit.leader!r} is not in base contact with an enemy model; "
+            f"unit {unit_id!r}: its leader {name!r} is not in base contact with an enemy model; "
             "move it into base contact first"
         )
     if len(touched) > 1:
         raise MeleeError(
-            f"unit {unit_id!r}: its leader {unit.leader!r} is in base contact with enemy units "
+            f"unit {unit_id!r}: its leader {name!r} is in base contact with enemy units "
             f"{', '.join(touched)}; a model may never touch two enemy units"
         )
     return touched[0]

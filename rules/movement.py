@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import numpy as np
 # PLAN_NAMES and PLANS are re-exported: callers know them as rules.movement's.
 from rules.actions import PLAN_NAMES as PLAN_NAMES
 from rules.actions import PLANS, Activation, Plan, activations_from
+from rules.check import check
 from rules.findings import CLEAR, CLOSE, Finding
 from rules.geometry import BaseArrays
 from rules.melee import MeleeProblem, judge_melee, judge_placed, leader_target
@@ -52,6 +53,24 @@ class ModelMove:
         """Whether any legal path leads from where it stood to where it stands."""
         return math.isfinite(self.path_mm)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON data: millimetres to a micrometre, ``path_mm`` null where no legal path leads there (JSON has no
+        infinity)."""
+        return {
+            "model": self.model,
+            "unit": self.unit,
+            "from_mm": [_mm(c) for c in self.from_mm],
+            "to_mm": [_mm(c) for c in self.to_mm],
+            "distance_mm": _mm(self.distance_mm),
+            "path_mm": _mm(self.path_mm) if self.has_path else None,
+            "sigma_mm": _mm(self.sigma_mm),
+        }
+
+
+def _mm(value: float) -> float:
+    """A length as reports give it: finer digits than a micrometre are float noise, not measurement."""
+    return round(float(value), 3)
+
 
 @dataclass(frozen=True)
 class UnitMove:
@@ -76,7 +95,12 @@ class UnitMove:
     findings: tuple[Finding, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(replace(self, findings=()))
+        """JSON data (``tableref check-move --json``): every field, each model as :meth:`ModelMove.to_dict`, each
+        finding as :meth:`rules.Finding.to_dict`."""
+        out = asdict(replace(self, models=(), findings=()))
+        out["allowance_mm"] = None if self.allowance_mm is None else _mm(self.allowance_mm)
+        out["models"] = [m.to_dict() for m in self.models]
+        out["problems"] = list(self.problems)
         out["findings"] = [f.to_dict() for f in self.findings]
         return out
 
@@ -178,6 +202,7 @@ def check_moves(
     eng_after = _Engagement(after, profile.engagement.range_mm)
     roles = _melee_roles(before, after, by_unit, profile) if mode == "legion" else _MeleeRoles({}, {})
     moved = {m.model for m in moves}
+    ends = _end_places(after, profile, moved)
     # Per model that moved, the tops it stood on before and after (None: the table).
     start_on = {m.id: m.on_terrain for m in before.models}
     tops = {m.id: (start_on.get(m.id), m.on_terrain) for m in after.models}
@@ -199,15 +224,75 @@ def check_moves(
         else:
             verdict = _judge_legion(unit_id, unit, with_paths, before, after, profile, roles, moved)
         heights = [p for m in unit_moves for p in level_problems(m.model, unit, *tops[m.model], after, profile)]
-        out.append(_with_problems(verdict, heights))
+        end = ends.get(unit_id, _EndPlaces())
+        out.append(_with_doubts(_with_problems(verdict, heights + end.problems), end.doubts))
     return out
 
 
 def _with_problems(verdict: UnitMove, problems: list[str]) -> UnitMove:
-    """``verdict`` made illegal by ``problems`` that hold whatever the action (getting onto a terrain top)."""
+    """``verdict`` made illegal by ``problems`` that hold whatever the action (getting onto a terrain top, ending in
+    no legal position)."""
     if not problems:
         return verdict
     return replace(verdict, legal=False, call=CLEAR, problems=verdict.problems + tuple(problems))
+
+
+def _with_doubts(verdict: UnitMove, doubts: list[str]) -> UnitMove:
+    """``verdict`` with ``doubts`` (problems the measurement cannot tell) in its note; a clear legal verdict becomes
+    a close one."""
+    if not doubts:
+        return verdict
+    note = "; ".join([verdict.note] * bool(verdict.note) + [f"open: {d} (the measurement cannot tell)" for d in doubts])
+    call = CLOSE if verdict.legal else verdict.call
+    return replace(verdict, note=note, call=call)
+
+
+@dataclass(frozen=True)
+class _EndPlaces:
+    """Where a unit's moved models ended in no legal position: sure ``problems`` and ``doubts`` the measurement
+    cannot settle."""
+
+    problems: list[str] = field(default_factory=list)
+    doubts: list[str] = field(default_factory=list)
+
+
+def _end_places(after: TableState, profile: RuleProfile, moved: set[str]) -> dict[str, _EndPlaces]:
+    """Per unit, its models among ``moved`` that ended where no move may end, as the placement checks of
+    :func:`rules.check` find them in ``after``: overlapping another model (the seed: models cannot "end their
+    movement overlapping another model"), inside solid or sealed terrain, with a base over the edge of the top they
+    stand on or of the table (a move must "end ... in a legal position"). A pair of models that both moved is told
+    once per unit."""
+    unit_of = {m.id: m.unit for m in after.models}
+    kinds = {t.id: t.kind for t in after.terrain}
+    out: dict[str, _EndPlaces] = {}
+    for f in check(after, profile):
+        if f.kind not in _END_KINDS or f.reason is not None:
+            continue
+        told: set[str] = set()
+        for mid in (m for m in f.models if m in moved):
+            unit_id = unit_of.get(mid)
+            if unit_id is None or unit_id in told:
+                continue
+            told.add(unit_id)
+            place = out.setdefault(unit_id, _EndPlaces())
+            (place.doubts if f.call == CLOSE else place.problems).append(_end_text(f, mid, kinds))
+    return out
+
+
+_END_KINDS = ("overlap", "in_terrain", "off_table")
+
+
+def _end_text(f: Finding, model_id: str, kinds: Mapping[str, str]) -> str:
+    depth = -(f.gap_mm or 0.0)
+    if f.kind == "overlap":
+        other = next((m for m in f.models if m != model_id), model_id)
+        return f"{model_id} ended overlapping {other} by {depth:.1f} mm: a move cannot end overlapping another model"
+    if f.kind == "off_table":
+        return f"{model_id} ended {depth:.1f} mm over the table's edge: not a legal position"
+    if f.gap_mm is not None:
+        return f"{model_id} ended {depth:.1f} mm over the edge of the top of {f.terrain}: not a legal position"
+    kind = kinds.get(f.terrain or "", "solid")
+    return f"{model_id} ended inside {kind} terrain {f.terrain}: a move cannot end inside solid or sealed terrain"
 
 
 def _allowance_mm(plan: Plan, move_mm: float, profile: RuleProfile) -> float:
@@ -345,6 +430,11 @@ def _melee_roles(
                 placed_in[unit_id].add(enemy)
             else:
                 started[unit_id].add(enemy)
+    # A unit placed into a melee moved only to be placed: any other enemy it now touches is a misplacement of its
+    # models (judged with its placement), not a melee of its own.
+    for unit_id, initiators in placed_in.items():
+        if initiators:
+            started[unit_id] = set()
     return _MeleeRoles(started, placed_in)
 
 

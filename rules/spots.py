@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from rules.geometry import BaseArrays, FloatArray, IntArray
 from rules.lines import EPS_MM
 from rules.profile import RuleProfile
-from rules.state import TableState, Unit
+from rules.state import BLOCKING_KINDS, TableState, Unit
 from rules.travel import ModelPaths
 
 BoolArray = NDArray[np.bool_]
@@ -79,9 +79,15 @@ class Layout:
         return [u for u in self.units if self.enemies(unit_id, u)]
 
     def leader(self, unit_id: str | None) -> int | None:
-        """Index of the unit's leader, None when it has none or it is not in the state."""
+        """Index of the unit's leader, None when it has none or it is not in the state. A unit of one model that
+        names no leader is led by that model: the melee procedure starts from a unit leader, and it has no other."""
         unit = self.units.get(unit_id or "")
-        return None if unit is None or unit.leader is None else self.index.get(unit.leader)
+        if unit is None:
+            return None
+        if unit.leader is None:
+            sole = self.members(unit.id)
+            return int(sole[0]) if len(sole) == 1 else None
+        return self.index.get(unit.leader)
 
 
 @dataclass(frozen=True)
@@ -210,7 +216,7 @@ def _placeable(layout: Layout, mover: int, centres: FloatArray) -> BoolArray:
     table = layout.state.table
     x, y = centres[:, 0], centres[:, 1]
     ok = (x >= ext[0]) & (x <= table.width_mm - ext[0]) & (y >= ext[1]) & (y <= table.depth_mm - ext[1])
-    solid = [shapely.Polygon(t.polygon) for t in layout.state.terrain if t.kind == "solid"]
+    solid = [shapely.Polygon(t.polygon) for t in layout.state.terrain if t.kind in BLOCKING_KINDS]
     rows = np.flatnonzero(ok)
     if solid and len(rows):
         probes = _probes(layout.bases, mover, centres[rows], np.empty(0, dtype=np.intp))

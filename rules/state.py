@@ -3,9 +3,9 @@
 Coordinates: origin at a table corner, ``x_mm`` along the width, ``y_mm`` along the depth. Every value type is
 frozen; build a changed copy with :func:`dataclasses.replace`.
 
-Height: a model stands on the table unless its ``on_terrain`` names a piece of ``solid`` terrain whose top it stands
-on; it then stands at that piece's ``height_mm``, which such a piece must give. JSON: ``"on_terrain": "ruin1"`` on
-the model (absent or null: on the table).
+Height: a model stands on the table unless its ``on_terrain`` names a piece of ``solid`` (or ``sealed``) terrain
+whose top it stands on; it then stands at that piece's ``height_mm``, which such a piece must give. JSON:
+``"on_terrain": "ruin1"`` on the model (absent or null: on the table).
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from typing import Any
 
 from rules.errors import StateError
 
-TERRAIN_KINDS = ("solid", "dense", "area")
+TERRAIN_KINDS = ("solid", "sealed", "dense", "area")
+# Kinds a model may not stand in, move through (but for Fly) or end inside; a model may stand on top of one. The
+# skirmish seed names "solid or sealed terrain" together and gives them no other difference.
+BLOCKING_KINDS = ("solid", "sealed")
 # No table is wider or deeper than this (mm: 100 m); a larger one is a typo or a hostile file.
 MAX_TABLE_MM = 100_000.0
 # No number of a state (a position, a size, a height, a rotation) is larger than this: a kilometre off the table.
@@ -116,7 +119,7 @@ class Model:
     """One miniature on its base. ``sigma_mm`` is the 1-sigma uncertainty of the measured centre (0: exact), per
     axis. ``doubt_mm`` (dx, dy) is a further 1-sigma uncertainty along that line only: a second reading of the
     base about as likely lies that way, so a gap across that line is doubtful and one along the other is not.
-    ``on_terrain`` is the id of the solid terrain piece the model stands on top of (None: on the table)."""
+    ``on_terrain`` is the id of the solid (or sealed) terrain piece the model stands on top of (None: on the table)."""
 
     id: str
     unit: str | None
@@ -280,15 +283,16 @@ def _validate_terrain(state: TableState) -> dict[str, Terrain]:
 
 
 def _validate_top(terrain_id: str, tops: Mapping[str, Terrain], where: str) -> None:
-    """A model's ``on_terrain``: a solid piece (dense and area terrain are stood in, not on) of known height (the
-    height it stands at, which distances to other models count)."""
+    """A model's ``on_terrain``: a solid or sealed piece (dense and area terrain are stood in, not on) of known height
+    (the height it stands at, which distances to other models count)."""
     piece = tops.get(terrain_id)
     if piece is None:
         known = ", ".join(sorted(tops)) or "none"
         raise StateError(f"{where}: on_terrain {terrain_id!r} is not defined (known terrain: {known})")
-    if piece.kind != "solid":
+    if piece.kind not in BLOCKING_KINDS:
         raise StateError(
-            f"{where}: on_terrain {terrain_id!r} is {piece.kind} terrain; a model stands on top of solid terrain only"
+            f"{where}: on_terrain {terrain_id!r} is {piece.kind} terrain; a model stands on top of solid or sealed "
+            "terrain only"
         )
     if piece.height_mm is None:
         raise StateError(
@@ -403,7 +407,7 @@ def _doubt_from(value: Any, where: str) -> tuple[float, float]:
 def state_from_dict(data: Any) -> TableState:
     """Build and validate a :class:`TableState` from parsed JSON. Raises :class:`StateError` naming the entry.
 
-    A model's ``"on_terrain": ID`` (absent or null: on the table) names the solid terrain piece, with a
+    A model's ``"on_terrain": ID`` (absent or null: on the table) names the solid (or sealed) terrain piece, with a
     ``height_mm``, whose top it stands on."""
     top = _Reader(data, "state")
     if not top.has("table"):

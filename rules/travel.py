@@ -33,7 +33,7 @@ from rules.geometry import BaseArrays
 from rules.lines import EPS_MM
 from rules.paths import DensePathsFrom, PathsFrom, dense_path_mm, shortest_path_mm
 from rules.profile import RuleProfile
-from rules.state import Model, TableState, Unit
+from rules.state import BLOCKING_KINDS, Model, TableState, Unit
 
 MM_PER_INCH = 25.4
 
@@ -51,11 +51,11 @@ def _inradius_mm(m: Model) -> float:
     return min(m.base.semi_axes_mm)
 
 
-def _grown_terrain(world: TableState, kind: str, grow_mm: float, skip: set[str]) -> list[BaseGeometry]:
+def _grown_terrain(world: TableState, kinds: tuple[str, ...], grow_mm: float, skip: set[str]) -> list[BaseGeometry]:
     return [
         shapely.buffer(shapely.Polygon(t.polygon), grow_mm, quad_segs=_OBSTACLE_QUAD_SEGS)
         for t in world.terrain
-        if t.kind == kind and t.id not in skip
+        if t.kind in kinds and t.id not in skip
     ]
 
 
@@ -139,9 +139,9 @@ def _way(
     # Grown by the mover's radius less the contact tolerance, so that ending in base contact is never blocked.
     grow = max(_inradius_mm(mover) - profile.contact.gap_mm, 0.0)
     tops = {t for t in (mover.on_terrain, end_on) if t is not None}
-    solid = _grown_terrain(world, "solid", grow, tops)
+    solid = _grown_terrain(world, BLOCKING_KINDS, grow, tops)
     if THROUGH_MODELS in abilities:
-        return _Way(False, solid, _grown_terrain(world, "dense", grow, set()), price, extra)
+        return _Way(False, solid, _grown_terrain(world, ("dense",), grow, set()), price, extra)
     models = _model_obstacles(world, bases, passable | {mover.id}, grow)
     return _Way(False, models + solid, None, price, extra)
 

@@ -32,7 +32,7 @@ SAMPLE_FRAMES = ("skirmish_1080p", "melee_hand_1080p", "tilted_barrel_1080p")
 
 # Colours of the drawing of a table state (BGR): a green mat, terrain by kind, grey bases with a light rim.
 _MAT_BGR = (70, 110, 80)
-_TERRAIN_BGR = {"solid": (70, 70, 80), "dense": (40, 90, 40), "area": (90, 130, 140)}
+_TERRAIN_BGR = {"solid": (70, 70, 80), "sealed": (50, 50, 60), "dense": (40, 90, 40), "area": (90, 130, 140)}
 _BASE_BGR = (50, 50, 50)
 _RIM_BGR = (200, 200, 200)
 # The sample's move from one frame to the next is this many blends, each a quarter of the way further: steps

@@ -8,6 +8,7 @@ import json
 import rules
 from rules.actions import activations_from, read_actions
 from tableref.cli.options import add_json_option, add_profile_option
+from tableref.errors import UsageError
 from tableref.report import format_length
 
 EXIT_OK = 0
@@ -47,11 +48,25 @@ def format_moves(profile: rules.RuleProfile, moves: list[rules.UnitMove], before
     return "\n".join(lines)
 
 
+def _check_declared_units(actions: dict[str, rules.Activation] | None, after: rules.TableState, path: str) -> None:
+    """A UsageError naming the units ``actions`` declares that the state has not: a misspelt id would leave its unit
+    judged by the cheapest legal plan, as if nothing were declared."""
+    known = [u.id for u in after.units]
+    unknown = sorted(set(actions or {}) - set(known))
+    if unknown:
+        raise UsageError(
+            f"{path}: actions for units not in the state: {', '.join(unknown)}; expected units of the state "
+            f"({', '.join(known) or 'none'})"
+        )
+
+
 def _cmd_check_move(args: argparse.Namespace) -> int:
     profile = rules.load_profile(args.profile)
     before = rules.load_state(args.before)
     after = rules.load_state(args.after)
-    moves = rules.check_moves(before, after, profile, load_actions(args.actions))
+    actions = load_actions(args.actions)
+    _check_declared_units(actions, after, args.actions)
+    moves = rules.check_moves(before, after, profile, actions)
     if args.json:
         print(json.dumps(rules.moves_document(profile.name, moves), indent=2))
     else:

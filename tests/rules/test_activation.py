@@ -154,7 +154,8 @@ def test_friendly_models_block_unless_an_ability_lets_them_pass(
     before = _wall_state(abilities, wall_unit)
     positions = {"r1": (440.0, 600.0)}
     if wall_moves:
-        positions.update({f"w{k}": (370.0 + 2 * INCH, 536.0 + 32.0 * k) for k in range(5)})
+        # 4.5" on: past where r1 ends, which it may not end overlapping
+        positions.update({f"w{k}": (370.0 + 4.5 * INCH, 536.0 + 32.0 * k) for k in range(5)})
     after = moved(before, **positions)
     (verdict,) = [v for v in check_moves(before, after, SKIRMISH, {"red": "move"}) if v.unit == "red"]
     path = next(m.path_mm for m in verdict.models if m.model == "r1")

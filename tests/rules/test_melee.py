@@ -247,3 +247,17 @@ def test_melee_findings_survive_a_round_trip() -> None:
     )  # fmt: skip
     assert rules.Finding.from_dict(finding.to_dict()) == finding
     assert finding.to_dict()["spot_mm"] == [390.0, 373.25]
+
+
+@pytest.mark.parametrize(
+    ("leaders", "steps"),
+    [
+        ((None, None), [(OPPONENT_LEADER, "b1", "a1")]),  # a unit of one model is led by it
+        (("a1", "b1"), [(OPPONENT_LEADER, "b1", "a1")]),
+    ],
+)
+def test_a_unit_of_one_model_needs_no_leader_named(leaders: tuple[str | None, str | None], steps: list[Any]) -> None:
+    units = [{"id": "a", "player": "Will", "leader": leaders[0]}, {"id": "b", "player": "Tony", "leader": leaders[1]}]
+    state = state_of([model("a1", "a", 100.0, 100.0, 27), model("b1", "b", 127.0, 100.0, 27)], units)
+    proposal = rules.place_melee(state, "a", LEGION)
+    assert [(s.step, s.model, s.touching) for s in proposal.steps] == steps

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any
 
@@ -234,3 +235,7 @@ def test_a_model_ringed_in_by_models_has_no_legal_path_and_says_so() -> None:
     assert m.distance_mm == pytest.approx(400.0) and not m.has_path
     assert not verdict.legal
     assert any("could not have got there by any legal path" in p for p in verdict.problems), verdict.problems
+    # JSON has no infinity: the verdict's data says "no path" as null, and reads as strict JSON
+    data = json.loads(json.dumps(rules.moves_document("skirmish", [verdict]), allow_nan=False))
+    assert data["moves"][0]["models"][0]["path_mm"] is None
+    assert data["moves"][0]["models"][0]["distance_mm"] == 400.0

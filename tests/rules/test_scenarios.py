@@ -9,6 +9,7 @@ need not repeat every measured digit; expected findings (the melee procedure's) 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +81,34 @@ def _assert_matches(got: dict[str, Any], expected: dict[str, Any]) -> None:
             assert got[key] == pytest.approx(value, abs=GAP_TOLERANCE_MM), (key, got, expected)
         else:
             assert got[key] == value, (key, got, expected)
+
+
+def _clause_rows() -> list[Any]:
+    """The clause tables of docs/rules.md: (clause, [(scenario file, [case, ...]), ...]) per row."""
+    docs = Path(__file__).parents[2] / "docs" / "rules.md"
+    rows = []
+    for line in docs.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not re.fullmatch(r"00[02]\.R?\d+", cells[0]):
+            continue
+        refs = [(m.group(1), [c.strip() for c in (m.group(2) or "").split(",") if c.strip()])
+                for m in re.finditer(r"(\w+)(?: \(([^)]*)\))?", cells[3])]  # fmt: skip
+        rows.append(pytest.param(cells[0], refs, id=cells[0]))
+    return rows
+
+
+@pytest.mark.parametrize(("clause", "refs"), _clause_rows())
+def test_every_clause_names_golden_scenarios_that_exist(clause: str, refs: list[tuple[str, list[str]]]) -> None:
+    assert refs, clause
+    for name, cases in refs:
+        path = SCENARIOS / f"{name}.json"
+        assert path.is_file(), (clause, name)
+        data = json.loads(path.read_text())
+        states = [data["state"], data.get("after", data["state"])]
+        ids = {x["id"] for s in states for x in s["units"] + s["models"]}
+        assert set(cases) <= ids, (clause, name, sorted(set(cases) - ids))
+
+
+def test_both_seeds_have_their_clause_tables() -> None:
+    clauses = [p.values[0] for p in _clause_rows()]
+    assert sum(c.startswith("000.") for c in clauses) >= 13 and sum(c.startswith("002.") for c in clauses) >= 28

@@ -117,7 +117,7 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.0.base", {"radius_mm": 5}, "expected diameter_mm"),
         ("table.width_mm", 0, "must be positive"),
         ("table", ..., "missing 'table'"),
-        ("terrain.0.kind", "lava", "kind 'lava' is not one of solid, dense, area"),
+        ("terrain.0.kind", "lava", "kind 'lava' is not one of solid, sealed, dense, area"),
         ("terrain.0.polygon", [[0, 0], [1, 1]], "at least 3 points"),
         ("terrain.0.polygon", [[0, 0], [1, 1], [2]], "polygon[2] must be [x_mm, y_mm]"),
         ("units.0.move_in", -1, "move_in must be a non-negative"),

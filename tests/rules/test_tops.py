@@ -63,7 +63,7 @@ def test_on_terrain_may_name_a_numbered_piece_and_null_means_the_table() -> None
     ("piece", "on_terrain", "message"),
     [
         (tower(), "ruin", r"models\[0\] \(id 'r1'\): on_terrain 'ruin' is not defined \(known terrain: tower\)"),
-        (tower(kind="dense"), "tower", "is dense terrain; a model stands on top of solid terrain only"),
+        (tower(kind="dense"), "tower", "is dense terrain; a model stands on top of solid or sealed terrain only"),
         (tower(kind="area"), "tower", "is area terrain"),
         (tower(height_mm=None), "tower", "has no height_mm; a model on top stands at the piece's height"),
     ],

@@ -75,6 +75,9 @@ def test_no_unit_moved(files: dict[str, Path], capsys: pytest.CaptureFixture[str
         ("{oops", "skirmish", "not valid JSON"),
         (None, "skirmish", "no such file"),
         ('{"leaver": "move"}', "chess", "unknown profile 'chess'"),
+        ('{"leavr": "move"}', "skirmish", "actions for units not in the state: leavr; expected units of the state"),
+        ('{"leaver": {"action": "move", "why": 1}}', "skirmish", "unknown keys ['why']"),
+        ('["move"]', "skirmish", "expected an object mapping unit ids to actions"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -464,19 +464,22 @@ def _best_landing(
     places_mm: np.ndarray, seen_mm: np.ndarray, allowed: np.ndarray, tried_mm: np.ndarray, fit_mm: float
 ) -> tuple[int, np.ndarray, np.ndarray]:
     """Of the displacements ``tried_mm`` (T, 2), the one that lands the most of the models at ``places_mm`` (M, 2)
-    within ``fit_mm`` of a detection ``seen_mm`` (D, 2) they are ``allowed`` (M, D) to be, the shortest of those:
-    (how many, the displacement (2,), which detections each lands on (M, D)). Worked in slices of displacements,
-    so that memory stays bounded however many models and detections there are."""
+    within ``fit_mm`` of a detection ``seen_mm`` (D, 2) they are ``allowed`` (M, D) to be, the closest landing of
+    those: (how many, the displacement (2,), which detections each lands on (M, D)). Worked in slices of
+    displacements, so that memory stays bounded however many models and detections there are."""
     m, d = len(places_mm), len(seen_mm)
     step = max(1, 2_000_000 // max(1, m * d))
     best: tuple[float, int, np.ndarray, np.ndarray] = (-1.0, 0, tried_mm[0], np.zeros((m, d), np.bool_))
     for start in range(0, len(tried_mm), step):
         part = tried_mm[start : start + step]
         landed = places_mm[None, :, None, :] + part[:, None, None, :] - seen_mm[None, None, :, :]
-        near = (np.hypot(landed[..., 0], landed[..., 1]) <= fit_mm) & allowed[None, :, :]
+        apart = np.hypot(landed[..., 0], landed[..., 1])
+        near = (apart <= fit_mm) & allowed[None, :, :]
         count = near.any(axis=2).sum(axis=1)
-        # more models landed first; of as many, the shorter displacement
-        rank = count - 1e-6 * np.hypot(part[:, 0], part[:, 1])
+        # more models landed first; of as many, the closer landing: three bases of a unit packed in a triangle land
+        # on a shape alike under a shorter wrong displacement too, but a few mm off
+        off = np.where(near, apart, fit_mm).min(axis=2).sum(axis=1) + 1e-6 * np.hypot(part[:, 0], part[:, 1])
+        rank = count - off / (fit_mm * (m + 1))
         k = int(np.argmax(rank))
         if rank[k] > best[0]:
             best = (float(rank[k]), int(count[k]), part[k], near[k])

@@ -370,6 +370,33 @@ def test_a_unit_is_not_fitted_onto_the_bases_of_a_unit_that_stood_still_beside_i
     }
 
 
+PACK = {
+    "r1": ("red", 1266.0, 724.0),
+    "r2": ("red", 1287.0, 749.0),
+    "r3": ("red", 1298.0, 719.0),
+    "r4": ("red", 1255.0, 754.0),
+    "r5": ("red", 1275.0, 780.0),
+    "r6": ("red", 1319.0, 745.0),
+    "r7": ("red", 1311.0, 777.0),
+}
+
+
+def test_a_packed_unit_found_in_part_is_placed_where_its_bases_land_closest() -> None:
+    # three of seven found after a 175 mm move; r1, r2 and r6 make a triangle alike to r4, r5 and r7's, which lands
+    # within a few mm of the three bases under a 30 mm shorter displacement
+    start = roster(PACK)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in PACK.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    dx, dy = 113.0, -134.0
+    found = {"r4": (1369.0, 621.0), "r5": (1388.0, 646.0), "r7": (1425.0, 643.0)}
+    state, removed, added, _, asked = identify(
+        detected(list(found.values())), track, 1, SETTINGS, None, SKIRMISH, {k: 0.9 for k in PACK}
+    )
+    assert (removed, added, asked) == ([], [], [])
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == found
+    assert {m.id for m in state.unseen} == set(PACK) - set(found)
+    assert all(abs(m.x_mm - PACK[m.id][1] - dx) <= 2 and abs(m.y_mm - PACK[m.id][2] - dy) <= 2 for m in state.unseen)
+
+
 @pytest.mark.parametrize("read_mm", [32.0, 28.5])
 def test_a_model_never_seen_is_found_at_its_place_though_read_a_size_off_and_its_neighbour_taken_off(
     read_mm: float,

@@ -7,13 +7,20 @@ import base64
 import time
 from typing import Any
 
+import numpy as np
+
 import rules
+from tableref.labels import LINE_HEIGHT, Circle, place_labels, table_labels
 from tableref.report import TITLES, describe_finding, finding_measure, finding_note, format_length
 from webui.hub import Result, Status
 
 # Players' colours (the screens use the same ones, in the same order); models of no unit are grey.
 PLAYER_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 NO_PLAYER_COLOUR = "#9e9e9e"
+
+# The text over the frame: a share of its width, at least this many pixels (as the Judge screen draws it).
+FRAME_FONT_SHARE = 1 / 75
+FRAME_FONT_MIN_PX = 12.0
 
 LINE_TITLES = {"engagement": "engagement range", "base_contact": "base contact", "cohesion": "cohesion range"}
 
@@ -49,6 +56,26 @@ def _stamp(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "-"
 
 
+def frame_labels(res: Result) -> list[dict[str, Any]]:
+    """The labels over the frame, as the Judge screen places them: each unit's name above it, each model's id on
+    its base, none over another (:mod:`tableref.labels`), in frame pixels; ``leader`` joins a label moved off its
+    place to its anchor."""
+    state = res.state
+    circles = [
+        Circle(m.id, float(c[0]), float(c[1]), float(np.max(np.hypot(*(o - c).T))))
+        for m, c, o in zip(state.models, res.centers_px, res.outlines_px, strict=True)
+    ]
+    font = max(FRAME_FONT_MIN_PX, res.frame.width_px * FRAME_FONT_SHARE)
+    names = {u.id: u.name or u.id for u in state.units}
+    labels = table_labels(circles, {m.id: m.unit for m in state.models}, names, font)
+    placed = place_labels(labels, (0.0, 0.0, float(res.frame.width_px), float(res.frame.height_px)), circles)
+    return [
+        {"text": label.text, "unit": label.above, "font": label.height / LINE_HEIGHT, **p.to_dict()}
+        for label, p in zip(labels, placed, strict=True)
+        if p is not None
+    ]
+
+
 def report_context(res: Result, measurements: list[rules.Measurement], status: Status) -> dict[str, Any]:
     """Values for ``templates/report.html``."""
     state = res.state
@@ -59,8 +86,6 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
             "id": m.id,
             "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in res.outlines_px[k]),
             "colour": colours[m.id],
-            "label_x": float(res.centers_px[k][0]),
-            "label_y": float(res.outlines_px[k][:, 1].min()) - 4.0,
         }
         for k, m in enumerate(state.models)
     ]
@@ -98,6 +123,7 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         for f in res.findings
     ]
     return {
+        "labels": frame_labels(res),
         "frame_src": "data:image/jpeg;base64," + base64.b64encode(res.frame.jpeg).decode("ascii"),
         "width": res.frame.width_px,
         "height": res.frame.height_px,

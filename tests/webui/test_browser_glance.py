@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.webui.browser import WAIT_MS, Served, shot, wait_results
+from tests.webui.browser import WAIT_MS, Served, shot, wait_labels, wait_results
 from tests.webui.conftest import sample_state_dict, two_sides
 from tests.webui.test_glance import melee_state, served_state
 
@@ -114,6 +114,7 @@ def test_labels_do_not_overlap_and_stay_inside_the_drawing(
     state = served.get("/api/state")
     ids = screen != "/"
     for drawing in drawings:
+        wait_labels(page, drawing)
         labels = page.eval_on_selector(drawing, _LABELS)
         # every unit named and (with ids) every model: none left out
         expected = {u.get("name") or u["id"] for u in state["units"]}
@@ -292,3 +293,119 @@ def test_the_placement_assistant_draws_the_proposal_or_says_why_not(page: Any, s
     shot(page, "judge-melee-proposal")
     page.click("#melee-clear")
     assert page.locator(".proposal-place").count() == 0
+
+
+def _engaged_and_overlapping() -> dict[str, Any]:
+    """Red's r2 and blue's x1 overlapping by 5 mm: engaged (a link) and overlapping (a cross) at one spot."""
+    data = two_sides()
+    data["models"][2].update(unit="b", x_mm=350.0)
+    return data
+
+
+@pytest.mark.parametrize("served", [(_engaged_and_overlapping(), "skirmish", None)], indirect=True)
+def test_engagement_links_lie_over_the_other_marks(page: Any, served: Served):
+    page.goto(served.url + "/")
+    wait_results(page, frames=0)
+    kinds = {f["kind"] for f in served.get("/api/result")["findings"]}
+    assert {"engaged", "overlap"} <= kinds
+    for drawing in ("#overlay", "#map"):
+        # in document order, so drawn in that order: every link after every ring and cross
+        order = page.eval_on_selector_all(
+            f"{drawing} .link, {drawing} .cross, {drawing} .ring", "es => es.map(e => e.classList[0])"
+        )
+        assert "link" in order and "cross" in order
+        assert order.index("link") > max(k for k, c in enumerate(order) if c != "link")
+
+
+class _MovingFeed:
+    """Routes /api/status and /api/events of a page to answer that the table is moving, with the live result."""
+
+    def __init__(self, served: Served) -> None:
+        import json
+
+        status = served.get("/api/status") | {"settled": False}
+        result = served.get("/api/result")
+        self.status = json.dumps(status)
+        self.events = f"event: status\ndata: {self.status}\n\nevent: result\ndata: {json.dumps(result)}\n\n"
+
+    def route(self, page: Any) -> None:
+        page.route("**/api/status", lambda r: r.fulfill(status=200, content_type="application/json", body=self.status))
+        page.route("**/api/events", lambda r: r.fulfill(status=200, content_type="text/event-stream", body=self.events))
+
+
+@pytest.mark.parametrize("served", [(two_sides(), "skirmish", None)], indirect=True)
+@pytest.mark.parametrize(("screen", "banner"), [("/judge", True), ("/review", False)])
+def test_the_live_banner_is_not_shown_on_the_review_screen(page: Any, served: Served, screen: str, banner: bool):
+    _MovingFeed(served).route(page)
+    page.goto(served.url + screen)
+    page.wait_for_function("window.tableref && window.tableref.results >= 1", timeout=WAIT_MS)
+    page.wait_for_function("document.getElementById('st-settled').textContent === 'table moving'", timeout=WAIT_MS)
+    assert page.is_visible("#hold") is banner
+    if banner:
+        assert "Table moving" in page.inner_text("#hold")
+
+
+def _text_boxes(page: Any, selector: str) -> list[list[dict[str, Any]]]:
+    """The label boxes of every drawing ``selector`` finds, drawing by drawing, with the drawing's own box."""
+    return page.eval_on_selector_all(
+        selector,
+        """svgs => svgs.map(svg => {
+          const edge = (svg.querySelector('rect') || svg).getBoundingClientRect();
+          return [...svg.querySelectorAll('.labels text')].map(t => {
+            const r = t.getBoundingClientRect();
+            return {text: t.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom,
+                    e0: edge.left, f0: edge.top, e1: edge.right, f1: edge.bottom};
+          });
+        })""",
+    )
+
+
+def _apart_and_inside(labels: list[dict[str, Any]]) -> None:
+    assert _overlapping(labels) == []
+    for label in labels:
+        assert label["x0"] >= label["e0"] - 0.5 and label["x1"] <= label["e1"] + 0.5, label
+        assert label["y0"] >= label["f0"] - 0.5 and label["y1"] <= label["f1"] + 0.5, label
+
+
+def _download(served: Served, path: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(served.url + path, timeout=10) as response:
+        return str(response.read().decode("utf-8"))
+
+
+@pytest.mark.parametrize("served", [(two_sides(), "skirmish", None)], indirect=True)
+@pytest.mark.parametrize("where", ["the review screen", "the game report"])
+def test_the_review_map_labels_every_base_and_move_apart(page: Any, served: Served, tmp_path: Any, where: str):
+    from tests.webui.test_review import crowded_game, make_review_db
+    from webui.blueprints.review import REVIEW_KEY
+
+    served.server.app.config[REVIEW_KEY] = str(make_review_db(tmp_path / "crowded.sqlite", crowded_game()))
+    if where == "the review screen":
+        page.goto(served.url + "/review?state=1")
+        drawings = _text_boxes(page, ".review-map")
+    else:
+        page.set_content(_download(served, "/review/report.html"))
+        drawings = _text_boxes(page, ".review-map")
+        assert len(drawings) == 2
+    labels = drawings[-1]
+    texts = sorted(label["text"] for label in labels)
+    ids = [f"{side}{k}" for side in "br" for k in range(1, 6)]
+    # every id, every move's length, both units named: none left out
+    assert texts == sorted([*ids, *(f'{i} 3.0"' for i in ids), "blue", "red"])
+    for drawn in drawings:
+        _apart_and_inside(drawn)
+    shot(page, f"review-map-labels-{where.split()[-1]}")
+
+
+@pytest.mark.parametrize("served", ["crowded melee"], indirect=True)
+def test_the_judge_report_places_its_labels_apart(page: Any, served: Served):
+    state = served.get("/api/state")
+    html = _download(served, "/api/report")
+    assert "<script" not in html
+    page.set_content(html)
+    (labels,) = _text_boxes(page, ".frame svg")
+    expected = {m["id"] for m in state["models"]} | {u["name"] for u in state["units"]}
+    assert sorted(label["text"] for label in labels) == sorted(expected)
+    _apart_and_inside(labels)
+    shot(page, "judge-report-labels")

@@ -16,6 +16,7 @@ from flask.testing import FlaskClient
 import rules
 from calibration.pdf import PT_PER_MM, text_width_mm
 from calibration.spec import MarkerSpec, TableSpec, load_table_spec
+from tableref.labels import text_size
 from tests.webui.conftest import AUTH, TOKEN, fast_settings, start_live, two_sides, wait_for
 from webui import create_app
 from webui.feeds import StateFeed
@@ -397,10 +398,14 @@ def test_the_review_map_keeps_move_labels_apart_with_grid_scale_and_legend(tmp_p
     # r1 and r2 moved 5" one behind the other, 40 mm apart: their labels half way along would overlap
     view = map_view(states[1], states[0])
     boxes = []
-    for a in view["arrows"]:
-        half_w, half_h = len(a["label"]) * view["font"] * 0.3, view["font"] * 0.6
-        boxes.append((a["lx"] - half_w, a["ly"] - half_h, a["lx"] + half_w, a["ly"] + half_h))
-    assert len(boxes) == 2 and not _overlap(boxes[0], boxes[1])
+    for label in view["labels"]:
+        w, h = text_size(label["text"], label["font"])
+        boxes.append((label["cx"] - w / 2, label["cy"] - h / 2, label["cx"] + w / 2, label["cy"] + h / 2))
+    # the unit names, each move's length and each model's id, none over another, none left out
+    assert (
+        sorted(label["cls"] for label in view["labels"]) == ["id-label"] * 3 + ["move-label"] * 2 + ["unit-label"] * 2
+    )
+    assert [(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1 :] if _overlap(a, b)] == []
     for b in boxes:
         assert b[0] >= 0 and b[1] >= 0 and b[2] <= view["width"] and b[3] <= view["depth"]
     # a 1829 x 1219 mm table: lines every 6" short of its edges

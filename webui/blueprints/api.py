@@ -3,6 +3,7 @@ change for the live loop; none of them measures a frame."""
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 
 import calibration
 import rules
+from tableref.labels import Circle, Label, place_labels
 from webui import measure as judge
 from webui.errors import HTTP_NOT_FOUND, ApiError
 from webui.feeds import ImageFeed, Scene
@@ -37,6 +39,9 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 # A judge report holds at most this many measurements (the query string stays short).
 MAX_REPORT_PAIRS = 50
+# A request to place labels holds at most this many labels and bases (a table holds far fewer models).
+MAX_LABELS = 2000
+MAX_LABEL_BASES = 5000
 # Browsers reconnect a dropped event stream after this long (ms).
 SSE_RETRY_MS = 2000
 
@@ -229,6 +234,60 @@ def report() -> Response:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(res.analyzed_at))
     response.headers["Content-Disposition"] = f'attachment; filename="tableref-report-{stamp}.html"'
     return response
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ApiError(f"{where}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _items(body: dict[str, Any], key: str, limit: int) -> list[dict[str, Any]]:
+    given = body.get(key, [])
+    if not isinstance(given, list) or not all(isinstance(x, dict) for x in given):
+        raise ApiError(f"{key!r}: expected a list of objects")
+    if len(given) > limit:
+        raise ApiError(f"{key!r}: {len(given)} given; at most {limit} are placed in one request")
+    return given
+
+
+def _label(raw: dict[str, Any], k: int) -> Label:
+    where = f"labels[{k}]"
+    x, y, width, height = (_number(raw.get(f), f"{where}.{f}") for f in ("x", "y", "width", "height"))
+    pad, near = (_number(raw.get(f, 0.0), f"{where}.{f}") for f in ("pad", "near"))
+    if min(width, height, pad, near) < 0:
+        raise ApiError(f"{where}: width, height, pad and near must not be negative")
+    own = raw.get("own")
+    return Label(
+        str(raw.get("text", "")),
+        x,
+        y,
+        width,
+        height,
+        pad,
+        above=bool(raw.get("above")),
+        near=near,
+        clear_of_bases=bool(raw.get("clear_of_bases")),
+        own=None if own is None else str(own),
+    )
+
+
+@bp.post("/labels")
+def labels() -> Response:
+    """Where the labels of a drawing go so that none overlaps another (:mod:`tableref.labels`): the screens measure
+    their labels and ask here, so that they and the reports place labels one way. Changes nothing: no token."""
+    body = json_body()
+    bounds = body.get("bounds")
+    if not isinstance(bounds, list) or len(bounds) != 4:
+        raise ApiError("'bounds': expected [x0, y0, x1, y1], the drawing's box")
+    x0, y0, x1, y1 = (_number(v, "bounds") for v in bounds)
+    bases = [
+        Circle(str(c.get("id", "")), *(_number(c.get(f), f"bases[{k}].{f}") for f in ("x", "y", "r")))
+        for k, c in enumerate(_items(body, "bases", MAX_LABEL_BASES))
+    ]
+    given = [_label(raw, k) for k, raw in enumerate(_items(body, "labels", MAX_LABELS))]
+    placed = place_labels(given, (x0, y0, x1, y1), bases)
+    return jsonify({"placed": [p.to_dict() if p else None for p in placed]})
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ const TR = (() => {
   const GRID_MM = 6 * MM_PER_INCH;
   // The map's unit names are at least this tall on screen (px); ids are 0.8 of it.
   const MIN_TEXT_PX = 12;
+  // The Review screen shows a recorded game: the live table's hold banner has no place on it.
+  const RECORDED = document.body.dataset.screen === "review.page";
   // Event-stream errors in a row before falling back to polling.
   const MAX_STREAM_ERRORS = 3;
   const KIND_TITLES = {
@@ -160,7 +162,10 @@ const TR = (() => {
       document.getElementById("st-roster").hidden = !(result.roster_match && result.roster_match.mismatch);
     }
     const hold = document.getElementById("hold");
-    if (status.frozen) {
+    if (RECORDED) {
+      // a recorded game: what the camera does now is not what the screen shows
+      hold.hidden = true;
+    } else if (status.frozen) {
       hold.hidden = false;
       hold.textContent = `Frozen at ${clock(status.frozen_at)}: measurements hold`;
     } else if (!status.settled && result) {
@@ -245,9 +250,13 @@ const TR = (() => {
     return [base.width_mm / 2, base.depth_mm / 2, base.rotation_deg || 0];
   }
 
-  // Marks of the findings, given where each model is and how big it is in the drawing's units.
+  // Marks of the findings, given where each model is and how big it is in the drawing's units. The engagement
+  // links are drawn last, over the rings and crosses of a melee, which would hide them.
   function drawMarks(g, r, pos, radius, font) {
-    r.findings.forEach((f, i) => {
+    const order = r.findings.map((f, i) => i);
+    order.sort((a, b) => (r.findings[a].kind === "engaged") - (r.findings[b].kind === "engaged") || a - b);
+    order.forEach((i) => {
+      const f = r.findings[i];
       if (f.kind === "unseen") return; // its models are drawn as ghosts
       const call = f.call || "clear";
       const cls = (base) => `${base} ${call}`;
@@ -301,8 +310,7 @@ const TR = (() => {
         if (p) items.push({ text: m.id, x: p[0], y: p[1], font: font * 0.8, cls: "mid", near: radius(m.id), own: m.id });
       }
     }
-    const left = TRLabels.place(g, items, { bounds, bases });
-    g.dataset.left = left.join(",");
+    TRLabels.place(g, items, { bounds, bases });
   }
 
   // A title on a base: its id and unit, shown on hover.

@@ -392,6 +392,9 @@ CHANGES = [
     ("post", "/api/empty", {}),
     ("delete", "/api/empty", {}),
     ("post", "/api/photo", {"data": b"x"}),
+    ("delete", "/api/photo", {}),
+    ("delete", "/api/roster", {}),
+    ("post", "/api/roster/undo", {}),
 ]
 
 

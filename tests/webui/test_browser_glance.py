@@ -64,10 +64,11 @@ SCENES = {"crowded melee": crowded_melee, "at the edges": at_the_edges, "sample"
 
 @pytest.fixture
 def served(request: pytest.FixtureRequest) -> Iterator[Served]:
-    """``request.param``: the scene's name in SCENES, or (state, profile, roster)."""
+    """``request.param``: the scene's name in SCENES, or (state, profile, roster), or (state, profile, roster,
+    photo): watched as an uploaded photo."""
     param = request.param
-    state, profile, roster = (SCENES[param](), "skirmish", None) if isinstance(param, str) else param
-    s = Served(served_state(state, profile, roster))
+    state, profile, roster, *photo = (SCENES[param](), "skirmish", None) if isinstance(param, str) else param
+    s = Served(served_state(state, profile, roster, photo=bool(photo and photo[0])))
     yield s
     s.close()
 
@@ -254,7 +255,61 @@ def test_setup_says_the_roster_does_not_match_and_resets_it_once_confirmed(
     else:
         page.wait_for_timeout(300)
         assert page.is_visible("#roster-mismatch")
+        assert not page.is_visible("#undo-roster")
     assert [u["id"] for u in served.get("/api/roster")["units"]] == units_after
+    if answer == "accept":
+        _undo_brings_the_units_back(page, served, 2)
+
+
+def _undo_brings_the_units_back(page: Any, served: Served, units: int) -> None:
+    page.wait_for_selector("#undo-roster", state="visible", timeout=WAIT_MS)
+    assert f"({units} unit(s)" in page.inner_text("#roster-undo-note")
+    page.click("#undo-roster")
+    page.wait_for_function("document.getElementById('setup-message').textContent.includes('Roster back')")
+    page.wait_for_selector("#undo-roster", state="hidden", timeout=WAIT_MS)
+    assert [u["id"] for u in served.get("/api/roster")["units"]] == ["r", "b"]
+    assert not page.is_visible("#roster-undo-note")
+
+
+@pytest.mark.parametrize(
+    ("served", "fresh"),
+    [((_another_table(), "skirmish", two_sides(), True), True), ((two_sides(), "skirmish", two_sides(), True), False)],
+    indirect=["served"],
+)
+def test_a_photo_of_another_table_starts_a_fresh_roster_that_can_be_undone(page: Any, served: Served, fresh: bool):
+    page.goto(served.url + "/setup")
+    wait_results(page, frames=0)
+    page.wait_for_function("document.getElementById('roster-summary').textContent.includes('model')")
+    units = [u["id"] for u in served.get("/api/roster")["units"]]
+    assert units == ([] if fresh else ["r", "b"])
+    # a fresh start is no mismatch to warn of: the warning is the undo's
+    assert not page.is_visible("#roster-mismatch") and not page.is_visible("#st-roster")
+    assert page.is_visible("#undo-roster") is fresh
+    if fresh:
+        shot(page, "setup-photo-fresh-roster")
+        _undo_brings_the_units_back(page, served, 2)
+
+
+@pytest.mark.parametrize("served", [(two_sides(), "skirmish", None)], indirect=True)
+def test_after_a_photo_the_source_comes_back(page: Any, served: Served, tmp_path: Any):
+    import cv2
+    import numpy as np
+
+    page.goto(served.url + "/setup")
+    wait_results(page, frames=0)
+    assert not page.is_visible("#back-to-source")
+    photo = tmp_path / "other-table.jpg"
+    cv2.imwrite(str(photo), np.full((120, 160, 3), 90, np.uint8))
+    page.set_input_files("#photo-file", str(photo))
+    page.wait_for_selector("#back-to-source", state="visible", timeout=WAIT_MS)
+    assert page.inner_text("#back-to-source") == "Back to test"
+    assert served.get("/api/status")["source"] == "uploaded photo"
+    shot(page, "setup-photo-back")
+    page.click("#back-to-source")
+    page.wait_for_selector("#back-to-source", state="hidden", timeout=WAIT_MS)
+    status = served.get("/api/status")
+    assert (status["source"], status["back_to"]) == ("test", None)
+    assert "Back to test" in page.inner_text("#setup-message")
 
 
 @pytest.mark.parametrize(

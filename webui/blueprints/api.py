@@ -311,10 +311,19 @@ def reset_roster() -> Response:
     """Forget the roster of the table on screen (units, ids, base overrides; its terrain stays): the models on the
     table are taken as new, of no unit. For a table the roster does not belong to."""
     lt = live()
-    old = lt.roster()
     before = lt.hub.live_result_seq()
-    queued = lt.set_roster(rules.TableState(old.table, terrain=old.terrain))
-    return jsonify(_after_change(before, queued) | {"units_removed": len(old.units)})
+    removed, queued = lt.reset_roster()
+    return jsonify(_after_change(before, queued) | {"units_removed": removed})
+
+
+@bp.post("/roster/undo")
+@needs_token
+def undo_roster_reset() -> Response:
+    """Bring back the roster the last reset (or a photo of another table) set aside."""
+    lt = live()
+    before = lt.hub.live_result_seq()
+    units, queued = lt.undo_reset()
+    return jsonify(_after_change(before, queued) | {"units_restored": units})
 
 
 @bp.put("/profile")
@@ -387,12 +396,20 @@ def forget_empty() -> Response:
 @bp.post("/photo")
 @needs_token
 def photo() -> Response:
-    """Watch an uploaded photo (JPEG or PNG) instead of the camera, with the roster of the table on screen."""
+    """Watch an uploaded photo (JPEG or PNG) instead of the camera, with the roster of the table on screen; where
+    its models do not match that roster (a photo of another table), from a fresh roster, the other kept for undo."""
     state = app_state()
     image = parse_image(upload_bytes("a JPEG or PNG photo"), state.settings.max_image_pixels)
     lt = state.live
     roster = lt.roster()
     key = f"photo-{time.time_ns()}"
-    scene = Scene(key=key, roster=roster if roster.models else None)
-    lt.use_feed(ImageFeed(image, "uploaded photo", scene, state.settings.replay_fps))
+    scene = Scene(key=key, roster=roster if roster.models else None, fresh_if_other=True)
+    lt.watch_photo(ImageFeed(image, "uploaded photo", scene, state.settings.replay_fps))
     return jsonify({"ok": True, "width_px": image.shape[1], "height_px": image.shape[0]})
+
+
+@bp.delete("/photo")
+@needs_token
+def put_photo_away() -> Response:
+    """Stop checking the uploaded photo: the source it replaced (the camera, the demo's recording) comes back."""
+    return jsonify({"ok": True, "source": live().back_to_source()})

@@ -22,6 +22,14 @@ TITLES = {
 }
 
 
+def finding_title(f: rules.Finding) -> str:
+    """The heading of one finding: its kind's, save for a move not judged on its length (its unit's Move is not
+    known), which is no illegal move."""
+    if f.kind == "illegal_move" and f.limit_mm is None and f.call == rules.CLOSE:
+        return "Move not judged"
+    return TITLES.get(f.kind, f.kind)
+
+
 def format_length(mm: float, sigma_mm: float | None = None) -> str:
     """``0.48" (12.30 mm)``, with ``±`` when the length has an uncertainty."""
     inches = mm / MM_PER_INCH

@@ -11,7 +11,7 @@ import numpy as np
 
 import rules
 from tableref.labels import LINE_HEIGHT, Circle, place_labels, table_labels
-from tableref.report import TITLES, describe_finding, finding_measure, finding_note, format_length
+from tableref.report import describe_finding, finding_measure, finding_note, finding_title, format_length
 from webui.hub import Result, Status
 
 # Players' colours (the screens use the same ones, in the same order); models of no unit are grey.
@@ -115,7 +115,7 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         )
     findings = [
         {
-            "title": TITLES.get(f.kind, f.kind),
+            "title": finding_title(f),
             "text": describe_finding(state, f),
             "measure": "; ".join(x for x in (finding_measure(f), finding_note(f)) if x),
             "call": f.call or "",

@@ -333,6 +333,10 @@ def test_the_placement_assistant_draws_the_proposal_or_says_why_not(page: Any, s
     proposal = served.post("/api/melee", {"unit": "clones"})
     moved = [s for s in proposal["steps"] if s["moved"]]
     for drawing in ("#overlay", "#map"):
+        # the step numbers are labels: the ids and names go round them
+        page.wait_for_selector(f'{drawing} .labels[data-placed="yes"] .proposal-n', state="attached", timeout=WAIT_MS)
+        assert page.eval_on_selector(f"{drawing} .labels", "g => g.dataset.left") == ""
+        assert _overlapping(page.eval_on_selector(drawing, _LABELS)) == []
         assert page.locator(f"{drawing} .proposal-place").count() == len(moved)
         numbers = page.eval_on_selector_all(f"{drawing} .proposal-n", "ts => ts.map(t => Number(t.textContent))")
         assert numbers == [s["n"] for s in moved]
@@ -348,6 +352,7 @@ def test_the_placement_assistant_draws_the_proposal_or_says_why_not(page: Any, s
     shot(page, "judge-melee-proposal")
     page.click("#melee-clear")
     assert page.locator(".proposal-place").count() == 0
+    page.wait_for_selector(".proposal-n", state="detached", timeout=WAIT_MS)
 
 
 def _engaged_and_overlapping() -> dict[str, Any]:
@@ -395,7 +400,8 @@ def test_the_live_banner_is_not_shown_on_the_review_screen(page: Any, served: Se
     page.goto(served.url + screen)
     page.wait_for_function("window.tableref && window.tableref.results >= 1", timeout=WAIT_MS)
     page.wait_for_function("document.getElementById('st-settled').textContent === 'table moving'", timeout=WAIT_MS)
-    assert page.is_visible("#hold") is banner
+    # nor does the status bar say the live table moves: the game on screen is recorded
+    assert page.is_visible("#hold") is banner and page.is_visible("#st-settled") is banner
     if banner:
         assert "Table moving" in page.inner_text("#hold")
 

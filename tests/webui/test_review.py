@@ -129,6 +129,10 @@ def test_a_unit_whose_move_is_unknown_is_sent_to_units(
     assert client.post("/review/units", json=body, headers=AUTH).status_code == 200
     page = client.get("/review?state=1").get_data(as_text=True)
     assert shown in page and not_shown not in page
+    # nor is it an illegal move among the findings: the move's length was not judged
+    findings = html.unescape(page[page.index("<h4>Findings</h4>") :])
+    assert ("Move not judged: red moved r1, r2: its Move is not known" in findings) is (move_in is None)
+    assert "Illegal moves" not in findings
 
 
 @pytest.mark.parametrize(

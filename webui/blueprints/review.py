@@ -14,7 +14,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 import rules
 from tableref.labels import ID_SHARE, LINE_HEIGHT, Circle, label_for, place_labels, table_labels
-from tableref.report import TITLES, describe_finding, finding_measure, finding_note
+from tableref.report import describe_finding, finding_measure, finding_note, finding_title
 from tableref.review.store import ReviewStore
 from tableref.review.timeline import ReviewedState, regroup
 from webui.errors import ApiError
@@ -154,7 +154,7 @@ def findings_view(current: ReviewedState) -> list[dict[str, Any]]:
             f = findings[k]
             measured = "; ".join(x for x in (finding_measure(f), finding_note(f)) if x)
             lines.append(
-                {"title": TITLES.get(f.kind, f.kind), "text": describe_finding(state, f), "measure": measured}
+                {"title": finding_title(f), "text": describe_finding(state, f), "measure": measured}
                 | {"call": f.call or rules.CLEAR, "models": list(f.models)}
             )
         title = " – ".join(names.get(u, u) for u in g.units) or "Models of no unit"

@@ -137,6 +137,8 @@ const TR = (() => {
   function renderStatusBar() {
     if (!status) return;
     pill("st-camera", `camera: ${status.camera}`, status.camera);
+    // whether the live table moves says nothing of the recorded game on screen
+    document.getElementById("st-settled").hidden = RECORDED;
     if (status.frozen) pill("st-settled", `frozen at ${clock(status.frozen_at)}`, "frozen");
     else if (status.settled) pill("st-settled", "table settled", "settled");
     else pill("st-settled", "table moving", "moving");
@@ -292,7 +294,8 @@ const TR = (() => {
   }
 
   // Unit names above their units, and (``ids``) each model's id on its base, placed so that none overlaps another
-  // (webui/static/labels.js). ``top(m)``: the top point of a model's base; ``bases``: where the bases are.
+  // (webui/static/labels.js), after the labels ``opts.first`` (a proposal's step numbers, which keep their places
+  // first). ``top(m)``: the top point of a model's base; ``bases``: where the bases are.
   function drawLabels(g, r, geometry, opts) {
     const { top, pos, radius, bases, bounds, font } = geometry;
     const best = new Map();
@@ -301,9 +304,10 @@ const TR = (() => {
       const p = top(m);
       if (p && (!best.has(m.unit) || p[1] < best.get(m.unit)[1])) best.set(m.unit, p);
     }
-    const items = [...best].sort((a, b) => a[1][1] - b[1][1]).map(([unit, p]) => ({
-      text: unitName(r, unit), x: p[0], y: p[1], font, cls: "label", above: true, clearOfBases: true,
-    }));
+    const items = [...(opts.first || [])];
+    for (const [unit, p] of [...best].sort((a, b) => a[1][1] - b[1][1])) {
+      items.push({ text: unitName(r, unit), x: p[0], y: p[1], font, cls: "label", above: true, clearOfBases: true });
+    }
     if (opts.ids) {
       for (const m of r.models) {
         const p = pos(m.id);

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 # Places tried round an anchor: rings of this many angles, this many rings out.
 ANGLES = 16
-RINGS = 10
+RINGS = 14
 # Room kept round each label, as a fraction of its font size (the white outline of the text lies there).
 PAD_SHARE = 0.18
 # A model's id is written this much smaller than its unit's name.

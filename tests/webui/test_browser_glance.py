@@ -59,7 +59,20 @@ def at_the_edges() -> dict[str, Any]:
     }
 
 
-SCENES = {"crowded melee": crowded_melee, "at the edges": at_the_edges, "sample": sample_state_dict}
+def close_melee() -> dict[str, Any]:
+    """The crowded melee measured to 1.5 mm: every pair in contact may overlap, a close call with its question mark."""
+    data = crowded_melee()
+    for m in data["models"]:
+        m["sigma_mm"] = 1.5
+    return data
+
+
+SCENES = {
+    "crowded melee": crowded_melee,
+    "close melee": close_melee,
+    "at the edges": at_the_edges,
+    "sample": sample_state_dict,
+}
 
 
 @pytest.fixture
@@ -101,6 +114,7 @@ def _overlapping(labels: list[dict[str, Any]]) -> list[tuple[str, str]]:
     [
         ("crowded melee", "/judge", ("#overlay", "#map")),
         ("crowded melee", "/units", ("#umap",)),
+        ("close melee", "/judge", ("#overlay", "#map")),
         ("at the edges", "/judge", ("#overlay", "#map")),
         ("at the edges", "/", ("#overlay", "#map")),
         ("sample", "/judge", ("#overlay", "#map")),
@@ -121,7 +135,10 @@ def test_labels_do_not_overlap_and_stay_inside_the_drawing(
         expected = {u.get("name") or u["id"] for u in state["units"]}
         if ids:
             expected |= {m["id"] for m in state["models"]}
-        assert sorted(label["text"] for label in labels) == sorted(expected)
+        # the question marks of close calls are labels too, kept clear of the names and ids
+        assert sorted(label["text"] for label in labels if label["text"] != "?") == sorted(expected)
+        close = served.get("/api/findings")["findings"]
+        assert any(label["text"] == "?" for label in labels) is any(f["call"] == "close" for f in close)
         assert page.eval_on_selector(f"{drawing} .labels", "g => g.dataset.left") == ""
         assert _overlapping(labels) == []
         # inside the table on the map, inside the frame over it

@@ -253,8 +253,10 @@ const TR = (() => {
   }
 
   // Marks of the findings, given where each model is and how big it is in the drawing's units. The engagement
-  // links are drawn last, over the rings and crosses of a melee, which would hide them.
+  // links are drawn last, over the rings and crosses of a melee, which would hide them. Returns the question marks
+  // of the close calls, as labels for drawLabels (placed apart from the ids and names, not over them).
   function drawMarks(g, r, pos, radius, font) {
+    const qmarks = [];
     const order = r.findings.map((f, i) => i);
     order.sort((a, b) => (r.findings[a].kind === "engaged") - (r.findings[b].kind === "engaged") || a - b);
     order.forEach((i) => {
@@ -264,10 +266,7 @@ const TR = (() => {
       const cls = (base) => `${base} ${call}`;
       const mark = (e) => { e.dataset.finding = String(i); return e; };
       const qmark = (x, y) => {
-        if (call !== "close") return;
-        const t = el("text", { x, y, "font-size": font * 1.3, class: "qmark", "text-anchor": "middle" }, g);
-        t.textContent = "?";
-        mark(t);
+        if (call === "close") qmarks.push({ text: "?", x, y, font: font * 1.3, cls: "qmark" });
       };
       const ms = f.models.filter((id) => pos(id));
       if (f.kind === "engaged" && ms.length === 2) {
@@ -291,11 +290,13 @@ const TR = (() => {
         }
       }
     });
+    return qmarks;
   }
 
   // Unit names above their units, and (``ids``) each model's id on its base, placed so that none overlaps another
   // (webui/static/labels.js), after the labels ``opts.first`` (a proposal's step numbers, which keep their places
-  // first). ``top(m)``: the top point of a model's base; ``bases``: where the bases are.
+  // first) and before ``opts.last`` (the question marks of close calls, which give way to the names and ids).
+  // ``top(m)``: the top point of a model's base; ``bases``: where the bases are.
   function drawLabels(g, r, geometry, opts) {
     const { top, pos, radius, bases, bounds, font } = geometry;
     const best = new Map();
@@ -314,7 +315,7 @@ const TR = (() => {
         if (p) items.push({ text: m.id, x: p[0], y: p[1], font: font * 0.8, cls: "mid", near: radius(m.id), own: m.id });
       }
     }
-    TRLabels.place(g, items, { bounds, bases });
+    TRLabels.place(g, [...items, ...(opts.last || [])], { bounds, bases });
   }
 
   // A title on a base: its id and unit, shown on hover.
@@ -353,10 +354,10 @@ const TR = (() => {
       const c = m.center_px;
       return Math.max(...m.outline_px.map((p) => Math.hypot(p[0] - c[0], p[1] - c[1])));
     };
-    drawMarks(el("g", {}, svg), r, pos, radius, font);
+    const qmarks = drawMarks(el("g", {}, svg), r, pos, radius, font);
     const top = (m) => (m.center_px ? [m.center_px[0], m.center_px[1] - radius(m.id)] : null);
     const circles = r.models.filter((m) => m.center_px).map((m) => ({ id: m.id, x: m.center_px[0], y: m.center_px[1], r: radius(m.id) }));
-    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, w, h], font }, opts);
+    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, w, h], font }, { ...opts, last: qmarks });
     svg.appendChild(el("g", { class: "picks" }));
   }
 
@@ -437,10 +438,10 @@ const TR = (() => {
     for (const m of r.unseen || []) drawBase(m, "ghost");
     const pos = (id) => (byId.has(id) ? [byId.get(id).x_mm, byId.get(id).y_mm] : null);
     const radius = (id) => Math.max(...semiAxes(byId.get(id).base).slice(0, 2));
-    drawMarks(el("g", {}, svg), r, pos, radius, font);
+    const qmarks = drawMarks(el("g", {}, svg), r, pos, radius, font);
     const top = (m) => [m.x_mm, m.y_mm - radius(m.id)];
     const circles = r.models.map((m) => ({ id: m.id, x: m.x_mm, y: m.y_mm, r: radius(m.id) }));
-    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, W, D], font: font * 0.85 }, opts);
+    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, W, D], font: font * 0.85 }, { ...opts, last: qmarks });
     scaleBar(svg, W, D, font);
     if (opts.legend) mapLegend(opts.legend, r);
     svg.appendChild(el("g", { class: "picks" }));

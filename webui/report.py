@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 import rules
-from tableref.labels import LINE_HEIGHT, Circle, place_labels, table_labels
+from tableref.labels import LINE_HEIGHT, Circle, label_for, place_labels, table_labels
 from tableref.report import describe_finding, finding_measure, finding_note, finding_title, format_length
 from webui.hub import Result, Status
 
@@ -21,6 +22,8 @@ NO_PLAYER_COLOUR = "#9e9e9e"
 # The text over the frame: a share of its width, at least this many pixels (as the Judge screen draws it).
 FRAME_FONT_SHARE = 1 / 75
 FRAME_FONT_MIN_PX = 12.0
+# A measured pair's number is written this much larger than a unit's name.
+NUMBER_SHARE = 1.3
 
 LINE_TITLES = {"engagement": "engagement range", "base_contact": "base contact", "cohesion": "cohesion range"}
 
@@ -56,10 +59,11 @@ def _stamp(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "-"
 
 
-def frame_labels(res: Result) -> list[dict[str, Any]]:
-    """The labels over the frame, as the Judge screen places them: each unit's name above it, each model's id on
-    its base, none over another (:mod:`tableref.labels`), in frame pixels; ``leader`` joins a label moved off its
-    place to its anchor."""
+def frame_labels(res: Result, numbers: Sequence[tuple[str, float, float]] = ()) -> list[dict[str, Any]]:
+    """The labels over the frame, as the Judge screen places them: the measured pairs' ``numbers`` (text, and the
+    middle of the pair in frame pixels) first, then each unit's name above it and each model's id on its base, none
+    over another (:mod:`tableref.labels`), in frame pixels. ``kind`` says which (``number``, ``unit``, ``id``);
+    ``leader`` joins a label moved off its place to its anchor."""
     state = res.state
     circles = [
         Circle(m.id, float(c[0]), float(c[1]), float(np.max(np.hypot(*(o - c).T))))
@@ -67,11 +71,13 @@ def frame_labels(res: Result) -> list[dict[str, Any]]:
     ]
     font = max(FRAME_FONT_MIN_PX, res.frame.width_px * FRAME_FONT_SHARE)
     names = {u.id: u.name or u.id for u in state.units}
-    labels = table_labels(circles, {m.id: m.unit for m in state.models}, names, font)
+    marks = [label_for(text, x, y, font * NUMBER_SHARE) for text, x, y in numbers]
+    labels = [*marks, *table_labels(circles, {m.id: m.unit for m in state.models}, names, font)]
+    kinds = ["number"] * len(marks) + ["unit" if label.above else "id" for label in labels[len(marks) :]]
     placed = place_labels(labels, (0.0, 0.0, float(res.frame.width_px), float(res.frame.height_px)), circles)
     return [
-        {"text": label.text, "unit": label.above, "font": label.height / LINE_HEIGHT, **p.to_dict()}
-        for label, p in zip(labels, placed, strict=True)
+        {"text": label.text, "kind": kind, "font": label.height / LINE_HEIGHT, **p.to_dict()}
+        for label, kind, p in zip(labels, kinds, placed, strict=True)
         if p is not None
     ]
 
@@ -90,8 +96,11 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         for k, m in enumerate(state.models)
     ]
     rows = []
+    # each measured pair's number, half way between its two models
+    numbers = []
     for n, m in enumerate(measurements, start=1):
         a, b = res.centers_px[index[m.a]], res.centers_px[index[m.b]]
+        numbers.append((str(n), float(a[0] + b[0]) / 2, float(a[1] + b[1]) / 2))
         rows.append(
             {
                 "n": n,
@@ -123,7 +132,7 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         for f in res.findings
     ]
     return {
-        "labels": frame_labels(res),
+        "labels": frame_labels(res, numbers),
         "frame_src": "data:image/jpeg;base64," + base64.b64encode(res.frame.jpeg).decode("ascii"),
         "width": res.frame.width_px,
         "height": res.frame.height_px,

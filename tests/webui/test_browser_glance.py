@@ -479,11 +479,12 @@ def test_the_review_map_labels_every_base_and_move_apart(page: Any, served: Serv
 @pytest.mark.parametrize("served", ["crowded melee"], indirect=True)
 def test_the_judge_report_places_its_labels_apart(page: Any, served: Served):
     state = served.get("/api/state")
-    html = _download(served, "/api/report")
+    # two measured pairs side by side in the melee: their numbers are placed with the names and ids
+    html = _download(served, "/api/report?pair=trooper-6,droid-1&pair=trooper-7,droid-2")
     assert "<script" not in html
     page.set_content(html)
     (labels,) = _text_boxes(page, ".frame svg")
-    expected = {m["id"] for m in state["models"]} | {u["name"] for u in state["units"]}
+    expected = [m["id"] for m in state["models"]] + [u["name"] for u in state["units"]] + ["1", "2"]
     assert sorted(label["text"] for label in labels) == sorted(expected)
     _apart_and_inside(labels)
     shot(page, "judge-report-labels")

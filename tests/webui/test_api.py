@@ -266,7 +266,7 @@ def test_labels_are_placed_apart_with_no_token(client: FlaskClient):
         (lambda b: b["labels"][1].update(width=-1), "labels[1]: width, height, pad and near must not be negative"),
         (lambda b: b["bases"][0].update(r=float("nan")), "bases[0].r: expected a finite number"),
         (lambda b: b.update(labels="m1"), "'labels': expected a list of objects"),
-        (lambda b: b.update(labels=b["labels"] * 1000), "at most 2000 are placed in one request"),
+        (lambda b: b.update(labels=b["labels"] * 1000), "at most 500 are placed in one request"),
     ],
 )
 def test_bad_label_requests_are_refused(client: FlaskClient, change: Any, message: str):

@@ -99,6 +99,18 @@ def test_stepping_through_the_timeline(
         assert "illegal move" in page and "Removed: b1" in page
 
 
+@pytest.mark.parametrize("source", ["game.mp4", "/home/judge/games/game.mp4", "C:\\games\\game.mp4"])
+def test_the_recording_is_named_by_its_file(app: Flask, review_db: Path, source: str) -> None:
+    with ReviewStore(review_db) as store:
+        store.set_meta(source=source)
+    app.config[REVIEW_KEY] = str(review_db)
+    client = app.test_client()
+    page = html.unescape(client.get("/review").get_data(as_text=True))
+    assert f'<h2 title="{source}">Review of game.mp4</h2>' in page
+    report = html.unescape(client.get("/review/report.html").get_data(as_text=True))
+    assert "<h1>Game report: game.mp4</h1>" in report and f"Recording: {source}" in report
+
+
 def test_the_map_has_ghosts_and_arrows_with_lengths(review_db: Path) -> None:
     with ReviewStore(review_db, readonly=True) as store:
         states = store.states()

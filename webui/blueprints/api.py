@@ -39,9 +39,10 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 # A judge report holds at most this many measurements (the query string stays short).
 MAX_REPORT_PAIRS = 50
-# A request to place labels holds at most this many labels and bases (a table holds far fewer models).
-MAX_LABELS = 2000
-MAX_LABEL_BASES = 5000
+# A request to place labels holds at most this many labels and bases (a table holds far fewer models): a larger
+# one would keep a request thread placing for seconds.
+MAX_LABELS = 500
+MAX_LABEL_BASES = 1000
 # Browsers reconnect a dropped event stream after this long (ms).
 SSE_RETRY_MS = 2000
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
@@ -197,6 +197,13 @@ def _page_data(states: list[ReviewedState], index: int) -> dict[str, Any]:
     }
 
 
+def _source(meta: dict[str, str]) -> dict[str, str | None]:
+    """The recording reviewed: its path as the review stored it, and its file's name, which the pages show."""
+    source = meta.get("source")
+    # a Windows path reads its name at either separator, a POSIX one at "/"
+    return {"source": source, "source_name": PureWindowsPath(source).name if source else None}
+
+
 @bp.get("/review")
 def page() -> str:
     store = _store()
@@ -206,11 +213,11 @@ def page() -> str:
         states = store.states()
         meta = store.meta()
     if not states:
-        return render_screen("review.html", "review.page", source=meta.get("source"), states=[])
+        return render_screen("review.html", "review.page", **_source(meta), states=[])
     index = min(max(request.args.get("state", 0, type=int), 0), len(states) - 1)
     frame_url = url_for("review.frame", index=index)
     return render_screen(
-        "review.html", "review.page", source=meta.get("source"), frame_url=frame_url, **_page_data(states, index)
+        "review.html", "review.page", **_source(meta), frame_url=frame_url, **_page_data(states, index)
     )
 
 
@@ -241,7 +248,7 @@ def report() -> Response:
             data = _page_data(states, s.index)
             data["frame_url"] = "data:image/jpeg;base64," + base64.b64encode(image).decode() if image else None
             pages.append(data)
-    html = render_template("review_report.html", source=meta.get("source"), pages=pages, inch=MM_PER_INCH)
+    html = render_template("review_report.html", **_source(meta), pages=pages, inch=MM_PER_INCH)
     return Response(
         html,
         mimetype="text/html",

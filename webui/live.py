@@ -212,7 +212,7 @@ class LiveTable:
         key = self._scene_on_screen()
         old = self.roster()
         with self._lock:
-            self._rosters[key] = rules.TableState(old.table, terrain=old.terrain)
+            self._rosters[key] = empty_roster(old.table, old.terrain)
             self._undo[key] = old
         return len(old.units), self._recheck()
 
@@ -490,7 +490,7 @@ class LiveTable:
                 if scene.fresh_if_other and roster_match(roster, detected, gate_mm, share).mismatch:
                     # another table: its models start afresh, the roster they do not match is kept for undo
                     self._undo[scene.key] = roster
-                    roster = rules.TableState(roster.table, terrain=roster.terrain)
+                    roster = empty_roster(roster.table, roster.terrain)
                 self._rosters[scene.key] = roster
                 self._games[scene.key] = scene.game
         self._judge(scene.key)

@@ -310,7 +310,8 @@ def put_roster() -> Response:
 @needs_token
 def reset_roster() -> Response:
     """Forget the roster of the table on screen (units, ids, base overrides; its terrain stays): the models on the
-    table are taken as new, of no unit. For a table the roster does not belong to."""
+    table are taken as new, of no unit. For a table the roster does not belong to; ``POST /api/roster/undo`` brings
+    it back."""
     lt = live()
     before = lt.hub.live_result_seq()
     removed, queued = lt.reset_roster()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 import zlib
 from collections.abc import Sequence
@@ -62,7 +63,9 @@ def truth_states() -> list[dict[str, tuple[str, float, float]]]:
         return {k: (u, x + dx, y + dy) if u == unit else (u, x, y) for k, (u, x, y) in s.items()}
 
     moved = shifted(start, "clones", 0.0, 4.0 * INCH)
-    contact_y = moved["c1"][2] + 32.0 + CONTACT_GAP_MM
+    # the droids' leader charges straight on into base contact with the trooper it faces, c2, 10 mm to its side
+    _, c2_x, c2_y = moved["c2"]
+    contact_y = c2_y + math.sqrt((32.0 + CONTACT_GAP_MM) ** 2 - (start["d1"][1] - c2_x) ** 2)
     charged = shifted(moved, "droids", 0.0, contact_y - start["d1"][2])
     casualty = {k: v for k, v in charged.items() if k != "c3"}
     advanced = shifted(casualty, "commandos", -8.0 * INCH, 0.0)

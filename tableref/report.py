@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import rules
@@ -19,6 +20,14 @@ TITLES = {
     "in_terrain": "Standing in solid terrain",
     "illegal_move": "Illegal moves",
 }
+
+
+def finding_title(f: rules.Finding) -> str:
+    """The heading of one finding: its kind's, save for a move not judged on its length (its unit's Move is not
+    known), which is no illegal move."""
+    if f.kind == "illegal_move" and f.limit_mm is None and f.call == rules.CLOSE:
+        return "Move not judged"
+    return TITLES.get(f.kind, f.kind)
 
 
 def format_length(mm: float, sigma_mm: float | None = None) -> str:
@@ -55,6 +64,10 @@ def describe_finding(state: rules.TableState, f: rules.Finding) -> str:
     if f.kind == "in_terrain":
         # a measured gap: the model stands on top of the piece, its base over the top's edge
         return f"{models} on {f.terrain}, over its edge" if f.gap_mm is not None else f"{models} in {f.terrain}"
+    if f.kind == "illegal_move" and f.unit:
+        # no allowance: the unit's Move is not known, so how far it went was not judged
+        unknown = ": its Move is not known, the distance was not judged" if f.limit_mm is None else ""
+        return f"{_unit_label(state, f.unit)} moved {models}{unknown}"
     return models
 
 
@@ -69,6 +82,10 @@ def finding_measure(f: rules.Finding) -> str:
         return f"measured {format_length(f.gap_mm, f.sigma_mm)} apart, may be over {allowed} deep"
     if f.kind in ("off_table", "in_terrain"):
         return f"{format_length(-f.gap_mm, f.sigma_mm)} over the edge"
+    if f.kind == "illegal_move":
+        # the gap of a move is the length of its shortest legal path (infinite: there is none)
+        went = f"up to {format_length(f.gap_mm, f.sigma_mm)}" if math.isfinite(f.gap_mm) else "by no legal path"
+        return f"moved {went}, allowed {format_length(f.limit_mm)}"
     return f"gap {format_length(f.gap_mm, f.sigma_mm)}, limit {format_length(f.limit_mm)}"
 
 

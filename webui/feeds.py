@@ -52,6 +52,8 @@ class Scene:
       ``px_per_mm``.
     - ``game``: which playing of a looped recording the frame belongs to: a new one starts the game over (the roster
       from ``roster`` again), at the same camera position.
+    - ``fresh_if_other``: where the models first seen do not match ``roster`` (a photo of another table), start
+      from a fresh roster instead, ``roster`` kept for undo.
     """
 
     key: str
@@ -60,6 +62,7 @@ class Scene:
     state: rules.TableState | None = None
     px_per_mm: float = 0.0
     game: int = 0
+    fresh_if_other: bool = False
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,8 @@ class Status:
     frozen: bool
     frozen_at: float | None
     profile: str
+    # the source an uploaded photo replaced, to go back to (None: no photo is being checked)
+    back_to: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

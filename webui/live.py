@@ -109,6 +109,10 @@ class LiveTable:
         self._spec = spec
         self._profile = profile
         self._rosters: dict[str, rules.TableState] = {}
+        # per scene, the roster a reset set aside (or a photo of another table), for undo
+        self._undo: dict[str, rules.TableState] = {}
+        # the feed an uploaded photo replaced, to go back to
+        self._resume: Feed | None = None
         # which playing of a looped recording each roster follows
         self._games: dict[str, int] = {}
         self._calibrations: dict[str, TableCalibration] = {}
@@ -188,14 +192,40 @@ class LiveTable:
             self._jobs.put_recheck()
         return known
 
-    def set_roster(self, roster: rules.TableState) -> bool:
-        """Replace the roster of the scene on screen; True when a re-checked result will follow."""
+    def _scene_on_screen(self) -> str:
         key = self._current_scene()
         if key is None:
             raise ApiError("no frame yet: the roster belongs to the table the camera sees", HTTP_CONFLICT)
+        return key
+
+    def set_roster(self, roster: rules.TableState) -> bool:
+        """Replace the roster of the scene on screen; True when a re-checked result will follow."""
+        key = self._scene_on_screen()
         with self._lock:
             self._rosters[key] = roster
+            self._undo.pop(key, None)
         return self._recheck()
+
+    def reset_roster(self) -> tuple[int, bool]:
+        """Forget the roster of the scene on screen (units, ids, base overrides; its terrain stays), kept aside for
+        :meth:`undo_reset`. Returns the number of units forgotten, and whether a re-checked result will follow."""
+        key = self._scene_on_screen()
+        old = self.roster()
+        with self._lock:
+            self._rosters[key] = empty_roster(old.table, old.terrain)
+            self._undo[key] = old
+        return len(old.units), self._recheck()
+
+    def undo_reset(self) -> tuple[int, bool]:
+        """Bring back the roster the last reset set aside. Returns its number of units, and whether a re-checked
+        result will follow; 409 when nothing was reset."""
+        key = self._scene_on_screen()
+        with self._lock:
+            old = self._undo.pop(key, None)
+            if old is None:
+                raise ApiError("nothing to undo: the roster of the table on screen was not reset", HTTP_CONFLICT)
+            self._rosters[key] = old
+        return len(old.units), self._recheck()
 
     def set_profile(self, profile: rules.RuleProfile) -> bool:
         with self._lock:
@@ -238,13 +268,32 @@ class LiveTable:
         return self.empties.status(self._current_scene())
 
     def use_feed(self, feed: Feed) -> None:
-        """Watch another feed from now on (an uploaded photo)."""
+        """Watch another feed from now on."""
         with self._lock:
             self._feed = feed
             self._feed_gen += 1
             self._force = True
-        self.hub.update(source=feed.name, source_kind=feed.kind, camera=STARTING, message=None)
+            back_to = self._resume.name if self._resume is not None else None
+        self.hub.update(source=feed.name, source_kind=feed.kind, camera=STARTING, message=None, back_to=back_to)
         self._wake.set()
+
+    def watch_photo(self, feed: Feed) -> None:
+        """Watch an uploaded photo's feed instead of the source; the source is kept to go back to
+        (:meth:`back_to_source`), however many photos come after it."""
+        with self._lock:
+            if self._resume is None:
+                self._resume = self._feed
+        self.use_feed(feed)
+
+    def back_to_source(self) -> str:
+        """Put the photo away and watch the source it replaced again (a recording from its start, with its
+        roster). Returns the source's name; 409 when no photo is being checked."""
+        with self._lock:
+            feed, self._resume = self._resume, None
+        if feed is None:
+            raise ApiError("no photo is being checked: the dashboard already watches its source", HTTP_CONFLICT)
+        self.use_feed(feed)
+        return feed.name
 
     # ----------------------------------------------------------------------------------------------------------
     # Reader thread
@@ -436,6 +485,12 @@ class LiveTable:
             new_game = self._games.setdefault(scene.key, scene.game) != scene.game
             if scene.key not in self._rosters or new_game:
                 roster = scene.roster if scene.roster is not None else empty_roster(detected.table)
+                gate_mm = self.config.pipeline.roster_gate_mm
+                share = self.settings.roster_mismatch_share
+                if scene.fresh_if_other and roster_match(roster, detected, gate_mm, share).mismatch:
+                    # another table: its models start afresh, the roster they do not match is kept for undo
+                    self._undo[scene.key] = roster
+                    roster = empty_roster(roster.table, roster.terrain)
                 self._rosters[scene.key] = roster
                 self._games[scene.key] = scene.game
         self._judge(scene.key)
@@ -479,6 +534,10 @@ class LiveTable:
         doc["roster_match"] = roster_match(
             before, detected.state, gate_mm, self.settings.roster_mismatch_share
         ).to_dict()
+        with self._lock:
+            undo = self._undo.get(key)
+        # a roster set aside by a reset or by a photo of another table: how many units undo brings back
+        doc["roster_undo"] = {"units": len(undo.units), "models": len(undo.models)} if undo is not None else None
         doc["analysis_ms"] = round(detected.analysis_ms, 1)
         doc["remeasured_share"] = round(detected.remeasured_share, 3)
         result = Result(

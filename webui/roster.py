@@ -82,9 +82,9 @@ def roster_from_bytes(payload: bytes) -> rules.TableState:
     return roster_from_json(data)
 
 
-def empty_roster(table: rules.Table) -> rules.TableState:
-    """A roster of nothing on a table."""
-    return rules.TableState(table)
+def empty_roster(table: rules.Table, terrain: tuple[rules.Terrain, ...] = ()) -> rules.TableState:
+    """A roster of nothing on a table (its ``terrain`` kept: a reset forgets the models, not the table)."""
+    return rules.TableState(table, terrain=terrain)
 
 
 def follow(

@@ -24,6 +24,7 @@ from tableref.cli.options import (
 from tableref.config import load_config
 from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
+from tableref.labels import Circle, Label, place_labels
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame, empty_table, fuse_frames
 from tableref.pipeline.identity import carry_identities
 from tableref.pipeline.state import calibration_section
@@ -75,23 +76,49 @@ def annotate(frame_bgr: NDArray[np.uint8], analysis: FrameAnalysis) -> NDArray[n
             cv2.LINE_AA,
         )
     units = [u.id for u in analysis.state.units]
-    for model, outline in zip(analysis.state.models, analysis.outlines_px(), strict=True):
+    colours = []
+    outlines = analysis.outlines_px()
+    for model, outline in zip(analysis.state.models, outlines, strict=True):
         colour = _PALETTE[units.index(model.unit) % len(_PALETTE)] if model.unit in units else (0, 255, 255)
-        pts = np.round(outline).astype(np.int32)
-        cv2.polylines(out, [pts], True, colour, scale, cv2.LINE_AA)
-        top = pts[:, 1].argmin()
-        label = f"{model.id} {model.base.semi_axes_mm[0] * 2:g}"
-        cv2.putText(
-            out,
-            label,
-            (int(pts[top, 0]) - 10 * scale, int(pts[top, 1]) - 4 * scale),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.4 * scale,
-            colour,
-            scale,
-            cv2.LINE_AA,
-        )
+        cv2.polylines(out, [np.round(outline).astype(np.int32)], True, colour, scale, cv2.LINE_AA)
+        colours.append(colour)
+    _label_bases(out, analysis.state.models, outlines, colours, scale)
     return out
+
+
+def _label_bases(
+    out: NDArray[np.uint8],
+    models: tuple[rules.Model, ...],
+    outlines: NDArray[np.float64],
+    colours: list[tuple[int, int, int]],
+    scale: int,
+) -> list[tuple[int, int, int, int]]:
+    """Each base's id and size written just above it, or, where that place is taken, beside it with a leader line:
+    placed apart as the dashboard places its labels (:mod:`tableref.labels`), measured as OpenCV writes them.
+    Returns the box (x0, y0, x1, y1) of each text written."""
+    font, size = cv2.FONT_HERSHEY_SIMPLEX, 0.4 * scale
+    circles, labels, baselines = [], [], []
+    for m, outline in zip(models, outlines, strict=True):
+        text = f"{m.id} {m.base.semi_axes_mm[0] * 2:g}"
+        centre = outline.mean(axis=0)
+        radius = float(np.max(np.hypot(*(outline - centre).T)))
+        (w, h), base = cv2.getTextSize(text, font, size, scale)
+        circles.append(Circle(m.id, float(centre[0]), float(centre[1]), radius))
+        top = float(centre[1]) - radius
+        labels.append(Label(text, float(centre[0]), top, w, h + base, 2.0 * scale, above=True, near=radius, own=m.id))
+        baselines.append(base)
+    placements = place_labels(labels, (0.0, 0.0, float(out.shape[1]), float(out.shape[0])), circles)
+    written = []
+    for label, placed, colour, base in zip(labels, placements, colours, baselines, strict=True):
+        if placed is None:
+            continue
+        if placed.leader is not None:
+            x1, y1, x2, y2 = (round(v) for v in placed.leader)
+            cv2.line(out, (x1, y1), (x2, y2), colour, 1, cv2.LINE_AA)
+        x0, y0 = round(placed.cx - label.width / 2), round(placed.cy - label.height / 2)
+        cv2.putText(out, label.text, (x0, y0 + round(label.height) - base), font, size, colour, scale, cv2.LINE_AA)
+        written.append((x0, y0, x0 + round(label.width), y0 + round(label.height)))
+    return written
 
 
 def _detect(

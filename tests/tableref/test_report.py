@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import rules
-from tableref.report import describe_finding, finding_measure
+from tableref.report import describe_finding, finding_measure, finding_title
 
 STATE = rules.TableState(
     rules.Table(1000.0, 800.0),
@@ -31,3 +31,35 @@ def test_placement_findings_say_where_the_base_is(finding: rules.Finding, summar
     assert describe_finding(STATE, finding) == summary
     said = finding_measure(finding)
     assert measure in said and "-" not in said
+
+
+@pytest.mark.parametrize(
+    ("finding", "title", "summary", "measure"),
+    [
+        # 14" on a shortest legal path against the 12" of an Advance
+        (
+            rules.Finding("illegal_move", ("r1",), unit="u1", gap_mm=355.6, limit_mm=304.8, sigma_mm=0.5),
+            "Illegal moves",
+            "Rangers (u1) moved r1",
+            'moved up to 14.00" ± 0.02" (355.60 ± 0.50 mm), allowed 12.00" (304.80 mm)',
+        ),
+        # walls all round: no legal path at all
+        (
+            rules.Finding("illegal_move", ("r1",), unit="u1", gap_mm=float("inf"), limit_mm=152.4),
+            "Illegal moves",
+            "Rangers (u1) moved r1",
+            'moved by no legal path, allowed 6.00" (152.40 mm)',
+        ),
+        # no Move to judge the length by: an open call, not an illegal move
+        (
+            rules.Finding("illegal_move", ("r1",), unit="u1", gap_mm=355.6, call=rules.CLOSE),
+            "Move not judged",
+            "Rangers (u1) moved r1: its Move is not known, the distance was not judged",
+            "",
+        ),
+    ],
+)
+def test_a_move_is_told_in_words(finding: rules.Finding, title: str, summary: str, measure: str) -> None:
+    assert finding_title(finding) == title
+    assert describe_finding(STATE, finding) == summary
+    assert finding_measure(finding) == measure

@@ -71,3 +71,8 @@ def wait_results(pg: Any, frames: int = 2) -> None:
     pg.wait_for_function(
         f"window.tableref && window.tableref.results >= 1 && window.tableref.frames >= {frames}", timeout=WAIT_MS
     )
+
+
+def wait_labels(pg: Any, drawing: str) -> None:
+    """Until the labels of ``drawing`` (a selector) stand where the server placed them."""
+    pg.wait_for_selector(f'{drawing} .labels[data-placed="yes"]', state="attached", timeout=WAIT_MS)

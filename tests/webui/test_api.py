@@ -16,6 +16,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 import rules
+from tableref.labels import Circle, Label, place_labels
 from tests.webui.conftest import AUTH, TOKEN, fast_settings, state_live, two_sides, wait_for
 from webui import create_app
 from webui.feeds import Feed
@@ -230,6 +231,50 @@ def test_measure_is_open_and_changes_nothing(client: FlaskClient, live: LiveTabl
     assert live.hub.live_result_seq() == before and client.get("/api/status").get_json()["result_seq"] == before
 
 
+def _labels_body(n: int) -> dict[str, Any]:
+    """n labels 40 wide side by side 20 apart, on bases 10 across: the first keeps its place."""
+    return {
+        "bounds": [0, 0, 400, 300],
+        "bases": [{"id": f"m{k}", "x": 100 + 20 * k, "y": 150, "r": 5} for k in range(n)],
+        "labels": [
+            {"text": f"m{k}", "x": 100 + 20 * k, "y": 150, "width": 40, "height": 12, "pad": 2, "own": f"m{k}"}
+            for k in range(n)
+        ],
+    }
+
+
+def test_labels_are_placed_apart_with_no_token(client: FlaskClient):
+    body = _labels_body(3)
+    placed = client.post("/api/labels", json=body).get_json()["placed"]
+    assert placed == [
+        p.to_dict() if p else None
+        for p in place_labels(
+            [Label(x["text"], x["x"], x["y"], x["width"], x["height"], x["pad"], own=x["own"]) for x in body["labels"]],
+            (0, 0, 400, 300),
+            [Circle(c["id"], c["x"], c["y"], c["r"]) for c in body["bases"]],
+        )
+    ]
+    assert placed[0] == {"cx": 100.0, "cy": 150.0, "leader": None}
+    assert all(p["leader"] is not None for p in placed[1:])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda b: b.pop("bounds"), "'bounds': expected [x0, y0, x1, y1]"),
+        (lambda b: b["labels"][0].update(x="left"), "labels[0].x: expected a finite number"),
+        (lambda b: b["labels"][1].update(width=-1), "labels[1]: width, height, pad and near must not be negative"),
+        (lambda b: b["bases"][0].update(r=float("nan")), "bases[0].r: expected a finite number"),
+        (lambda b: b.update(labels="m1"), "'labels': expected a list of objects"),
+        (lambda b: b.update(labels=b["labels"] * 1000), "at most 500 are placed in one request"),
+    ],
+)
+def test_bad_label_requests_are_refused(client: FlaskClient, change: Any, message: str):
+    body = _labels_body(3)
+    change(body)
+    assert message in _error(client.post("/api/labels", data=json.dumps(body), content_type="application/json"), 400)
+
+
 def test_measure_follows_the_sigma_of_the_models():
     data = two_sides()
     # r1 and r2 are 5 mm apart at the edges; with 2 mm sigmas the 1 mm base contact line is too close to call.
@@ -347,6 +392,9 @@ CHANGES = [
     ("post", "/api/empty", {}),
     ("delete", "/api/empty", {}),
     ("post", "/api/photo", {"data": b"x"}),
+    ("delete", "/api/photo", {}),
+    ("delete", "/api/roster", {}),
+    ("post", "/api/roster/undo", {}),
 ]
 
 

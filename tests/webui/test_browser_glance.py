@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.webui.browser import WAIT_MS, Served, shot, wait_results
+from tests.webui.browser import WAIT_MS, Served, shot, wait_labels, wait_results
 from tests.webui.conftest import sample_state_dict, two_sides
 from tests.webui.test_glance import melee_state, served_state
 
@@ -59,15 +59,29 @@ def at_the_edges() -> dict[str, Any]:
     }
 
 
-SCENES = {"crowded melee": crowded_melee, "at the edges": at_the_edges, "sample": sample_state_dict}
+def close_melee() -> dict[str, Any]:
+    """The crowded melee measured to 1.5 mm: every pair in contact may overlap, a close call with its question mark."""
+    data = crowded_melee()
+    for m in data["models"]:
+        m["sigma_mm"] = 1.5
+    return data
+
+
+SCENES = {
+    "crowded melee": crowded_melee,
+    "close melee": close_melee,
+    "at the edges": at_the_edges,
+    "sample": sample_state_dict,
+}
 
 
 @pytest.fixture
 def served(request: pytest.FixtureRequest) -> Iterator[Served]:
-    """``request.param``: the scene's name in SCENES, or (state, profile, roster)."""
+    """``request.param``: the scene's name in SCENES, or (state, profile, roster), or (state, profile, roster,
+    photo): watched as an uploaded photo."""
     param = request.param
-    state, profile, roster = (SCENES[param](), "skirmish", None) if isinstance(param, str) else param
-    s = Served(served_state(state, profile, roster))
+    state, profile, roster, *photo = (SCENES[param](), "skirmish", None) if isinstance(param, str) else param
+    s = Served(served_state(state, profile, roster, photo=bool(photo and photo[0])))
     yield s
     s.close()
 
@@ -100,6 +114,7 @@ def _overlapping(labels: list[dict[str, Any]]) -> list[tuple[str, str]]:
     [
         ("crowded melee", "/judge", ("#overlay", "#map")),
         ("crowded melee", "/units", ("#umap",)),
+        ("close melee", "/judge", ("#overlay", "#map")),
         ("at the edges", "/judge", ("#overlay", "#map")),
         ("at the edges", "/", ("#overlay", "#map")),
         ("sample", "/judge", ("#overlay", "#map")),
@@ -114,12 +129,16 @@ def test_labels_do_not_overlap_and_stay_inside_the_drawing(
     state = served.get("/api/state")
     ids = screen != "/"
     for drawing in drawings:
+        wait_labels(page, drawing)
         labels = page.eval_on_selector(drawing, _LABELS)
         # every unit named and (with ids) every model: none left out
         expected = {u.get("name") or u["id"] for u in state["units"]}
         if ids:
             expected |= {m["id"] for m in state["models"]}
-        assert sorted(label["text"] for label in labels) == sorted(expected)
+        # the question marks of close calls are labels too, kept clear of the names and ids
+        assert sorted(label["text"] for label in labels if label["text"] != "?") == sorted(expected)
+        close = served.get("/api/findings")["findings"]
+        assert any(label["text"] == "?" for label in labels) is any(f["call"] == "close" for f in close)
         assert page.eval_on_selector(f"{drawing} .labels", "g => g.dataset.left") == ""
         assert _overlapping(labels) == []
         # inside the table on the map, inside the frame over it
@@ -253,7 +272,61 @@ def test_setup_says_the_roster_does_not_match_and_resets_it_once_confirmed(
     else:
         page.wait_for_timeout(300)
         assert page.is_visible("#roster-mismatch")
+        assert not page.is_visible("#undo-roster")
     assert [u["id"] for u in served.get("/api/roster")["units"]] == units_after
+    if answer == "accept":
+        _undo_brings_the_units_back(page, served, 2)
+
+
+def _undo_brings_the_units_back(page: Any, served: Served, units: int) -> None:
+    page.wait_for_selector("#undo-roster", state="visible", timeout=WAIT_MS)
+    assert f"({units} unit(s)" in page.inner_text("#roster-undo-note")
+    page.click("#undo-roster")
+    page.wait_for_function("document.getElementById('setup-message').textContent.includes('Roster back')")
+    page.wait_for_selector("#undo-roster", state="hidden", timeout=WAIT_MS)
+    assert [u["id"] for u in served.get("/api/roster")["units"]] == ["r", "b"]
+    assert not page.is_visible("#roster-undo-note")
+
+
+@pytest.mark.parametrize(
+    ("served", "fresh"),
+    [((_another_table(), "skirmish", two_sides(), True), True), ((two_sides(), "skirmish", two_sides(), True), False)],
+    indirect=["served"],
+)
+def test_a_photo_of_another_table_starts_a_fresh_roster_that_can_be_undone(page: Any, served: Served, fresh: bool):
+    page.goto(served.url + "/setup")
+    wait_results(page, frames=0)
+    page.wait_for_function("document.getElementById('roster-summary').textContent.includes('model')")
+    units = [u["id"] for u in served.get("/api/roster")["units"]]
+    assert units == ([] if fresh else ["r", "b"])
+    # a fresh start is no mismatch to warn of: the warning is the undo's
+    assert not page.is_visible("#roster-mismatch") and not page.is_visible("#st-roster")
+    assert page.is_visible("#undo-roster") is fresh
+    if fresh:
+        shot(page, "setup-photo-fresh-roster")
+        _undo_brings_the_units_back(page, served, 2)
+
+
+@pytest.mark.parametrize("served", [(two_sides(), "skirmish", None)], indirect=True)
+def test_after_a_photo_the_source_comes_back(page: Any, served: Served, tmp_path: Any):
+    import cv2
+    import numpy as np
+
+    page.goto(served.url + "/setup")
+    wait_results(page, frames=0)
+    assert not page.is_visible("#back-to-source")
+    photo = tmp_path / "other-table.jpg"
+    cv2.imwrite(str(photo), np.full((120, 160, 3), 90, np.uint8))
+    page.set_input_files("#photo-file", str(photo))
+    page.wait_for_selector("#back-to-source", state="visible", timeout=WAIT_MS)
+    assert page.inner_text("#back-to-source") == "Back to test"
+    assert served.get("/api/status")["source"] == "uploaded photo"
+    shot(page, "setup-photo-back")
+    page.click("#back-to-source")
+    page.wait_for_selector("#back-to-source", state="hidden", timeout=WAIT_MS)
+    status = served.get("/api/status")
+    assert (status["source"], status["back_to"]) == ("test", None)
+    assert "Back to test" in page.inner_text("#setup-message")
 
 
 @pytest.mark.parametrize(
@@ -277,6 +350,10 @@ def test_the_placement_assistant_draws_the_proposal_or_says_why_not(page: Any, s
     proposal = served.post("/api/melee", {"unit": "clones"})
     moved = [s for s in proposal["steps"] if s["moved"]]
     for drawing in ("#overlay", "#map"):
+        # the step numbers are labels: the ids and names go round them
+        page.wait_for_selector(f'{drawing} .labels[data-placed="yes"] .proposal-n', state="attached", timeout=WAIT_MS)
+        assert page.eval_on_selector(f"{drawing} .labels", "g => g.dataset.left") == ""
+        assert _overlapping(page.eval_on_selector(drawing, _LABELS)) == []
         assert page.locator(f"{drawing} .proposal-place").count() == len(moved)
         numbers = page.eval_on_selector_all(f"{drawing} .proposal-n", "ts => ts.map(t => Number(t.textContent))")
         assert numbers == [s["n"] for s in moved]
@@ -292,3 +369,122 @@ def test_the_placement_assistant_draws_the_proposal_or_says_why_not(page: Any, s
     shot(page, "judge-melee-proposal")
     page.click("#melee-clear")
     assert page.locator(".proposal-place").count() == 0
+    page.wait_for_selector(".proposal-n", state="detached", timeout=WAIT_MS)
+
+
+def _engaged_and_overlapping() -> dict[str, Any]:
+    """Red's r2 and blue's x1 overlapping by 5 mm: engaged (a link) and overlapping (a cross) at one spot."""
+    data = two_sides()
+    data["models"][2].update(unit="b", x_mm=350.0)
+    return data
+
+
+@pytest.mark.parametrize("served", [(_engaged_and_overlapping(), "skirmish", None)], indirect=True)
+def test_engagement_links_lie_over_the_other_marks(page: Any, served: Served):
+    page.goto(served.url + "/")
+    wait_results(page, frames=0)
+    kinds = {f["kind"] for f in served.get("/api/result")["findings"]}
+    assert {"engaged", "overlap"} <= kinds
+    for drawing in ("#overlay", "#map"):
+        # in document order, so drawn in that order: every link after every ring and cross
+        order = page.eval_on_selector_all(
+            f"{drawing} .link, {drawing} .cross, {drawing} .ring", "es => es.map(e => e.classList[0])"
+        )
+        assert "link" in order and "cross" in order
+        assert order.index("link") > max(k for k, c in enumerate(order) if c != "link")
+
+
+class _MovingFeed:
+    """Routes /api/status and /api/events of a page to answer that the table is moving, with the live result."""
+
+    def __init__(self, served: Served) -> None:
+        import json
+
+        status = served.get("/api/status") | {"settled": False}
+        result = served.get("/api/result")
+        self.status = json.dumps(status)
+        self.events = f"event: status\ndata: {self.status}\n\nevent: result\ndata: {json.dumps(result)}\n\n"
+
+    def route(self, page: Any) -> None:
+        page.route("**/api/status", lambda r: r.fulfill(status=200, content_type="application/json", body=self.status))
+        page.route("**/api/events", lambda r: r.fulfill(status=200, content_type="text/event-stream", body=self.events))
+
+
+@pytest.mark.parametrize("served", [(two_sides(), "skirmish", None)], indirect=True)
+@pytest.mark.parametrize(("screen", "banner"), [("/judge", True), ("/review", False)])
+def test_the_live_banner_is_not_shown_on_the_review_screen(page: Any, served: Served, screen: str, banner: bool):
+    _MovingFeed(served).route(page)
+    page.goto(served.url + screen)
+    page.wait_for_function("window.tableref && window.tableref.results >= 1", timeout=WAIT_MS)
+    page.wait_for_function("document.getElementById('st-settled').textContent === 'table moving'", timeout=WAIT_MS)
+    # nor does the status bar say the live table moves: the game on screen is recorded
+    assert page.is_visible("#hold") is banner and page.is_visible("#st-settled") is banner
+    if banner:
+        assert "Table moving" in page.inner_text("#hold")
+
+
+def _text_boxes(page: Any, selector: str) -> list[list[dict[str, Any]]]:
+    """The label boxes of every drawing ``selector`` finds, drawing by drawing, with the drawing's own box."""
+    return page.eval_on_selector_all(
+        selector,
+        """svgs => svgs.map(svg => {
+          const edge = (svg.querySelector('rect') || svg).getBoundingClientRect();
+          return [...svg.querySelectorAll('.labels text')].map(t => {
+            const r = t.getBoundingClientRect();
+            return {text: t.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom,
+                    e0: edge.left, f0: edge.top, e1: edge.right, f1: edge.bottom};
+          });
+        })""",
+    )
+
+
+def _apart_and_inside(labels: list[dict[str, Any]]) -> None:
+    assert _overlapping(labels) == []
+    for label in labels:
+        assert label["x0"] >= label["e0"] - 0.5 and label["x1"] <= label["e1"] + 0.5, label
+        assert label["y0"] >= label["f0"] - 0.5 and label["y1"] <= label["f1"] + 0.5, label
+
+
+def _download(served: Served, path: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(served.url + path, timeout=10) as response:
+        return str(response.read().decode("utf-8"))
+
+
+@pytest.mark.parametrize("served", [(two_sides(), "skirmish", None)], indirect=True)
+@pytest.mark.parametrize("where", ["the review screen", "the game report"])
+def test_the_review_map_labels_every_base_and_move_apart(page: Any, served: Served, tmp_path: Any, where: str):
+    from tests.webui.test_review import crowded_game, make_review_db
+    from webui.blueprints.review import REVIEW_KEY
+
+    served.server.app.config[REVIEW_KEY] = str(make_review_db(tmp_path / "crowded.sqlite", crowded_game()))
+    if where == "the review screen":
+        page.goto(served.url + "/review?state=1")
+        drawings = _text_boxes(page, ".review-map")
+    else:
+        page.set_content(_download(served, "/review/report.html"))
+        drawings = _text_boxes(page, ".review-map")
+        assert len(drawings) == 2
+    labels = drawings[-1]
+    texts = sorted(label["text"] for label in labels)
+    ids = [f"{side}{k}" for side in "br" for k in range(1, 6)]
+    # every id, every move's length, both units named: none left out
+    assert texts == sorted([*ids, *(f'{i} 3.0"' for i in ids), "blue", "red"])
+    for drawn in drawings:
+        _apart_and_inside(drawn)
+    shot(page, f"review-map-labels-{where.split()[-1]}")
+
+
+@pytest.mark.parametrize("served", ["crowded melee"], indirect=True)
+def test_the_judge_report_places_its_labels_apart(page: Any, served: Served):
+    state = served.get("/api/state")
+    # two measured pairs side by side in the melee: their numbers are placed with the names and ids
+    html = _download(served, "/api/report?pair=trooper-6,droid-1&pair=trooper-7,droid-2")
+    assert "<script" not in html
+    page.set_content(html)
+    (labels,) = _text_boxes(page, ".frame svg")
+    expected = [m["id"] for m in state["models"]] + [u["name"] for u in state["units"]] + ["1", "2"]
+    assert sorted(label["text"] for label in labels) == sorted(expected)
+    _apart_and_inside(labels)
+    shot(page, "judge-report-labels")

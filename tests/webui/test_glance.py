@@ -3,12 +3,15 @@ match the table and its reset, the melee placement assistant, and a markers shee
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import cv2
+import numpy as np
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -16,6 +19,7 @@ from flask.testing import FlaskClient
 import rules
 from calibration.pdf import PT_PER_MM, text_width_mm
 from calibration.spec import MarkerSpec, TableSpec, load_table_spec
+from tableref.labels import text_size
 from tests.webui.conftest import AUTH, TOKEN, fast_settings, start_live, two_sides, wait_for
 from webui import create_app
 from webui.feeds import StateFeed
@@ -52,13 +56,19 @@ def melee_state(leader_touching: bool = True) -> dict[str, Any]:
 
 
 def served_state(
-    state: dict[str, Any], profile: str = "skirmish", roster: dict[str, Any] | None = None, name: str = "test"
+    state: dict[str, Any],
+    profile: str = "skirmish",
+    roster: dict[str, Any] | None = None,
+    name: str = "test",
+    photo: bool = False,
 ) -> LiveTable:
     """A started live table watching ``state`` under ``profile`` (``roster``: the roster it starts from, else the
-    state's own units), once its first result is out."""
+    state's own units; ``photo``: as an uploaded photo, which starts afresh where ``roster`` does not match it), once
+    its first result is out."""
     settings = fast_settings()
     start = rules.state_from_dict(roster) if roster is not None else None
     feed = StateFeed(rules.state_from_dict(state), name, settings.state_px_per_mm, settings.replay_fps, start)
+    feed.scene = dataclasses.replace(feed.scene, fresh_if_other=photo)
     live = start_live(feed, settings, profile)
     wait_for(lambda: live.hub.snapshot().result is not None, what="the first result")
     return live
@@ -225,6 +235,65 @@ def test_the_result_says_when_the_roster_does_not_match_and_a_reset_forgets_it(
         assert after["units"] == [] and {m.get("unit") for m in after["models"]} == {None}
         assert after["roster_match"] == {"roster": 0, "seen": len(table["models"]), "matched": 0, "mismatch": False}
         assert client.get("/api/roster").get_json()["units"] == []
+        # ... and undone: the units come back, and there is nothing more to undo
+        assert after["roster_undo"]["units"] == 2
+        undone = client.post("/api/roster/undo", headers=AUTH).get_json()
+        assert undone["units_restored"] == 2
+        wait_for(lambda: client.get("/api/result").get_json()["seq"] >= undone["result_seq"], what="the re-check")
+        back = client.get("/api/result").get_json()
+        assert [u["id"] for u in back["units"]] == ["r", "b"] and back["roster_undo"] is None
+        again = client.post("/api/roster/undo", headers=AUTH)
+        assert again.status_code == 409 and "nothing to undo" in again.get_json()["error"]
+    finally:
+        lt.stop()
+
+
+@pytest.mark.parametrize(
+    ("table", "fresh"),
+    [
+        pytest.param(_another_table(), True, id="a photo of another table"),
+        pytest.param(two_sides(), False, id="a photo of the same table"),
+    ],
+)
+def test_a_photo_of_another_table_starts_a_fresh_roster_with_undo(table: dict[str, Any], fresh: bool):
+    lt = served_state(table, roster=two_sides(), photo=True)
+    try:
+        client = _client(lt)
+        first = client.get("/api/result").get_json()
+        assert [u["id"] for u in first["units"]] == ([] if fresh else ["r", "b"])
+        assert first["roster_match"]["mismatch"] is False
+        assert (first["roster_undo"] is not None) is fresh
+        if not fresh:
+            return
+        assert first["roster_undo"] == {"units": 2, "models": 5}
+        done = client.post("/api/roster/undo", headers=AUTH).get_json()
+        wait_for(lambda: client.get("/api/result").get_json()["seq"] >= done["result_seq"], what="the re-check")
+        back = client.get("/api/result").get_json()
+        assert [u["id"] for u in back["units"]] == ["r", "b"]
+    finally:
+        lt.stop()
+
+
+def test_the_source_a_photo_replaced_comes_back():
+    lt = served_state(two_sides(), name="the game")
+    try:
+        client = _client(lt)
+        assert client.get("/api/status").get_json()["back_to"] is None
+        photo = cv2.imencode(".jpg", np.full((120, 160, 3), 90, np.uint8))[1].tobytes()
+        # two photos in a row: the source to go back to is the game, not the first photo
+        for _ in range(2):
+            answer = client.post("/api/photo", data=photo, headers=AUTH, content_type="image/jpeg")
+            assert answer.status_code == 200
+        status = client.get("/api/status").get_json()
+        assert (status["source"], status["back_to"]) == ("uploaded photo", "the game")
+        refused = client.delete("/api/photo")
+        assert refused.status_code == 403
+        assert client.delete("/api/photo", headers=AUTH).get_json() == {"ok": True, "source": "the game"}
+        status = client.get("/api/status").get_json()
+        assert (status["source"], status["back_to"]) == ("the game", None)
+        wait_for(lambda: lt.hub.snapshot().status.frame_scene == "state:the game", what="the game's frames")
+        again = client.delete("/api/photo", headers=AUTH)
+        assert again.status_code == 409 and "no photo is being checked" in again.get_json()["error"]
     finally:
         lt.stop()
 
@@ -397,10 +466,14 @@ def test_the_review_map_keeps_move_labels_apart_with_grid_scale_and_legend(tmp_p
     # r1 and r2 moved 5" one behind the other, 40 mm apart: their labels half way along would overlap
     view = map_view(states[1], states[0])
     boxes = []
-    for a in view["arrows"]:
-        half_w, half_h = len(a["label"]) * view["font"] * 0.3, view["font"] * 0.6
-        boxes.append((a["lx"] - half_w, a["ly"] - half_h, a["lx"] + half_w, a["ly"] + half_h))
-    assert len(boxes) == 2 and not _overlap(boxes[0], boxes[1])
+    for label in view["labels"]:
+        w, h = text_size(label["text"], label["font"])
+        boxes.append((label["cx"] - w / 2, label["cy"] - h / 2, label["cx"] + w / 2, label["cy"] + h / 2))
+    # the unit names, each move's length and each model's id, none over another, none left out
+    assert (
+        sorted(label["cls"] for label in view["labels"]) == ["id-label"] * 3 + ["move-label"] * 2 + ["unit-label"] * 2
+    )
+    assert [(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1 :] if _overlap(a, b)] == []
     for b in boxes:
         assert b[0] >= 0 and b[1] >= 0 and b[2] <= view["width"] and b[3] <= view["depth"]
     # a 1829 x 1219 mm table: lines every 6" short of its edges

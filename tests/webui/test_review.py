@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import sqlite3
 from pathlib import Path
@@ -38,19 +39,30 @@ GAME = [
 ]
 
 
-def make_review_db(path: Path) -> Path:
-    """A stored review of :data:`GAME` at ``path`` (red moves 5", then r2 14": illegal; b1 removed)."""
+def crowded_game(n: int = 5) -> list[dict[str, tuple[float, float]]]:
+    """Two ranks of ``n`` models in base contact, red's and blue's, both moving 3" towards each other: the
+    lengths of moves along arrows 33 mm apart cannot all stand half way along them."""
+    red = {f"r{k + 1}": (300.0 + 33.0 * k, 300.0) for k in range(n)}
+    blue = {f"b{k + 1}": (300.0 + 33.0 * k, 600.0) for k in range(n)}
+    moved = {k: (x, y + 3 * INCH) for k, (x, y) in red.items()} | {k: (x, y - 3 * INCH) for k, (x, y) in blue.items()}
+    return [red | blue, moved]
+
+
+def make_review_db(path: Path, game: list[dict[str, tuple[float, float]]] | None = None) -> Path:
+    """A stored review of ``game`` (model ids starting with r are red's, the others blue's) at ``path``; by
+    default :data:`GAME` (red moves 5", then r2 14": illegal; b1 removed)."""
+    game = GAME if game is None else game
     roster = rules.TableState(
         TABLE,
         UNITS,
         tuple(
             rules.Model(k, "red" if k.startswith("r") else "blue", x, y, rules.RoundBase(32.0))
-            for k, (x, y) in GAME[0].items()
+            for k, (x, y) in game[0].items()
         ),
     )
-    seq = [(30 * k, float(k), _state(s)) for k, s in enumerate(GAME)]
+    seq = [(30 * k, float(k), _state(s)) for k, s in enumerate(game)]
     # every place counts as changed: a model not found was taken off
-    changed: list[dict[str, float] | None] = [None, {}, {}]
+    changed: list[dict[str, float] | None] = [None, *([{}] * (len(game) - 1))]
     states = review_states(seq, rules.load_profile("skirmish"), load_config().review, roster, None, changed)
     anchor = np.zeros((4, 4), dtype=np.uint8)
     with ReviewStore(path) as store:
@@ -87,14 +99,79 @@ def test_stepping_through_the_timeline(
         assert "illegal move" in page and "Removed: b1" in page
 
 
+@pytest.mark.parametrize("source", ["game.mp4", "/home/judge/games/game.mp4", "C:\\games\\game.mp4"])
+def test_the_recording_is_named_by_its_file(app: Flask, review_db: Path, source: str) -> None:
+    with ReviewStore(review_db) as store:
+        store.set_meta(source=source)
+    app.config[REVIEW_KEY] = str(review_db)
+    client = app.test_client()
+    page = html.unescape(client.get("/review").get_data(as_text=True))
+    assert f'<h2 title="{source}">Review of game.mp4</h2>' in page
+    report = html.unescape(client.get("/review/report.html").get_data(as_text=True))
+    assert "<h1>Game report: game.mp4</h1>" in report and f"Recording: {source}" in report
+
+
 def test_the_map_has_ghosts_and_arrows_with_lengths(review_db: Path) -> None:
     with ReviewStore(review_db, readonly=True) as store:
         states = store.states()
     view = map_view(states[1], states[0])
-    assert sorted(a["label"] for a in view["arrows"]) == ['r1 5.0"', 'r2 5.0"']
+    assert len(view["arrows"]) == 2
+    assert sorted(label["text"] for label in view["labels"] if label["cls"] == "move-label") == ['r1 5.0"', 'r2 5.0"']
+    # every model named on its base
+    assert sorted(label["text"] for label in view["labels"] if label["cls"] == "id-label") == ["b1", "r1", "r2"]
     assert sorted((g["x"], g["removed"]) for g in view["ghosts"]) == [(300.0, False), (340.0, False)]
     view = map_view(states[2], states[1])
     assert [(g["x"], g["removed"]) for g in view["ghosts"] if g["removed"]] == [(1200.0, True)]
+
+
+@pytest.mark.parametrize(
+    ("move_in", "shown", "not_shown"),
+    [
+        (6, "red: move legal", "Move unknown"),
+        # no Move to measure the 5" against: no verdict is made up, the judge is sent to the Units card
+        (None, 'red: Move unknown: <a href="#review-units">set it on Units</a>', "move legal"),
+    ],
+)
+def test_a_unit_whose_move_is_unknown_is_sent_to_units(
+    app: Flask, review_db: Path, move_in: float | None, shown: str, not_shown: str
+) -> None:
+    app.config[REVIEW_KEY] = str(review_db)
+    client = app.test_client()
+    body = {"units": [{**RED, "move_in": move_in}, BLUE], "membership": {}}
+    assert client.post("/review/units", json=body, headers=AUTH).status_code == 200
+    page = client.get("/review?state=1").get_data(as_text=True)
+    assert shown in page and not_shown not in page
+    # nor is it an illegal move among the findings: the move's length was not judged
+    findings = html.unescape(page[page.index("<h4>Findings</h4>") :])
+    assert ("Move not judged: red moved r1, r2: its Move is not known" in findings) is (move_in is None)
+    assert "Illegal moves" not in findings
+
+
+@pytest.mark.parametrize(
+    ("state", "lines"),
+    [
+        (0, []),
+        (
+            2,
+            [
+                "Illegal moves: red moved r2",
+                'moved up to 14.00" (355.60 mm), allowed 6.00" (152.40 mm)',
+                "Out of cohesion: red: r1, r2",
+            ],
+        ),
+    ],
+)
+def test_the_findings_are_in_plain_words_grouped_by_unit(
+    app: Flask, review_db: Path, state: int, lines: list[str]
+) -> None:
+    app.config[REVIEW_KEY] = str(review_db)
+    page = app.test_client().get(f"/review?state={state}").get_data(as_text=True)
+    side = html.unescape(page[page.index("<h4>Findings</h4>") :])
+    for line in lines:
+        assert line in side
+    # no kind of finding written as a name in the code, no bare call word
+    assert "illegal_move" not in side and " clear</li>" not in side
+    assert ("review-findings" in side) is bool(lines)
 
 
 def test_the_game_report_holds_every_state(app: Flask, review_db: Path) -> None:

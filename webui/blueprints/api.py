@@ -3,6 +3,7 @@ change for the live loop; none of them measures a frame."""
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 
 import calibration
 import rules
+from tableref.labels import Circle, Label, place_labels
 from webui import measure as judge
 from webui.errors import HTTP_NOT_FOUND, ApiError
 from webui.feeds import ImageFeed, Scene
@@ -37,6 +39,10 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 # A judge report holds at most this many measurements (the query string stays short).
 MAX_REPORT_PAIRS = 50
+# A request to place labels holds at most this many labels and bases (a table holds far fewer models): a larger
+# one would keep a request thread placing for seconds.
+MAX_LABELS = 500
+MAX_LABEL_BASES = 1000
 # Browsers reconnect a dropped event stream after this long (ms).
 SSE_RETRY_MS = 2000
 
@@ -231,6 +237,60 @@ def report() -> Response:
     return response
 
 
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ApiError(f"{where}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _items(body: dict[str, Any], key: str, limit: int) -> list[dict[str, Any]]:
+    given = body.get(key, [])
+    if not isinstance(given, list) or not all(isinstance(x, dict) for x in given):
+        raise ApiError(f"{key!r}: expected a list of objects")
+    if len(given) > limit:
+        raise ApiError(f"{key!r}: {len(given)} given; at most {limit} are placed in one request")
+    return given
+
+
+def _label(raw: dict[str, Any], k: int) -> Label:
+    where = f"labels[{k}]"
+    x, y, width, height = (_number(raw.get(f), f"{where}.{f}") for f in ("x", "y", "width", "height"))
+    pad, near = (_number(raw.get(f, 0.0), f"{where}.{f}") for f in ("pad", "near"))
+    if min(width, height, pad, near) < 0:
+        raise ApiError(f"{where}: width, height, pad and near must not be negative")
+    own = raw.get("own")
+    return Label(
+        str(raw.get("text", "")),
+        x,
+        y,
+        width,
+        height,
+        pad,
+        above=bool(raw.get("above")),
+        near=near,
+        clear_of_bases=bool(raw.get("clear_of_bases")),
+        own=None if own is None else str(own),
+    )
+
+
+@bp.post("/labels")
+def labels() -> Response:
+    """Where the labels of a drawing go so that none overlaps another (:mod:`tableref.labels`): the screens measure
+    their labels and ask here, so that they and the reports place labels one way. Changes nothing: no token."""
+    body = json_body()
+    bounds = body.get("bounds")
+    if not isinstance(bounds, list) or len(bounds) != 4:
+        raise ApiError("'bounds': expected [x0, y0, x1, y1], the drawing's box")
+    x0, y0, x1, y1 = (_number(v, "bounds") for v in bounds)
+    bases = [
+        Circle(str(c.get("id", "")), *(_number(c.get(f), f"bases[{k}].{f}") for f in ("x", "y", "r")))
+        for k, c in enumerate(_items(body, "bases", MAX_LABEL_BASES))
+    ]
+    given = [_label(raw, k) for k, raw in enumerate(_items(body, "labels", MAX_LABELS))]
+    placed = place_labels(given, (x0, y0, x1, y1), bases)
+    return jsonify({"placed": [p.to_dict() if p else None for p in placed]})
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Changes (token)
 
@@ -250,12 +310,22 @@ def put_roster() -> Response:
 @needs_token
 def reset_roster() -> Response:
     """Forget the roster of the table on screen (units, ids, base overrides; its terrain stays): the models on the
-    table are taken as new, of no unit. For a table the roster does not belong to."""
+    table are taken as new, of no unit. For a table the roster does not belong to; ``POST /api/roster/undo`` brings
+    it back."""
     lt = live()
-    old = lt.roster()
     before = lt.hub.live_result_seq()
-    queued = lt.set_roster(rules.TableState(old.table, terrain=old.terrain))
-    return jsonify(_after_change(before, queued) | {"units_removed": len(old.units)})
+    removed, queued = lt.reset_roster()
+    return jsonify(_after_change(before, queued) | {"units_removed": removed})
+
+
+@bp.post("/roster/undo")
+@needs_token
+def undo_roster_reset() -> Response:
+    """Bring back the roster the last reset (or a photo of another table) set aside."""
+    lt = live()
+    before = lt.hub.live_result_seq()
+    units, queued = lt.undo_reset()
+    return jsonify(_after_change(before, queued) | {"units_restored": units})
 
 
 @bp.put("/profile")
@@ -328,12 +398,20 @@ def forget_empty() -> Response:
 @bp.post("/photo")
 @needs_token
 def photo() -> Response:
-    """Watch an uploaded photo (JPEG or PNG) instead of the camera, with the roster of the table on screen."""
+    """Watch an uploaded photo (JPEG or PNG) instead of the camera, with the roster of the table on screen; where
+    its models do not match that roster (a photo of another table), from a fresh roster, the other kept for undo."""
     state = app_state()
     image = parse_image(upload_bytes("a JPEG or PNG photo"), state.settings.max_image_pixels)
     lt = state.live
     roster = lt.roster()
     key = f"photo-{time.time_ns()}"
-    scene = Scene(key=key, roster=roster if roster.models else None)
-    lt.use_feed(ImageFeed(image, "uploaded photo", scene, state.settings.replay_fps))
+    scene = Scene(key=key, roster=roster if roster.models else None, fresh_if_other=True)
+    lt.watch_photo(ImageFeed(image, "uploaded photo", scene, state.settings.replay_fps))
     return jsonify({"ok": True, "width_px": image.shape[1], "height_px": image.shape[0]})
+
+
+@bp.delete("/photo")
+@needs_token
+def put_photo_away() -> Response:
+    """Stop checking the uploaded photo: the source it replaced (the camera, the demo's recording) comes back."""
+    return jsonify({"ok": True, "source": live().back_to_source()})

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
 import rules
+from tableref.labels import ID_SHARE, LINE_HEIGHT, Circle, label_for, place_labels, table_labels
+from tableref.report import describe_finding, finding_measure, finding_note, finding_title
 from tableref.review.store import ReviewStore
 from tableref.review.timeline import ReviewedState, regroup
 from webui.errors import ApiError
+from webui.groups import group_findings
 from webui.http import json_body, needs_token
 from webui.report import player_colour
 from webui.screens import render_screen
@@ -66,7 +69,8 @@ def _membership(body: dict[str, Any]) -> dict[str, str | None]:
 
 def map_view(current: ReviewedState, previous: ReviewedState | None) -> dict[str, Any]:
     """What the top-down map draws, in table millimetres: bases of this state coloured by unit, ghosts of the
-    previous positions of the models that moved or went, and an arrow per move with its length."""
+    previous positions of the models that moved or went, an arrow per move, and the labels (unit names, ids, each
+    move's length) placed apart (:mod:`tableref.labels`)."""
     units = current.state.units
     players = list(dict.fromkeys(u.player for u in units if u.player))
     colour = {u.id: player_colour(players, u.player) for u in units}
@@ -101,41 +105,80 @@ def map_view(current: ReviewedState, previous: ReviewedState | None) -> dict[str
             for m in current.state.models
         ],
         "ghosts": ghosts,
-        "arrows": _arrows(current, font, width, depth),
+        "arrows": [{"x1": m.from_mm[0], "y1": m.from_mm[1], "x2": m.to_mm[0], "y2": m.to_mm[1]} for m in current.moves],
+        "labels": _map_labels(current, font),
     }
 
 
-def _arrows(current: ReviewedState, font: float, width: float, depth: float) -> list[dict[str, Any]]:
-    """An arrow per move with its length, each label on its arrow where it overlaps no label placed before it
-    (half way along first, then nearer either end, then beside it) and inside the table."""
-    placed: list[tuple[float, float, float, float]] = []
-    out = []
-    for m in current.moves:
-        (x1, y1), (x2, y2) = m.from_mm, m.to_mm
-        label = f'{m.model} {m.distance_mm / MM_PER_INCH:.1f}"'
-        half_w, half_h = len(label) * font * 0.3, font * 0.6
-        spots = [(t, side) for side in (0.0, -1.0, 1.0, -2.0, 2.0) for t in (0.5, 0.35, 0.65, 0.2, 0.8)]
-        boxes = []
-        for t, side in spots:
-            cx = min(max(x1 + (x2 - x1) * t + side * 2.2 * half_w, half_w), width - half_w)
-            cy = min(max(y1 + (y2 - y1) * t, half_h), depth - half_h)
-            boxes.append((cx - half_w, cy - half_h, cx + half_w, cy + half_h))
-        free = [
-            b for b in boxes if not any(b[0] < p[2] and p[0] < b[2] and b[1] < p[3] and p[1] < b[3] for p in placed)
-        ]
-        box = (free or boxes)[0]
-        placed.append(box)
-        out.append(
-            {
-                "x1": x1,
-                "y1": y1,
-                "x2": x2,
-                "y2": y2,
-                "label": label,
-                "lx": (box[0] + box[2]) / 2,
-                "ly": (box[1] + box[3]) / 2,
-            }
+def _map_labels(current: ReviewedState, font: float) -> list[dict[str, Any]]:
+    """The map's labels placed apart: unit names above their units, each move's length on its arrow (clear of the
+    bases where it can), each model's id on its base; ``cls`` says which, ``leader`` joins a label moved off its
+    place to its anchor."""
+    state = current.state
+    circles = [Circle(m.id, m.x_mm, m.y_mm, m.base.semi_axes_mm[0]) for m in state.models]
+    named = table_labels(
+        circles, {m.id: m.unit for m in state.models}, {u.id: u.name or u.id for u in state.units}, font
+    )
+    names = [label for label in named if label.above]
+    moves = [
+        label_for(
+            f'{m.model} {m.distance_mm / MM_PER_INCH:.1f}"',
+            (m.from_mm[0] + m.to_mm[0]) / 2,
+            (m.from_mm[1] + m.to_mm[1]) / 2,
+            font * ID_SHARE,
+            clear_of_bases=True,
         )
+        for m in current.moves
+    ]
+    ids = [label for label in named if not label.above]
+    labels = [*names, *moves, *ids]
+    classes = ["unit-label"] * len(names) + ["move-label"] * len(moves) + ["id-label"] * len(ids)
+    placed = place_labels(labels, (0.0, 0.0, state.table.width_mm, state.table.depth_mm), circles)
+    return [
+        {"text": label.text, "cls": cls, "font": label.height / LINE_HEIGHT, **p.to_dict()}
+        for label, cls, p in zip(labels, classes, placed, strict=True)
+        if p is not None
+    ]
+
+
+def findings_view(current: ReviewedState) -> list[dict[str, Any]]:
+    """The state's findings in plain words, grouped by the units they are about, the strongest group first (as the
+    Table screen groups them: :mod:`webui.groups`): each group's title names its units, each line says the finding,
+    who it is about and what was measured."""
+    state, findings = current.state, current.findings
+    names = {u.id: u.name or u.id for u in state.units}
+    out = []
+    for g in group_findings(findings, state):
+        lines = []
+        for k in g.findings:
+            f = findings[k]
+            measured = "; ".join(x for x in (finding_measure(f), finding_note(f)) if x)
+            lines.append(
+                {"title": finding_title(f), "text": describe_finding(state, f), "measure": measured}
+                | {"call": f.call or rules.CLEAR, "models": list(f.models)}
+            )
+        title = " – ".join(names.get(u, u) for u in g.units) or "Models of no unit"
+        out.append({"title": title, "call": g.call, "lines": lines})
+    return out
+
+
+def verdicts_view(current: ReviewedState) -> list[dict[str, Any]]:
+    """Each unit's move in words: a unit whose Move is not known is not judged on its distance, which its verdict
+    says instead of a verdict it does not have (what else the move broke still stands)."""
+    units = {u.id: u for u in current.state.units}
+    out = []
+    for v in current.verdicts:
+        unit = units.get(v.unit)
+        unknown = unit is None or unit.move_in is None
+        name = unit.name if unit is not None and unit.name else v.unit
+        if v.legal and unknown:
+            text, cls = "Move unknown: set it on Units", "unknown"
+        else:
+            verdict = "legal" if v.legal else "ILLEGAL"
+            note = v.note or ("too close to call" if v.call == rules.CLOSE else "")
+            text = f"{v.action or 'no legal action'} {verdict}" + (f" ({note})" if note else "")
+            cls = "ok" if v.legal else "bad"
+        out.append({"unit": v.unit, "name": name, "text": text, "cls": cls, "problems": list(v.problems)})
     return out
 
 
@@ -146,11 +189,19 @@ def _page_data(states: list[ReviewedState], index: int) -> dict[str, Any]:
         "states": states,
         "current": current,
         "map": map_view(current, previous),
-        "findings": [f.to_dict() for f in current.findings],
+        "findings": findings_view(current),
+        "verdicts": verdicts_view(current),
         # every unit of the game (later states may add some), for the unit editor
         "game_units": states[-1].track.units,
         "inch": MM_PER_INCH,
     }
+
+
+def _source(meta: dict[str, str]) -> dict[str, str | None]:
+    """The recording reviewed: its path as the review stored it, and its file's name, which the pages show."""
+    source = meta.get("source")
+    # a Windows path reads its name at either separator, a POSIX one at "/"
+    return {"source": source, "source_name": PureWindowsPath(source).name if source else None}
 
 
 @bp.get("/review")
@@ -162,11 +213,11 @@ def page() -> str:
         states = store.states()
         meta = store.meta()
     if not states:
-        return render_screen("review.html", "review.page", source=meta.get("source"), states=[])
+        return render_screen("review.html", "review.page", **_source(meta), states=[])
     index = min(max(request.args.get("state", 0, type=int), 0), len(states) - 1)
     frame_url = url_for("review.frame", index=index)
     return render_screen(
-        "review.html", "review.page", source=meta.get("source"), frame_url=frame_url, **_page_data(states, index)
+        "review.html", "review.page", **_source(meta), frame_url=frame_url, **_page_data(states, index)
     )
 
 
@@ -197,7 +248,7 @@ def report() -> Response:
             data = _page_data(states, s.index)
             data["frame_url"] = "data:image/jpeg;base64," + base64.b64encode(image).decode() if image else None
             pages.append(data)
-    html = render_template("review_report.html", source=meta.get("source"), pages=pages, inch=MM_PER_INCH)
+    html = render_template("review_report.html", **_source(meta), pages=pages, inch=MM_PER_INCH)
     return Response(
         html,
         mimetype="text/html",

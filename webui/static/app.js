@@ -14,6 +14,8 @@ const TR = (() => {
   const GRID_MM = 6 * MM_PER_INCH;
   // The map's unit names are at least this tall on screen (px); ids are 0.8 of it.
   const MIN_TEXT_PX = 12;
+  // The Review screen shows a recorded game: the live table's hold banner has no place on it.
+  const RECORDED = document.body.dataset.screen === "review.page";
   // Event-stream errors in a row before falling back to polling.
   const MAX_STREAM_ERRORS = 3;
   const KIND_TITLES = {
@@ -135,6 +137,8 @@ const TR = (() => {
   function renderStatusBar() {
     if (!status) return;
     pill("st-camera", `camera: ${status.camera}`, status.camera);
+    // whether the live table moves says nothing of the recorded game on screen
+    document.getElementById("st-settled").hidden = RECORDED;
     if (status.frozen) pill("st-settled", `frozen at ${clock(status.frozen_at)}`, "frozen");
     else if (status.settled) pill("st-settled", "table settled", "settled");
     else pill("st-settled", "table moving", "moving");
@@ -160,7 +164,10 @@ const TR = (() => {
       document.getElementById("st-roster").hidden = !(result.roster_match && result.roster_match.mismatch);
     }
     const hold = document.getElementById("hold");
-    if (status.frozen) {
+    if (RECORDED) {
+      // a recorded game: what the camera does now is not what the screen shows
+      hold.hidden = true;
+    } else if (status.frozen) {
       hold.hidden = false;
       hold.textContent = `Frozen at ${clock(status.frozen_at)}: measurements hold`;
     } else if (!status.settled && result) {
@@ -245,18 +252,21 @@ const TR = (() => {
     return [base.width_mm / 2, base.depth_mm / 2, base.rotation_deg || 0];
   }
 
-  // Marks of the findings, given where each model is and how big it is in the drawing's units.
+  // Marks of the findings, given where each model is and how big it is in the drawing's units. The engagement
+  // links are drawn last, over the rings and crosses of a melee, which would hide them. Returns the question marks
+  // of the close calls, as labels for drawLabels (placed apart from the ids and names, not over them).
   function drawMarks(g, r, pos, radius, font) {
-    r.findings.forEach((f, i) => {
+    const qmarks = [];
+    const order = r.findings.map((f, i) => i);
+    order.sort((a, b) => (r.findings[a].kind === "engaged") - (r.findings[b].kind === "engaged") || a - b);
+    order.forEach((i) => {
+      const f = r.findings[i];
       if (f.kind === "unseen") return; // its models are drawn as ghosts
       const call = f.call || "clear";
       const cls = (base) => `${base} ${call}`;
       const mark = (e) => { e.dataset.finding = String(i); return e; };
       const qmark = (x, y) => {
-        if (call !== "close") return;
-        const t = el("text", { x, y, "font-size": font * 1.3, class: "qmark", "text-anchor": "middle" }, g);
-        t.textContent = "?";
-        mark(t);
+        if (call === "close") qmarks.push({ text: "?", x, y, font: font * 1.3, cls: "qmark" });
       };
       const ms = f.models.filter((id) => pos(id));
       if (f.kind === "engaged" && ms.length === 2) {
@@ -280,10 +290,13 @@ const TR = (() => {
         }
       }
     });
+    return qmarks;
   }
 
   // Unit names above their units, and (``ids``) each model's id on its base, placed so that none overlaps another
-  // (webui/static/labels.js). ``top(m)``: the top point of a model's base; ``bases``: where the bases are.
+  // (webui/static/labels.js), after the labels ``opts.first`` (a proposal's step numbers, which keep their places
+  // first) and before ``opts.last`` (the question marks of close calls, which give way to the names and ids).
+  // ``top(m)``: the top point of a model's base; ``bases``: where the bases are.
   function drawLabels(g, r, geometry, opts) {
     const { top, pos, radius, bases, bounds, font } = geometry;
     const best = new Map();
@@ -292,17 +305,17 @@ const TR = (() => {
       const p = top(m);
       if (p && (!best.has(m.unit) || p[1] < best.get(m.unit)[1])) best.set(m.unit, p);
     }
-    const items = [...best].sort((a, b) => a[1][1] - b[1][1]).map(([unit, p]) => ({
-      text: unitName(r, unit), x: p[0], y: p[1], font, cls: "label", above: true, clearOfBases: true,
-    }));
+    const items = [...(opts.first || [])];
+    for (const [unit, p] of [...best].sort((a, b) => a[1][1] - b[1][1])) {
+      items.push({ text: unitName(r, unit), x: p[0], y: p[1], font, cls: "label", above: true, clearOfBases: true });
+    }
     if (opts.ids) {
       for (const m of r.models) {
         const p = pos(m.id);
         if (p) items.push({ text: m.id, x: p[0], y: p[1], font: font * 0.8, cls: "mid", near: radius(m.id), own: m.id });
       }
     }
-    const left = TRLabels.place(g, items, { bounds, bases });
-    g.dataset.left = left.join(",");
+    TRLabels.place(g, [...items, ...(opts.last || [])], { bounds, bases });
   }
 
   // A title on a base: its id and unit, shown on hover.
@@ -341,10 +354,10 @@ const TR = (() => {
       const c = m.center_px;
       return Math.max(...m.outline_px.map((p) => Math.hypot(p[0] - c[0], p[1] - c[1])));
     };
-    drawMarks(el("g", {}, svg), r, pos, radius, font);
+    const qmarks = drawMarks(el("g", {}, svg), r, pos, radius, font);
     const top = (m) => (m.center_px ? [m.center_px[0], m.center_px[1] - radius(m.id)] : null);
     const circles = r.models.filter((m) => m.center_px).map((m) => ({ id: m.id, x: m.center_px[0], y: m.center_px[1], r: radius(m.id) }));
-    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, w, h], font }, opts);
+    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, w, h], font }, { ...opts, last: qmarks });
     svg.appendChild(el("g", { class: "picks" }));
   }
 
@@ -425,10 +438,10 @@ const TR = (() => {
     for (const m of r.unseen || []) drawBase(m, "ghost");
     const pos = (id) => (byId.has(id) ? [byId.get(id).x_mm, byId.get(id).y_mm] : null);
     const radius = (id) => Math.max(...semiAxes(byId.get(id).base).slice(0, 2));
-    drawMarks(el("g", {}, svg), r, pos, radius, font);
+    const qmarks = drawMarks(el("g", {}, svg), r, pos, radius, font);
     const top = (m) => [m.x_mm, m.y_mm - radius(m.id)];
     const circles = r.models.map((m) => ({ id: m.id, x: m.x_mm, y: m.y_mm, r: radius(m.id) }));
-    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, W, D], font: font * 0.85 }, opts);
+    drawLabels(el("g", { class: "labels" }, svg), r, { top, pos, radius, bases: circles, bounds: [0, 0, W, D], font: font * 0.85 }, { ...opts, last: qmarks });
     scaleBar(svg, W, D, font);
     if (opts.legend) mapLegend(opts.legend, r);
     svg.appendChild(el("g", { class: "picks" }));

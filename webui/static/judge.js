@@ -169,18 +169,41 @@
     }
   }
 
-  // The proposed places over the frame (pixels) and on the map (mm): an outlined circle with the step's number.
+  // Where each proposed place is over the frame (pixels) and on the map (mm): [from, to, radius] of a step.
+  const PLACES = [
+    [overlay, (s) => s.to_px && [s.from_px, s.to_px, s.radius_px]],
+    [map, (s) => [s.from_mm, s.to_mm, s.radius_mm]],
+  ];
+
+  // The proposal's step numbers, on their places: labels placed before the ids and names, which go round them.
+  function stepNumbers(where) {
+    if (!proposal) return [];
+    const out = [];
+    for (const s of proposal.steps) {
+      const at = where(s);
+      if (!at || !s.moved) continue;
+      const [, to, r] = at;
+      out.push({ text: String(s.n), x: to[0], y: to[1], font: r * 1.25, cls: "proposal-n", near: r });
+    }
+    return out;
+  }
+
+  // The frame's and the map's drawings, with the proposal's numbers among their labels.
+  function draw(r) {
+    TR.drawOverlay(overlay, r, { ids: true, first: stepNumbers(PLACES[0][1]) });
+    TR.drawMap(map, r, { ids: true, legend: document.getElementById("map-legend"), first: stepNumbers(PLACES[1][1]) });
+    showPicks();
+    drawProposal();
+  }
+
+  // The proposed places over the frame and on the map: an outlined circle, and the path to it.
   function drawProposal() {
     for (const svg of [overlay, map]) {
       const old = svg.querySelector(".proposal");
       if (old) old.remove();
     }
     if (!proposal) return;
-    const views = [
-      [overlay, (s) => s.to_px && [s.from_px, s.to_px, s.radius_px]],
-      [map, (s) => [s.from_mm, s.to_mm, s.radius_mm]],
-    ];
-    for (const [svg, where] of views) {
+    for (const [svg, where] of PLACES) {
       const g = TR.el("g", { class: "proposal" }, svg);
       for (const s of proposal.steps) {
         const at = where(s);
@@ -188,9 +211,6 @@
         const [from, to, r] = at;
         TR.el("line", { x1: from[0], y1: from[1], x2: to[0], y2: to[1], class: "proposal-path" }, g);
         TR.el("circle", { cx: to[0], cy: to[1], r, class: "proposal-place" }, g).dataset.step = String(s.n);
-        const size = r * 1.25;
-        const t = TR.el("text", { x: to[0], y: to[1] + size * 0.35, "font-size": size, "text-anchor": "middle", class: "proposal-n" }, g);
-        t.textContent = String(s.n);
       }
     }
   }
@@ -207,22 +227,19 @@
       meleeSteps.replaceChildren();
       sayMelee(err.message);
     }
-    drawProposal();
+    if (TR.result) draw(TR.result);
   });
 
   document.getElementById("melee-clear").addEventListener("click", () => {
     proposal = null;
     meleeSteps.replaceChildren();
     sayMelee("");
-    drawProposal();
+    if (TR.result) draw(TR.result);
   });
 
   TR.onResult((r) => {
-    TR.drawOverlay(overlay, r, { ids: true });
-    TR.drawMap(map, r, { ids: true, legend: document.getElementById("map-legend") });
     const known = new Set(r.models.map((m) => m.id));
     picks = picks.filter((id) => known.has(id));
-    showPicks();
     // A new result of the same models: the measurement follows it.
     if (picks.length === 2) measure(false);
     // a proposal belongs to the result it was made on
@@ -231,7 +248,7 @@
       meleeSteps.replaceChildren();
       sayMelee("The table changed: propose the placement again.");
     }
-    drawProposal();
+    draw(r);
     loadMeleeUnits();
   });
 

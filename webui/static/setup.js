@@ -139,7 +139,47 @@
       warn.textContent = `The models on the table do not match the roster: only ${m.matched} of the ${m.seen} model(s) seen ` +
         `stood within reach of the roster's ${m.roster} model(s) in units. Another table? Reset the roster to start afresh.`;
     }
+    // a roster set aside (by a reset, or by a photo of another table): it can come back
+    const undo = r.roster_undo;
+    const note = document.getElementById("roster-undo-note");
+    note.hidden = !undo;
+    document.getElementById("undo-roster").hidden = !undo;
+    if (undo) {
+      note.textContent = `A fresh roster: the last one (${undo.units} unit(s), ${undo.models} model(s)) is set aside. ` +
+        "Undo brings it back.";
+    }
   }
+
+  document.getElementById("undo-roster").addEventListener("click", async () => {
+    try {
+      const done = await TR.api("POST", "/api/roster/undo");
+      say(`Roster back: ${done.units_restored} unit(s).`, true);
+    } catch (err) {
+      say(err.message);
+    }
+  });
+
+  // While a photo is checked, the source it replaced (the camera, the demo's recording) can come back.
+  function showPhoto(st) {
+    const back = document.getElementById("back-to-source");
+    const note = document.getElementById("photo-status");
+    back.hidden = !st.back_to;
+    note.hidden = !st.back_to;
+    if (st.back_to) {
+      const name = st.back_to.split(/[\\/]/).pop();
+      back.textContent = `Back to ${name}`;
+      note.textContent = `Checking the uploaded photo instead of ${name}.`;
+    }
+  }
+
+  document.getElementById("back-to-source").addEventListener("click", async () => {
+    try {
+      const done = await TR.api("DELETE", "/api/photo");
+      say(`Back to ${done.source}.`, true);
+    } catch (err) {
+      say(err.message);
+    }
+  });
 
   document.getElementById("reset-roster").addEventListener("click", async () => {
     if (!window.confirm("Reset the roster? Every unit, id and base override of this table is forgotten.")) return;
@@ -152,6 +192,7 @@
   });
 
   TR.onResult(showRoster);
+  TR.onStatus(showPhoto);
   TR.onResult(() => loadEmpty().catch(() => {}));
   loadEmpty().catch((err) => say(err.message));
   loadProfile().catch((err) => say(err.message));

@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+import rules
 from tableref.cli import main
 from tableref.config import load_config
 from tests.tableref.conftest import Rendered
@@ -227,3 +228,21 @@ def test_detect_points_at_a_camera_json_beside_the_frame(
     code, out, _ = run(capsys, *args)
     assert code == 0
     assert (f"hint: {CAMERA} lies beside the frame" in out) is hinted
+
+
+@pytest.mark.parametrize(("count", "pitch_px"), [(4, 60.0), (12, 30.0), (20, 24.0)])
+def test_annotated_ids_do_not_overlap(count: int, pitch_px: float) -> None:
+    from tableref.cli.frames import _label_bases
+
+    # bases in ranks of four, closer than their labels are wide when the pitch is small
+    centres = [(120.0 + pitch_px * (k % 4), 120.0 + pitch_px * (k // 4)) for k in range(count)]
+    angles = np.linspace(0.0, 2.0 * np.pi, 32, endpoint=False)
+    outlines = np.array([[(x + 11.0 * np.cos(a), y + 11.0 * np.sin(a)) for a in angles] for x, y in centres])
+    models = tuple(rules.Model(f"m{k + 1}", None, 0.0, 0.0, rules.RoundBase(25.0)) for k in range(count))
+    picture = np.zeros((360, 480, 3), np.uint8)
+    boxes = _label_bases(picture, models, outlines, [(0, 255, 255)] * count, 1)
+    assert len(boxes) == count
+    for k, a in enumerate(boxes):
+        assert a[0] >= 0 and a[1] >= 0 and a[2] <= 480 and a[3] <= 360
+        assert not [b for b in boxes[k + 1 :] if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+    assert picture.any()

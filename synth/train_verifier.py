@@ -3,9 +3,9 @@
 ``python -m synth.train_verifier SET... [--out vision/data/verifier.npz]``
 
 Each frame of each set (folders as ``tableref evaluate`` reads them) is run through the pipeline with the verifier
-keeping every circle; every circle read is labelled a base where a visible model of the truth stands within a
-quarter of its diameter, and the verifier learns to tell the two apart from the circles' features. Sets used here
-must not be the ones the result is reported on. A set named several times weighs as many times.
+off; every circle read is labelled a base where a visible model of the truth stands within a quarter of its
+diameter, and the verifier learns to tell the two apart from the circles' features. Sets used here must not be the
+ones the result is reported on.
 """
 
 from __future__ import annotations
@@ -32,12 +32,6 @@ from vision.verify import Verifier, features
 MATCH_SHARE = 0.25
 # Models with less of their rim in view than this are left out of the labels either way (neither base nor not).
 MIN_VISIBILITY = 0.3
-# The verifier's bar while the circles are gathered: below any probability it gives (its logit is clipped at -40).
-ANY_PROBABILITY = 1e-30
-# The finder's bars while the circles are gathered: lower than the detector's, so that the verifier also learns what
-# the finder's weaker peaks look like.
-GATHER_FINDER_SEED = 0.3
-GATHER_FINDER_SURE = 0.4
 
 
 def _labelled(sample: Sample, config: Settings) -> tuple[NDArray[np.float32], NDArray[np.float64]]:
@@ -108,9 +102,7 @@ def fit(feats: NDArray[np.float32], labels: NDArray[np.float64], hidden: int, ep
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m synth.train_verifier", description=__doc__)
-    parser.add_argument(
-        "sets", nargs="+", type=Path, help="folders of frames with NAME.truth.json (one named k times weighs k times)"
-    )
+    parser.add_argument("sets", nargs="+", type=Path, help="folders of frames with NAME.truth.json")
     parser.add_argument("--out", type=Path, default=Path("vision/data/verifier.npz"), help="where to write it")
     parser.add_argument("--config", help="settings TOML (the detector whose circles are verified)")
     parser.add_argument("--hidden", type=int, default=16, help="units of the hidden layer (default: 16)")
@@ -118,27 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     config = load_config(args.config)
-    # the circles the detector reads before the verifier judges them: a bar no circle misses, rather than the
-    # verifier off, so that the looks that run only beside a verifier (the pack's, the finder's) read theirs too
-    vision = dataclasses.replace(
-        config.vision,
-        verifier_min_probability=ANY_PROBABILITY,
-        finder_verifier_probability=ANY_PROBABILITY,
-        finder_seed_probability=min(config.vision.finder_seed_probability, GATHER_FINDER_SEED),
-        finder_sure_probability=min(config.vision.finder_sure_probability, GATHER_FINDER_SURE),
-    )
-    config = dataclasses.replace(config, vision=vision)
-    all_feats: list[NDArray[np.float32]] = []
-    all_labels: list[NDArray[np.float64]] = []
-    gathered: dict[Path, tuple[int, int]] = {}
+    # the circles the detector reads before the verifier judges them
+    config = dataclasses.replace(config, vision=dataclasses.replace(config.vision, verifier_min_probability=0.0))
+    all_feats, all_labels = [], []
     for folder in args.sets:
-        # a set named again weighs once more, its circles gathered once
-        if folder.resolve() in gathered:
-            first, end = gathered[folder.resolve()]
-            all_feats += all_feats[first:end]
-            all_labels += all_labels[first:end]
-            continue
-        first = len(all_feats)
         for sample in load_samples(folder):
             start = time.perf_counter()
             feats, labels = _labelled(sample, config)
@@ -149,7 +124,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"({time.perf_counter() - start:.1f} s)",
                 flush=True,
             )
-        gathered[folder.resolve()] = (first, len(all_feats))
     feats = np.concatenate(all_feats)
     labels = np.concatenate(all_labels)
     keep = np.isfinite(labels)

@@ -510,19 +510,21 @@ def calibrate_table(
 def marker_drift_px(
     image_bgr: NDArray[np.uint8], calibration: TableCalibration, *, settings: CalibrationSettings
 ) -> float | None:
-    """How far (px, median over corners) the markers the calibration used lie in ``image_bgr`` from where the
-    calibration puts them: about the corner noise, a tenth of a pixel, while the camera stays put; more once it
-    moved. The median ignores a corner a hand or a model touches. None when none of those markers is seen (no
-    evidence either way); infinity for a frame of another size (another camera). Raises :class:`ImageError`."""
+    """How far (px, median over corners) the markers the calibration used lie in ``image_bgr`` from where they lay
+    in the calibration's own frame: about the corner noise, a tenth of a pixel, while the camera stays put; more
+    once it moved. Compared with where they were found, not with where the fitted mapping puts them, whose own
+    residual (half a pixel and more with a lens model a little off) would read as a move in every frame. The median
+    ignores a corner a hand or a model touches. None when none of those markers is seen (no evidence either way);
+    infinity for a frame of another size (another camera). Raises :class:`ImageError`."""
     gray = to_gray(image_bgr, settings.min_image_side_px)
     if gray.shape != (calibration.image_height, calibration.image_width):
         return math.inf
-    spec = calibration.spec
-    detections = detect_markers(gray, spec.aruco_dictionary(), settings)
-    keep = np.isin(detections.ids, calibration.markers_used)
-    if not keep.any():
+    detections = detect_markers(gray, calibration.spec.aruco_dictionary(), settings)
+    then = calibration.detections
+    first = {int(i): k for k, i in reversed(list(enumerate(then.ids)))}
+    pairs = [(k, first[int(i)]) for k, i in enumerate(detections.ids) if int(i) in calibration.markers_used]
+    if not pairs:
         return None
-    table_mm = np.concatenate([spec.marker(int(i)).corners_mm() for i in detections.ids[keep]])
-    expected_px = calibration.table_to_image(table_mm)
-    found_px = detections.corners_px[keep].reshape(-1, 2)
-    return float(np.median(np.linalg.norm(found_px - expected_px, axis=1)))
+    now_px = detections.corners_px[[k for k, _ in pairs]].reshape(-1, 2)
+    then_px = then.corners_px[[j for _, j in pairs]].reshape(-1, 2)
+    return float(np.median(np.linalg.norm(now_px - then_px, axis=1)))

@@ -11,9 +11,10 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import cv2
 import numpy as np
@@ -44,30 +45,41 @@ class SourceError(ValueError):
 _DAMAGED_JPEG = re.compile(
     r"Corrupt JPEG data: (premature end of data segment|bad Huffman code)|(Premature end of JPEG file)"
 )
-_LIBJPEG_LINE = re.compile(r"(Corrupt JPEG data|Premature end of JPEG file)")
-_DECODE_LOCK = threading.Lock()
+# Lines the codecs and containers write to the process's stderr themselves, past OpenCV's logging (which is
+# silenced): libjpeg's warnings, and those of OpenCV's own AVI reader (tried on a file FFmpeg cannot open). They would
+# come before the program's own one-line message.
+_CODEC_LINE = re.compile(
+    r"(Corrupt JPEG data|Premature end of JPEG file|Unexpected (element|list type|end of file)|Failed to parse avi)"
+)
+_QUIET_LOCK = threading.Lock()
+T = TypeVar("T")
 
 
-def _decode_quietly(data: bytes) -> tuple[NDArray[np.uint8] | None, str]:
-    """OpenCV's decode of ``data`` and what its codecs wrote to the process's stderr meanwhile (libjpeg writes
-    warnings there directly, which would otherwise come before the program's own one-line message)."""
-    with _DECODE_LOCK, tempfile.TemporaryFile() as caught:
+def _quietly(work: Callable[[], T]) -> tuple[T, str]:
+    """``work()`` and what was written to the process's stderr meanwhile: the codecs' own lines are kept back, what
+    other threads wrote is passed on."""
+    with _QUIET_LOCK, tempfile.TemporaryFile() as caught:
         saved = os.dup(2)
         os.dup2(caught.fileno(), 2)
         try:
-            image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
-        except cv2.error:
-            image = None
+            result = work()
         finally:
             os.dup2(saved, 2)
             os.close(saved)
         caught.seek(0)
         said = caught.read().decode("utf-8", "replace")
-    # what other threads wrote meanwhile is theirs: passed on, libjpeg's own lines kept back
-    theirs = "".join(line for line in said.splitlines(keepends=True) if not _LIBJPEG_LINE.match(line))
+    theirs = "".join(line for line in said.splitlines(keepends=True) if not _CODEC_LINE.match(line))
     if theirs:
         os.write(2, theirs.encode("utf-8"))
-    return (None if image is None else np.asarray(image, dtype=np.uint8)), said
+    return result, said
+
+
+def _imdecode(data: bytes) -> NDArray[np.uint8] | None:
+    try:
+        image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
+    except cv2.error:
+        return None
+    return None if image is None else np.asarray(image, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -93,7 +105,7 @@ def decode_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.
     # A truncated JPEG may still decode (grey below the cut): a JPEG must end with its end-of-image marker.
     if data.startswith(_JPEG_START) and _JPEG_END not in data[-64:]:
         raise SourceError("the JPEG is truncated (no end-of-image marker); expected a complete file")
-    image, said = _decode_quietly(data)
+    image, said = _quietly(lambda: _imdecode(data))
     damaged = _DAMAGED_JPEG.search(said)
     if damaged:
         what = (damaged.group(1) or damaged.group(2)).lower()
@@ -197,7 +209,10 @@ class Capture(FrameSource):
         return "camera" if isinstance(self.target, int) else ("stream" if self.live else "video file")
 
     def _open(self) -> cv2.VideoCapture:
-        cap = cv2.VideoCapture(self.target)
+        # a file's reader may write its own lines (a damaged AVI); a camera or a stream may take long to open, and
+        # would hold back every other thread's decode meanwhile
+        target = self.target
+        cap = cv2.VideoCapture(target) if self.live else _quietly(lambda: cv2.VideoCapture(target))[0]
         if not cap.isOpened():
             raise SourceError(f"{self.target}: cannot open the {self.kind}; expected a readable {self.kind}")
         return cap

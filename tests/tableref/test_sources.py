@@ -1,5 +1,6 @@
-"""Sources: a video's frame size checked before its frames are read; how blocky a frame's compression left it, and
-when its top-down views are smoothed for it."""
+"""Sources: a video's frame size checked before its frames are read; a damaged JPEG or AVI is one error, with nothing
+of its decoder's own on stderr; how blocky a frame's compression left it, and when its top-down views are smoothed
+for it."""
 
 from __future__ import annotations
 
@@ -148,3 +149,30 @@ def test_what_others_write_to_stderr_while_an_image_decodes_is_passed_on(
     monkeypatch.setattr(cv2, "imdecode", chatty)
     assert decode_image(_jpeg_bytes()).shape == (120, 160, 3)
     assert capfd.readouterr().err == "a log line of another thread\n"
+
+
+def _avi(path: Path) -> bytes:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5, (64, 48))
+    for _ in range(3):
+        writer.write(np.full((48, 64, 3), 100, np.uint8))
+    writer.release()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        # FFmpeg cannot open these; OpenCV's own AVI reader then tries, and writes what it found to stderr itself
+        lambda d: d[:300],
+        lambda d: d[:2000],
+        lambda d: d[:12] + b"JUNK" + d[16:],
+    ],
+)
+def test_a_damaged_avi_is_a_one_line_error_and_its_reader_says_nothing(
+    tmp_path: Path, spoil: Callable[[bytes], bytes], capfd: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "damaged.avi"
+    path.write_bytes(spoil(_avi(tmp_path / "good.avi")))
+    with pytest.raises(SourceError, match="cannot open the video file"):
+        Capture(str(path), live=False)
+    assert capfd.readouterr().err == ""

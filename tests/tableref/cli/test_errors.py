@@ -293,6 +293,46 @@ def test_annotate_path_is_checked_before_the_work(
     assert out == ""
 
 
+# Every command that writes a file, its inputs missing: the output is refused before any input is read.
+WRITERS: list[list[str]] = [
+    ["detect", "no-such-frame.jpg", "--annotate", "OUT.png"],
+    ["board", "--out", "OUT.pdf"],
+    ["markers", "--table", "no-such.toml", "--out", "OUT.pdf"],
+    ["calibrate-camera", "no-such-photo.png", "--out", "OUT.json"],
+    ["melee", "no-such-state.json", "u1", "--out", "OUT.json"],
+    ["review", "no-such-folder", "--out", "OUT.sqlite"],
+]
+
+
+@pytest.mark.parametrize("argv", WRITERS, ids=[a[0] for a in WRITERS])
+@pytest.mark.parametrize(
+    ("place", "words"),
+    [
+        ("folder", "is a folder; expected a"),
+        ("pipe", "not a regular file; expected a"),
+        ("/dev/full", "not a regular file; expected a"),
+        ("missing/out", "no folder"),
+        ("file/out", "no folder"),
+        ("", "no file name; expected a"),
+    ],
+)
+def test_where_a_command_writes_is_checked_before_the_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], place: str, words: str
+) -> None:
+    out = next(a for a in argv if a.startswith("OUT"))
+    suffix = Path(out).suffix
+    (tmp_path / f"folder{suffix}").mkdir()
+    os.mkfifo(tmp_path / f"pipe{suffix}")
+    (tmp_path / "file").write_text("a file, not a folder")
+    target = place if place in ("", "/dev/full") else f"{tmp_path / place}{suffix}"
+    if argv[0] == "detect" and place in ("", "/dev/full"):
+        # --annotate takes a picture's name: what ends otherwise is refused for that first
+        words = "expected a file ending .png, .jpg, .jpeg"
+    code, stdout, err = run(capsys, *[target if a == out else a for a in argv])
+    assert_one_line_error(code, err, argv[0], words)
+    assert stdout == ""
+
+
 def test_annotate_that_cannot_be_written_is_an_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

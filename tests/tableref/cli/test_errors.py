@@ -349,13 +349,27 @@ def test_annotate_that_cannot_be_written_is_an_error(
         ('{"table": ', "not valid JSON (line 1"),
         ("[" * DEEP + "]" * DEEP, "JSON nested too deep to read"),
         ("[1, 2]", "expected a table state JSON object with the frame's camera and render, got a JSON list"),
+        # a section of a truth that is read, of the wrong kind: named with the file, before any frame is measured
+        ({"render": [1]}, "'render' must be an object"),
+        ({"render": {"look": {"px_per_mm": "x"}}}, "its 'look' one with a number px_per_mm"),
+        ({"render": {"look": {"px_per_mm": float("nan")}}}, "its 'look' one with a number px_per_mm"),
+        ({"render": {"models": 5}}, "'render.models' must be a list of objects"),
+        ({"render": {"models": [{"look": {"rim_height_mm": "x"}}]}}, "each 'look' one with a number rim_height_mm"),
+        ({"render": {"table": "x"}}, "missing [table] with width_mm and depth_mm"),
+        ({"visibility": [1]}, "'visibility' must map model ids to fractions from 0 to 1"),
+        ({"visibility": {"m1": "x"}}, "'visibility' must map model ids to fractions from 0 to 1"),
+        ({"camera": [1]}, "camera: expected a JSON object"),
+        ({"units": "x"}, "'units' must be a list"),
     ],
 )
 def test_evaluate_names_a_bad_truth_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, words: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str | dict[str, object], words: str
 ) -> None:
     shutil.copy(FRAME, tmp_path / FRAME.name)
     truth = tmp_path / FRAME.with_suffix(".truth.json").name
+    if isinstance(text, dict):
+        # the sample's own truth with one section changed
+        text = json.dumps({**json.loads(FRAME.with_suffix(".truth.json").read_text()), **text})
     truth.write_text(text)
     code, _, err = run(capsys, "evaluate", tmp_path)
     assert_one_line_error(code, err, "evaluate", words)

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -74,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Unicode categories of control characters, lone surrogates, line and paragraph separators.
+_BREAKING = frozenset({"Cc", "Cs", "Zl", "Zp"})
 # Errors that mean "the input was wrong": reported in one line, never as a traceback.
 BAD_INPUT: tuple[type[BaseException], ...] = (
     rules.RulesError,
@@ -99,6 +102,12 @@ def _quiet_output_edge() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def one_line(text: str) -> str:
+    """``text`` with its control characters and line breaks escaped: a message quotes what the input said (an id,
+    a name), and an id holding a line break would break the error's one line in two."""
+    return "".join(c if unicodedata.category(c) not in _BREAKING else repr(c)[1:-1] for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _quiet_output_edge()
     parser = build_parser()
@@ -113,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except BAD_INPUT as exc:
-        print(f"tableref {args.command}: error: {exc}", file=sys.stderr)
+        print(f"tableref {args.command}: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK

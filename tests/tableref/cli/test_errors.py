@@ -114,6 +114,15 @@ def _surrogate_ids(tmp: Path) -> Path:
     return path
 
 
+def _line_break_ids(tmp: Path) -> Path:
+    # the error lists the units known: one whose id holds a line break and a NUL must not break the error in two
+    path = tmp / "state.json"
+    units = [{"id": "a\nb\u0000\u2028", "player": "p1"}]
+    models = [{"id": "m1", "unit": "nobody", "x_mm": 500, "y_mm": 500, "base": {"diameter_mm": 25}}]
+    path.write_text(json.dumps({"table": {"width_mm": 1829, "depth_mm": 1219}, "units": units, "models": models}))
+    return path
+
+
 def assert_one_line_error(code: int, err: str, command: str, words: str) -> None:
     assert code == 2
     assert err.startswith(f"tableref {command}: error:") and err.count("\n") == 1, err
@@ -164,6 +173,7 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
         "[calls] close_sigmas must be a finite number, got inf",
     ),
     (["check", "PATH"], _nested, "JSON nested too deep to read"),
+    (["check", "PATH"], _line_break_ids, "(known units: a\\nb\\x00\\u2028)"),
     (["check", "PATH"], _deep_object, "JSON nested too deep to read"),
     (["analyze", str(FRAME), "--roster", "PATH"], _nested, "JSON nested too deep to read"),
     (["review", "SRC", "--roster", "PATH"], _nested, "JSON nested too deep to read"),

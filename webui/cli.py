@@ -116,12 +116,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Checked before anything starts: the socket call would raise OverflowError, not an OSError.
     if not 0 <= args.port <= MAX_PORT:
         raise ServeError(f"--port {args.port} is not a port; expected 1 to {MAX_PORT} (0: any free one)")
-    # the socket takes an empty address for every address: a dashboard open to the network, asked for by no one
-    if not args.host.strip():
-        raise ServeError(
-            f"--host {args.host!r} is no address; expected one of this machine ({DEFAULT_HOST}, the "
-            "default), or 0.0.0.0 to serve every machine that can reach it"
-        )
     if args.review:
         # Checked whole before anything starts: a file that is not a review, or a damaged one, is named here
         # rather than met by the Review screen as an error on every request.

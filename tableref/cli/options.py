@@ -49,8 +49,6 @@ def check_output(path: str | Path, option: str, expected: str, suffixes: tuple[s
     regular one to replace, in a folder that exists, ending with one of ``suffixes`` when given. A pipe or a device
     would block the writer for ever or take the file nowhere. Raises UsageError naming ``option``."""
     p = Path(path)
-    if not str(path).strip():
-        raise UsageError(f"{option} {str(path)!r}: no file name; expected {expected}")
     if suffixes and p.suffix.lower() not in suffixes:
         raise UsageError(f"{option} {p}: expected a file ending {', '.join(suffixes)}")
     try:

@@ -123,9 +123,10 @@ def _line_break_ids(tmp: Path) -> Path:
     return path
 
 
-def assert_one_line_error(code: int, err: str, command: str, words: str) -> None:
+def assert_one_line_error(code: int | str | None, err: str, command: str, words: str) -> None:
     assert code == 2
-    assert err.startswith(f"tableref {command}: error:") and err.count("\n") == 1, err
+    assert err.startswith(f"{f'tableref {command}'.strip()}: error:"), err
+    assert err.count("\n") == 1, err
     assert words in err
     assert "Traceback" not in err
 
@@ -239,6 +240,30 @@ def test_bad_file_is_a_one_line_error(
     assert_one_line_error(code, err, args[0], words)
 
 
+@pytest.mark.parametrize(
+    ("argv", "command", "words"),
+    [
+        # argparse's own refusals, in one line as every other error
+        (["check", "--nosuch"], "check", "unrecognized arguments: --nosuch (usage: tableref check --help)"),
+        (["review", "x", "--workers", "abc"], "review", "argument --workers: invalid int value: 'abc'"),
+        (["measure"], "measure", "the following arguments are required"),
+        ([], "", "the following arguments are required: COMMAND (usage: tableref --help)"),
+        # an empty word is not an option left out: the sample checked, the lens uncorrected without a word
+        (["check", ""], "check", "an empty argument; expected a name or a value"),
+        (["detect", str(FRAME), "--camera", ""], "detect", "an empty argument after --camera"),
+        (["detect", str(FRAME), "--table", " "], "detect", "an empty argument after --table"),
+    ],
+)
+def test_a_malformed_command_line_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], argv: list[str], command: str, words: str
+) -> None:
+    try:
+        code, _, err = run(capsys, *argv)
+    except SystemExit as exc:
+        code, err = exc.code, capsys.readouterr().err
+    assert_one_line_error(code, err, command, words)
+
+
 # Every setting has a largest value, by its kind (the end of its name), and some a least one of their own; each row
 # one kind, or a value that once crashed or hung a stage.
 SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
@@ -323,7 +348,7 @@ WRITERS: list[list[str]] = [
         ("/dev/full", "not a regular file; expected a"),
         ("missing/out", "no folder"),
         ("file/out", "no folder"),
-        ("", "no file name; expected a"),
+        ("", "an empty argument after --"),
     ],
 )
 def test_where_a_command_writes_is_checked_before_the_work(
@@ -335,7 +360,7 @@ def test_where_a_command_writes_is_checked_before_the_work(
     os.mkfifo(tmp_path / f"pipe{suffix}")
     (tmp_path / "file").write_text("a file, not a folder")
     target = place if place in ("", "/dev/full") else f"{tmp_path / place}{suffix}"
-    if argv[0] == "detect" and place in ("", "/dev/full"):
+    if argv[0] == "detect" and place == "/dev/full":
         # --annotate takes a picture's name: what ends otherwise is refused for that first
         words = "expected a file ending .png, .jpg, .jpeg"
     code, stdout, err = run(capsys, *[target if a == out else a for a in argv])

@@ -30,7 +30,9 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.done = 0
         self.start = time.monotonic()
-        self.last = 0.0
+        # on a terminal the bar is drawn at once; elsewhere (a log) a line is written only once the job has run a
+        # while, so that a short one, or one that fails early, leaves its result or its error alone
+        self.last = 0.0 if self.tty else self.start
         self.note = ""
 
     def __enter__(self) -> Progress:

@@ -26,6 +26,7 @@ class _Terminal(io.StringIO):
         (True, 3, False, "[############################] 3/3 frames"),
         # a failed job leaves no bar for its error to follow: none drawn yet, or the one drawn wiped off its line
         (False, 0, True, None),
+        (False, 2, True, None),
         (True, 0, True, None),
         (True, 1, True, ""),
     ],

@@ -295,6 +295,9 @@ SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
     ("[review]\ntrack_gate_mm = 1e300", "[review] track_gate_mm must be at most 10000 mm, got 1e+300"),
     ("[review]\nsettle_s = 1e300", "[review] settle_s must be at most 86400 s, got 1e+300"),
     ("[evaluate]\nmatch_gate_mm = 1e300", "[evaluate] match_gate_mm must be at most 10000 mm, got 1e+300"),
+    # divided by: 0 crashed analyze (rim heights declared by the roster) and warned of a division by zero
+    ("[pipeline]\nrim_height_mm = 0", "[pipeline] rim_height_mm must be more than 0, got 0.0"),
+    ("[vision]\nmin_disc_contrast = 0", "min_disc_contrast must be positive, got 0"),
 ]
 
 

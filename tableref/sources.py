@@ -181,6 +181,17 @@ class ImageFolder(FrameSource):
         return len(self.paths)
 
 
+def open_video_file(path: str | Path) -> cv2.VideoCapture:
+    """An opened ``cv2.VideoCapture`` of the video file at ``path``: the one place video files are opened. What its
+    reader writes to stderr itself (OpenCV's own AVI reader, on a file FFmpeg cannot open) is kept back; SourceError
+    when it cannot be opened."""
+    target = str(path)
+    cap = _quietly(lambda: cv2.VideoCapture(target))[0]
+    if not cap.isOpened():
+        raise SourceError(f"{path}: cannot open the video file; expected a readable video file")
+    return cap
+
+
 def check_frame_size(cap: cv2.VideoCapture, what: str, max_pixels: int = MAX_IMAGE_PIXELS) -> None:
     """Refuse an opened video (``what`` names it) whose frames are larger than ``max_pixels``: the container states
     the picture size before any frame is decoded, so a hostile one is refused before the work."""
@@ -209,10 +220,11 @@ class Capture(FrameSource):
         return "camera" if isinstance(self.target, int) else ("stream" if self.live else "video file")
 
     def _open(self) -> cv2.VideoCapture:
-        # a file's reader may write its own lines (a damaged AVI); a camera or a stream may take long to open, and
-        # would hold back every other thread's decode meanwhile
-        target = self.target
-        cap = cv2.VideoCapture(target) if self.live else _quietly(lambda: cv2.VideoCapture(target))[0]
+        if not self.live:
+            return open_video_file(str(self.target))
+        # a camera or a stream may take long to open: it is not held up as a file is (every other thread's decode
+        # would wait meanwhile), and says nothing of its own
+        cap = cv2.VideoCapture(self.target)
         if not cap.isOpened():
             raise SourceError(f"{self.target}: cannot open the {self.kind}; expected a readable {self.kind}")
         return cap

@@ -42,6 +42,7 @@ from tableref.sources import (
     VIDEO_SUFFIXES,
     SourceError,
     check_frame_size,
+    open_video_file,
     read_image,
 )
 
@@ -76,9 +77,7 @@ class Recording:
             raise SourceError(f"{self.path}: no such video file or folder of photos")
         if self.path.suffix.lower() not in VIDEO_SUFFIXES:
             raise SourceError(f"{self.path}: not a video ({', '.join(VIDEO_SUFFIXES)}) or a folder of photos")
-        cap = cv2.VideoCapture(str(self.path))
-        if not cap.isOpened():
-            raise SourceError(f"{self.path}: cannot open the video; expected a file OpenCV can decode")
+        cap = open_video_file(self.path)
         self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
         try:
@@ -100,7 +99,7 @@ class Recording:
                 progress(1)
                 yield Sample(k, k / self.fps, read_image(self.photos[k]))
             return
-        cap = cv2.VideoCapture(str(self.path))
+        cap = open_video_file(self.path)
         try:
             if start:
                 cap.set(cv2.CAP_PROP_POS_FRAMES, start)
@@ -125,7 +124,7 @@ class Recording:
         """One frame by index."""
         if self.photos:
             return read_image(self.photos[index])
-        cap = cv2.VideoCapture(str(self.path))
+        cap = open_video_file(self.path)
         try:
             cap.set(cv2.CAP_PROP_POS_FRAMES, index)
             ok, image = cap.read()

@@ -168,11 +168,13 @@ def _avi(path: Path) -> bytes:
         lambda d: d[:12] + b"JUNK" + d[16:],
     ],
 )
+# the dashboard's source, and the review's recording
+@pytest.mark.parametrize("opener", [lambda p: Capture(str(p), live=False), lambda p: Recording(p, 1.0)])
 def test_a_damaged_avi_is_a_one_line_error_and_its_reader_says_nothing(
-    tmp_path: Path, spoil: Callable[[bytes], bytes], capfd: pytest.CaptureFixture[str]
+    tmp_path: Path, spoil: Callable[[bytes], bytes], opener: Callable[[Path], object], capfd: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "damaged.avi"
     path.write_bytes(spoil(_avi(tmp_path / "good.avi")))
-    with pytest.raises(SourceError, match="cannot open the video file"):
-        Capture(str(path), live=False)
+    with pytest.raises(SourceError, match="cannot open the video file; expected a readable video file"):
+        opener(path)
     assert capfd.readouterr().err == ""

@@ -27,7 +27,7 @@ from calibration.spec import TableSpec, load_table_spec, table_spec_from_dict
 from tableref.assign import centres_mm, match_models
 from tableref.pipeline.frame import detect_frame, empty_table
 from tableref.settings import EvaluateSettings, Settings
-from tableref.sources import IMAGE_SUFFIXES, SourceError, read_image
+from tableref.sources import SourceError, folder_images, read_image
 
 # Visibility bands of the reliability table.
 _VISIBILITY_BANDS = ((0.0, 0.6), (0.6, 0.9), (0.9, 1.01))
@@ -164,7 +164,7 @@ def load_samples(folder: str | Path, use_camera: bool = True, use_empty: bool = 
     root = Path(folder)
     if not root.is_dir():
         raise SourceError(f"{root}: no such folder; expected a folder of frames with NAME.truth.json beside each")
-    images = sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    images = folder_images(root)
     out = [
         _sample(image, image.with_suffix(".truth.json"), use_camera, use_empty)
         for image in images

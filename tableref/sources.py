@@ -132,6 +132,16 @@ def read_image(path: str | Path, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[
         raise SourceError(f"{p}: {exc}") from None
 
 
+def folder_images(path: Path) -> list[Path]:
+    """The images of the folder at ``path``, in name order, known by their ending: the one listing of a folder of
+    photos. Each is whatever it turns out to be (its reader refuses a folder or a pipe so named, by name).
+    SourceError when the folder holds none."""
+    images = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not images:
+        raise SourceError(f"{path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+    return images
+
+
 class FrameSource:
     """Base of every source. ``live`` sources (cameras, streams) may drop and come back."""
 
@@ -167,9 +177,7 @@ class ImageFolder(FrameSource):
 
     def __init__(self, path: Path, period_s: float = 1.0) -> None:
         self.name = str(path)
-        self.paths = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-        if not self.paths:
-            raise SourceError(f"{path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+        self.paths = folder_images(path)
         self.period_s = period_s
         self.fps = 1.0 / period_s
 

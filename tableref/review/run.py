@@ -27,6 +27,7 @@ from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
 from calibration.table import TableCalibration, calibrate_table
 from rules.actions import read_actions
+from rules.state import check_regular_file
 from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import changed_mask, changed_share
@@ -37,11 +38,11 @@ from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.settings import Settings
 from tableref.sources import (
-    IMAGE_SUFFIXES,
     MAX_IMAGE_PIXELS,
     VIDEO_SUFFIXES,
     SourceError,
     check_frame_size,
+    folder_images,
     open_video_file,
     read_image,
 )
@@ -67,9 +68,7 @@ class Recording:
         self.path = Path(path)
         self.photos: list[Path] = []
         if self.path.is_dir():
-            self.photos = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-            if not self.photos:
-                raise SourceError(f"{self.path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+            self.photos = folder_images(self.path)
             self.fps = 1.0 / photo_period_s
             self.count = len(self.photos)
             return
@@ -161,6 +160,8 @@ _FINGERPRINT_PLACES = 5
 
 
 def _file_fingerprint(path: Path, digest: Any, named: bool) -> None:
+    # a folder or a pipe named like a photo: refused by name, before it is opened (a pipe would be read for ever)
+    check_regular_file(path, "a video file or a photo", SourceError, None)
     size = path.stat().st_size
     digest.update(f"{path.name if named else ''}:{size};".encode())
     with path.open("rb") as f:
@@ -174,7 +175,7 @@ def recording_fingerprint(path: str | Path) -> str:
     (every photo's, for a folder of photos). Another recording copied to the same path has another."""
     p = Path(path)
     digest = hashlib.sha256()
-    files = sorted(x for x in p.iterdir() if x.suffix.lower() in IMAGE_SUFFIXES) if p.is_dir() else [p]
+    files = folder_images(p) if p.is_dir() else [p]
     for f in files:
         _file_fingerprint(f, digest, named=p.is_dir())
     return digest.hexdigest()[:24]

@@ -459,6 +459,25 @@ def test_a_picture_claiming_a_huge_size_is_refused_before_decoding(
     assert "huge.png" in err
 
 
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: p.mkdir(), "shot.jpg: is a folder; expected a video file or a photo"),
+        # a pipe would be read for ever when the recording is told apart from others by its content
+        (os.mkfifo, "shot.jpg: not a regular file; expected a video file or a photo"),
+    ],
+)
+def test_a_photo_folder_holding_what_is_no_photo_is_refused_by_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: Callable[[Path], None], words: str
+) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    shutil.copy(FRAME, photos / "a.jpg")
+    make(photos / "shot.jpg")
+    code, _, err = run(capsys, "review", photos, "--out", tmp_path / "game.sqlite", "--quiet")
+    assert_one_line_error(code, err, "review", words)
+
+
 def test_a_review_whose_only_photo_cannot_be_calibrated_fails(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

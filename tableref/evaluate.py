@@ -117,24 +117,29 @@ def _check_truth(truth: dict[str, Any], path: Path) -> rules.TableState:
         raise SourceError(f"{path}: {exc}") from None
     visibility = truth.get("visibility", {})
     if not isinstance(visibility, Mapping) or not all(_number(v, 0.0, 1.0) for v in visibility.values()):
-        raise SourceError(
-            f"{path}: 'visibility' must map model ids to fractions from 0 to 1; expected {TRUTH_EXPECTED}"
-        )
+        raise SourceError(f"{path}: 'visibility' must map model ids to fractions from 0 to 1")
     render = truth.get("render", {})
     look = render.get("look", {}) if isinstance(render, Mapping) else None
     if not isinstance(look, Mapping) or not _number(look.get("px_per_mm", 1.0)):
         raise SourceError(f"{path}: 'render' must be an object, its 'look' one with a number px_per_mm")
     models = render.get("models", [])
-    looks = [m.get("look", {}) for m in models if isinstance(m, Mapping)] if isinstance(models, list) else None
-    if (
-        looks is None
-        or len(looks) != len(models)
-        or not all(isinstance(x, Mapping) and _number(x.get("rim_height_mm", 1.0)) for x in looks)
-    ):
+    if not isinstance(models, list) or not all(_render_model(m) for m in models):
         raise SourceError(
-            f"{path}: 'render.models' must be a list of objects, each 'look' one with a number rim_height_mm"
+            f"{path}: 'render.models' must be a list of objects, each with a string id and a 'look' object whose "
+            "rim_height_mm is a number"
         )
     return state
+
+
+def _render_model(model: Any) -> bool:
+    """Whether ``model`` is one of a render's models as its look is read: its id a string, its look an object with a
+    number rim_height_mm (each may be left out)."""
+    if not isinstance(model, Mapping):
+        return False
+    look = model.get("look", {})
+    return (
+        isinstance(model.get("id", ""), str) and isinstance(look, Mapping) and _number(look.get("rim_height_mm", 1.0))
+    )
 
 
 def _sample(image: Path, truth_path: Path, use_camera: bool, use_empty: bool) -> Sample:

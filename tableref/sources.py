@@ -6,6 +6,7 @@ them into :class:`SourceError` with a message that says what was tried and what 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -200,6 +201,14 @@ def open_video_file(path: str | Path) -> cv2.VideoCapture:
     return cap
 
 
+def video_rate_and_count(cap: cv2.VideoCapture) -> tuple[float, int]:
+    """The frame rate and the number of frames an opened video's container states, 0 for what it does not state
+    (FFmpeg gives -1 frames for a picture read as a recording, and a rate may be missing or not a number)."""
+    fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+    count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+    return (fps if math.isfinite(fps) and fps > 0 else 0.0), max(0, count)
+
+
 def check_frame_size(cap: cv2.VideoCapture, what: str, max_pixels: int = MAX_IMAGE_PIXELS) -> None:
     """Refuse an opened video (``what`` names it) whose frames are larger than ``max_pixels``: the container states
     the picture size before any frame is decoded, so a hostile one is refused before the work."""
@@ -216,8 +225,8 @@ class Capture(FrameSource):
         self.name = str(target)
         self.live = live
         cap = self._open()
-        self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
-        self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0) if not live else 0
+        self.fps, count = video_rate_and_count(cap)
+        self.count = 0 if live else count
         try:
             check_frame_size(cap, f"{self.name}: the {self.kind}", max_pixels)
         finally:

@@ -45,6 +45,7 @@ from tableref.sources import (
     folder_images,
     open_video_file,
     read_image,
+    video_rate_and_count,
 )
 
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
@@ -77,8 +78,7 @@ class Recording:
         if self.path.suffix.lower() not in VIDEO_SUFFIXES:
             raise SourceError(f"{self.path}: not a video ({', '.join(VIDEO_SUFFIXES)}) or a folder of photos")
         cap = open_video_file(self.path)
-        self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
-        self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        self.fps, self.count = video_rate_and_count(cap)
         try:
             check_frame_size(cap, f"{self.path}: the video", max_pixels)
         finally:

@@ -178,3 +178,14 @@ def test_a_damaged_avi_is_a_one_line_error_and_its_reader_says_nothing(
     with pytest.raises(SourceError, match="cannot open the video file; expected a readable video file"):
         opener(path)
     assert capfd.readouterr().err == ""
+
+
+def test_a_picture_read_as_a_recording_states_no_frame_count(tmp_path: Path) -> None:
+    # FFmpeg reads a JPEG named .avi as a recording of one frame whose count it gives as -1
+    path = tmp_path / "picture.avi"
+    ok, data = cv2.imencode(".jpg", np.full((48, 64, 3), 100, np.uint8))
+    assert ok
+    path.write_bytes(data.tobytes())
+    capture = Capture(str(path), live=False)
+    assert len(capture) == 0 and len(list(capture.frames())) == 1
+    assert Recording(path, 1.0).count == 0

@@ -169,6 +169,9 @@ class CameraModel:
 MAX_IMAGE_SIDE_PX = 100_000
 # Whole numbers beyond this lose digits as floats.
 _LARGEST_WHOLE = 2**53
+# No lens bends so far (a fisheye's k1 is about -0.5, its k3 a few units): coefficients of 1e308 overflow the
+# projection of the table's corners.
+MAX_DIST_COEFF = 1000.0
 
 
 def _check_camera(width: Any, height: Any, k: NDArray[np.float64], d: NDArray[np.float64], where: str) -> None:
@@ -187,9 +190,10 @@ def _check_camera(width: Any, height: Any, k: NDArray[np.float64], d: NDArray[np
         raise CameraFileError(
             f"{where}: camera_matrix must look like [[fx, 0, cx], [0, fy, cy], [0, 0, 1]] (no skew), got {k.tolist()}"
         )
-    if d.shape[0] not in (N_DIST_COEFFS - 1, N_DIST_COEFFS) or not np.all(np.isfinite(d)):
+    if d.shape[0] not in (N_DIST_COEFFS - 1, N_DIST_COEFFS) or not np.all(np.abs(d) <= MAX_DIST_COEFF):
         raise CameraFileError(
-            f"{where}: dist_coeffs must be 5 finite numbers [k1, k2, p1, p2, k3] (or 4 without k3), got {d.tolist()}"
+            f"{where}: dist_coeffs must be 5 finite numbers [k1, k2, p1, p2, k3] (or 4 without k3) of at most "
+            f"{MAX_DIST_COEFF:g} in size, got {d.tolist()}"
         )
 
 

@@ -84,6 +84,20 @@ def _charuco_points(
     )
 
 
+def _same_view(
+    ids: NDArray[np.int32],
+    img: NDArray[np.float32],
+    used_ids: Sequence[NDArray[np.int32]],
+    used_img: Sequence[NDArray[np.float32]],
+    within_px: float,
+) -> int | None:
+    """The position among the views used of one that found the same corners within ``within_px`` of these."""
+    for n, (other_ids, other_img) in enumerate(zip(used_ids, used_img, strict=True)):
+        if np.array_equal(ids, other_ids) and float(np.max(np.abs(img - other_img))) <= within_px:
+            return n
+    return None
+
+
 def calibrate_camera(images_bgr: Sequence[NDArray[np.uint8]], settings: CalibrationSettings) -> LensCalibration:
     """Lens intrinsics and distortion from photos of the settings' ChArUco board, all of one frame size.
 
@@ -100,6 +114,7 @@ def calibrate_camera(images_bgr: Sequence[NDArray[np.uint8]], settings: Calibrat
     img_points: list[NDArray[np.float32]] = []
     views: list[ViewInfo] = []
     used_index: list[int] = []
+    used_ids: list[NDArray[np.int32]] = []
     for index, image in enumerate(images_bgr):
         try:
             gray = to_gray(image, settings.min_image_side_px)
@@ -122,6 +137,11 @@ def calibrate_camera(images_bgr: Sequence[NDArray[np.uint8]], settings: Calibrat
         if board.checkCharucoCornersCollinear(ids):
             views.append(ViewInfo(index, len(ids), False, None, "the corners found lie on one line"))
             continue
+        again = _same_view(ids, img, used_ids, img_points, settings.lens_same_view_px)
+        if again is not None:
+            views.append(ViewInfo(index, len(ids), False, None, f"the same view as photo {used_index[again] + 1}"))
+            continue
+        used_ids.append(ids)
         obj_points.append(obj)
         img_points.append(img)
         used_index.append(index)

@@ -49,6 +49,8 @@ class CalibrationSettings:
     # Lens calibration: views with fewer ChArUco corners are skipped; fewer usable views is an error.
     lens_min_corners: int
     lens_min_views: int
+    # A photo whose corners all lie within this of another's (px) is the same view again, and is skipped.
+    lens_same_view_px: float
     # Fix k3 = 0: a handful of hand-held views constrains k3 poorly, and a free k3 can bend the frame's edges.
     lens_fix_k3: bool
     # Printing: paper size and printer margin, and the white quiet zone around each marker (fraction of its size).

@@ -90,8 +90,12 @@ def read_actions(path: str | Path) -> dict[str, Any]:
     checked as :func:`activations_from` checks it and kept as written (so that they can be stored as JSON again).
     Raises :class:`ActionError` or :class:`rules.StateError` naming the file."""
     data = read_json(path, expected="an actions JSON file (unit ids to actions)")
+    if not isinstance(data, Mapping):
+        # null too: a file says what each unit did (only a caller's None means "none declared")
+        got = "null" if data is None else type(data).__name__
+        raise ActionError(f"{Path(path)}: expected an object mapping unit ids to actions, got {got}")
     try:
         activations_from(data)
     except ActionError as exc:
         raise ActionError(f"{Path(path)}: {exc}") from None
-    return {str(unit): entry for unit, entry in (data or {}).items()}
+    return {str(unit): entry for unit, entry in data.items()}

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from rules.errors import ProfileError
-from rules.state import read_text
+from rules.state import MAX_LENGTH, read_text
 
 COHESION_MODES = ("chain", "leader", "none")
 MOVEMENT_MODES = ("skirmish", "legion", "none")
 _DEFAULTS = "defaults"
 # The least value of each number of a profile: below it a rule would count gaps from the wrong side, or index
-# past a unit's neighbours. [overlap] gap_mm has its own check (an overlap depth, <= 0).
-# Whole numbers beyond this lose digits as floats (and overflow them far beyond).
-_LARGEST = 2.0**53
+# past a unit's neighbours. [overlap] gap_mm has its own check (an overlap depth, <= 0). Every number is at most
+# MAX_LENGTH in size, as a state's lengths are: far beyond any rule, and short of what overflows a gap's square or
+# the calls' ratios (a range of 1e308 mm did).
 _AT_LEAST: dict[str, int] = {
     "engagement.range_mm": 0,
     "contact.gap_mm": 0,
@@ -200,10 +200,9 @@ def _check_number(value: float, least: int | None, label: str) -> None:
     # TOML spells nan and inf; either would turn every comparison with a gap into a silent "no".
     if isinstance(value, float) and not math.isfinite(value):
         raise ProfileError(f"{label} must be a finite number, got {value!r}")
-    if isinstance(value, int) and abs(value) > _LARGEST:
-        raise ProfileError(
-            f"{label} must be a number of at most {_LARGEST:g} in size, got one of {len(str(value))} digits"
-        )
+    if abs(value) > MAX_LENGTH:
+        shown = f"one of {len(str(value))} digits" if isinstance(value, int) else f"{value!r}"
+        raise ProfileError(f"{label} must be a number of at most {MAX_LENGTH:g} in size, got {shown}")
     if least is not None and value < least:
         expected = "must not be negative" if least == 0 else f"must be at least {least}"
         raise ProfileError(f"{label} {expected}, got {value!r}")

@@ -19,6 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import shapely
+
 from rules.errors import StateError
 
 TERRAIN_KINDS = ("solid", "sealed", "dense", "area")
@@ -30,6 +32,9 @@ MAX_TABLE_MM = 100_000.0
 # No number of a state (a position, a size, a height, a rotation) is larger than this: a kilometre off the table.
 MAX_LENGTH = 1_000_000.0
 _WITHIN = f"of at most {MAX_LENGTH:g} in size"
+# No base is smaller than this across (mm; the smallest sold are 20-25 mm): an oval's outline is measured through its
+# axes' squares, which a needle of 1e-6 by 1000 mm takes past a float's precision.
+MIN_BASE_MM = 1.0
 # A state, profile or settings file larger than this is none: the largest real ones hold a few hundred kB.
 MAX_FILE_BYTES = 32_000_000
 
@@ -197,8 +202,10 @@ def _finite(value: float) -> bool:
 
 def _check_base(base: Base, where: str) -> None:
     for axis in base.semi_axes_mm:
-        if not _finite(axis) or axis <= 0:
-            raise StateError(f"{where}: base sizes must be positive numbers {_WITHIN}, got {base.to_dict()}")
+        if not _finite(axis) or 2 * axis < MIN_BASE_MM:
+            raise StateError(
+                f"{where}: base sizes must be numbers from {MIN_BASE_MM:g} mm, {_WITHIN}, got {base.to_dict()}"
+            )
     if not _finite(base.rotation_deg):
         raise StateError(f"{where}: base rotation_deg must be a finite number {_WITHIN}")
     if not _finite(base.size_sigma_mm) or base.size_sigma_mm < 0:
@@ -277,6 +284,12 @@ def _validate_terrain(state: TableState) -> dict[str, Terrain]:
             raise StateError(f"{where}: polygon needs at least 3 points, got {len(tr.polygon)}")
         if not all(_finite(x) and _finite(y) for x, y in tr.polygon):
             raise StateError(f"{where}: polygon points must be finite numbers {_WITHIN}")
+        # a ring that crosses itself or encloses nothing has no inside: what stands in it, and the ways round it,
+        # would be guesses (and buffering a crossed ring of many points ran out of memory)
+        if not shapely.is_valid(shapely.Polygon(tr.polygon)):
+            raise StateError(
+                f"{where}: polygon crosses itself or encloses no area; expected a simple ring of [x_mm, y_mm] points"
+            )
         if tr.height_mm is not None and (not _finite(tr.height_mm) or tr.height_mm < 0):
             raise StateError(f"{where}: height_mm must be a non-negative number, got {tr.height_mm!r}")
     return {tr.id: tr for tr in state.terrain}

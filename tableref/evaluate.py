@@ -22,11 +22,12 @@ from numpy.typing import NDArray
 
 import rules
 from calibration.camera import CameraModel, camera_from_dict
+from calibration.errors import CalibrationError
 from calibration.spec import TableSpec, load_table_spec, table_spec_from_dict
 from tableref.assign import centres_mm, match_models
 from tableref.pipeline.frame import detect_frame, empty_table
 from tableref.settings import EvaluateSettings, Settings
-from tableref.sources import IMAGE_SUFFIXES, SourceError, read_image
+from tableref.sources import SourceError, folder_images, read_image
 
 # Visibility bands of the reliability table.
 _VISIBILITY_BANDS = ((0.0, 0.6), (0.6, 0.9), (0.9, 1.01))
@@ -90,6 +91,8 @@ class Sample:
     spec: TableSpec
     camera: CameraModel | None
     empty: Path | None = None
+    # the truth's table, units and models, read and checked with the file
+    state: rules.TableState | None = None
 
     @property
     def name(self) -> str:
@@ -97,23 +100,67 @@ class Sample:
 
 
 TRUTH_EXPECTED = "a table state JSON object with the frame's camera and render"
+# The largest number a truth's look holds (a pixel scale, a rim height): far beyond any frame's.
+_LOOK_MOST = 1e6
+
+
+def _number(value: Any, low: float = -_LOOK_MOST, high: float = _LOOK_MOST) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high
+
+
+def _check_truth(truth: dict[str, Any], path: Path) -> rules.TableState:
+    """The truth's state, once every section that is scored or broken down by is checked: a SourceError naming
+    ``path`` and the section, rather than a crash in the middle of the scoring."""
+    try:
+        state = rules.state_from_dict({k: v for k, v in truth.items() if k in ("table", "units", "models")})
+    except rules.StateError as exc:
+        raise SourceError(f"{path}: {exc}") from None
+    visibility = truth.get("visibility", {})
+    if not isinstance(visibility, Mapping) or not all(_number(v, 0.0, 1.0) for v in visibility.values()):
+        raise SourceError(f"{path}: 'visibility' must map model ids to fractions from 0 to 1")
+    render = truth.get("render", {})
+    look = render.get("look", {}) if isinstance(render, Mapping) else None
+    if not isinstance(look, Mapping) or not _number(look.get("px_per_mm", 1.0)):
+        raise SourceError(f"{path}: 'render' must be an object, its 'look' one with a number px_per_mm")
+    models = render.get("models", [])
+    if not isinstance(models, list) or not all(_render_model(m) for m in models):
+        raise SourceError(
+            f"{path}: 'render.models' must be a list of objects, each with a string id and a 'look' object whose "
+            "rim_height_mm is a number"
+        )
+    return state
+
+
+def _render_model(model: Any) -> bool:
+    """Whether ``model`` is one of a render's models as its look is read: its id a string, its look an object with a
+    number rim_height_mm (each may be left out)."""
+    if not isinstance(model, Mapping):
+        return False
+    look = model.get("look", {})
+    return (
+        isinstance(model.get("id", ""), str) and isinstance(look, Mapping) and _number(look.get("rim_height_mm", 1.0))
+    )
 
 
 def _sample(image: Path, truth_path: Path, use_camera: bool, use_empty: bool) -> Sample:
     truth = rules.read_json(truth_path, TRUTH_EXPECTED)
     if not isinstance(truth, dict):
         raise SourceError(f"{truth_path}: expected {TRUTH_EXPECTED}, got a JSON {type(truth).__name__}")
+    state = _check_truth(truth, truth_path)
     table = truth.get("render", {}).get("table")
-    spec = table_spec_from_dict(table) if table else load_table_spec()
     camera_path = image.with_suffix(".camera.json")
     camera = None
-    if use_camera:
-        camera_data = truth.get("camera")
-        if camera_path.is_file():
-            camera_data = rules.read_json(camera_path, "a camera JSON file")
-        camera = camera_from_dict(camera_data) if camera_data else None
+    try:
+        spec = table_spec_from_dict(table) if table else load_table_spec()
+        if use_camera:
+            camera_data = truth.get("camera")
+            if camera_path.is_file():
+                camera_data = rules.read_json(camera_path, "a camera JSON file")
+            camera = camera_from_dict(camera_data) if camera_data else None
+    except CalibrationError as exc:
+        raise SourceError(f"{truth_path}: {exc}") from None
     empty = image.with_name(f"{image.stem}.empty.jpg")
-    return Sample(image, truth, spec, camera, empty if use_empty and empty.is_file() else None)
+    return Sample(image, truth, spec, camera, empty if use_empty and empty.is_file() else None, state)
 
 
 def load_samples(folder: str | Path, use_camera: bool = True, use_empty: bool = True) -> list[Sample]:
@@ -122,7 +169,7 @@ def load_samples(folder: str | Path, use_camera: bool = True, use_empty: bool = 
     root = Path(folder)
     if not root.is_dir():
         raise SourceError(f"{root}: no such folder; expected a folder of frames with NAME.truth.json beside each")
-    images = sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    images = folder_images(root)
     out = [
         _sample(image, image.with_suffix(".truth.json"), use_camera, use_empty)
         for image in images
@@ -177,7 +224,7 @@ def score_frame(sample: Sample, config: Settings, settings: EvaluateSettings, ro
     ``roster`` the truth serves as the roster too (as ``tableref analyze`` and ``measure`` take one): bases are
     fitted at the sizes and rim heights it declares; where they stand comes from the frame alone."""
     image = read_image(sample.image)
-    truth = rules.state_from_dict({k: v for k, v in sample.truth.items() if k in ("table", "units", "models")})
+    truth = sample.state or _check_truth(sample.truth, sample.image.with_suffix(".truth.json"))
     # the empty table is captured once at set-up, not per frame: not timed
     reference = (
         None if sample.empty is None else empty_table(read_image(sample.empty), sample.spec, config, sample.camera)

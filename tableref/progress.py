@@ -30,13 +30,22 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.done = 0
         self.start = time.monotonic()
-        self.last = 0.0
+        # on a terminal the bar is drawn at once; elsewhere (a log) a line is written only once the job has run a
+        # while, so that a short one, or one that fails early, leaves its result or its error alone
+        self.last = 0.0 if self.tty else self.start
         self.note = ""
 
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is not None:
+            # the job failed: its one-line error is all that is said of it (on a terminal the bar is wiped off its
+            # line, which the error would otherwise continue)
+            if self.enabled and self.tty and self.last:
+                self.stream.write("\r\x1b[2K")
+                self.stream.flush()
+            return
         self._draw(final=True)
         if self.enabled and self.tty:
             self.stream.write("\n")

@@ -39,7 +39,7 @@ class PipelineSettings:
     deblock_min_blockiness: float = field(metadata=at_least(0))
     deblock_blur_px: float = field(metadata=at_least(0))
     # Base rims stand this high above the table (mm), give or take rim_height_sigma_mm (bases are 3-5 mm).
-    rim_height_mm: float = field(metadata=at_least(0))
+    rim_height_mm: float = field(metadata=positive())
     rim_height_sigma_mm: float = field(metadata=at_least(0))
     # Without a camera model the lens is uncorrected: this is added (in quadrature) to every position's sigma.
     uncorrected_lens_sigma_mm: float = field(metadata=at_least(0))

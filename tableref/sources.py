@@ -6,14 +6,16 @@ them into :class:`SourceError` with a message that says what was tried and what 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import cv2
 import numpy as np
@@ -44,30 +46,41 @@ class SourceError(ValueError):
 _DAMAGED_JPEG = re.compile(
     r"Corrupt JPEG data: (premature end of data segment|bad Huffman code)|(Premature end of JPEG file)"
 )
-_LIBJPEG_LINE = re.compile(r"(Corrupt JPEG data|Premature end of JPEG file)")
-_DECODE_LOCK = threading.Lock()
+# Lines the codecs and containers write to the process's stderr themselves, past OpenCV's logging (which is
+# silenced): libjpeg's warnings, and those of OpenCV's own AVI reader (tried on a file FFmpeg cannot open). They would
+# come before the program's own one-line message.
+_CODEC_LINE = re.compile(
+    r"(Corrupt JPEG data|Premature end of JPEG file|Unexpected (element|list type|end of file)|Failed to parse avi)"
+)
+_QUIET_LOCK = threading.Lock()
+T = TypeVar("T")
 
 
-def _decode_quietly(data: bytes) -> tuple[NDArray[np.uint8] | None, str]:
-    """OpenCV's decode of ``data`` and what its codecs wrote to the process's stderr meanwhile (libjpeg writes
-    warnings there directly, which would otherwise come before the program's own one-line message)."""
-    with _DECODE_LOCK, tempfile.TemporaryFile() as caught:
+def _quietly(work: Callable[[], T]) -> tuple[T, str]:
+    """``work()`` and what was written to the process's stderr meanwhile: the codecs' own lines are kept back, what
+    other threads wrote is passed on."""
+    with _QUIET_LOCK, tempfile.TemporaryFile() as caught:
         saved = os.dup(2)
         os.dup2(caught.fileno(), 2)
         try:
-            image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
-        except cv2.error:
-            image = None
+            result = work()
         finally:
             os.dup2(saved, 2)
             os.close(saved)
         caught.seek(0)
         said = caught.read().decode("utf-8", "replace")
-    # what other threads wrote meanwhile is theirs: passed on, libjpeg's own lines kept back
-    theirs = "".join(line for line in said.splitlines(keepends=True) if not _LIBJPEG_LINE.match(line))
+    theirs = "".join(line for line in said.splitlines(keepends=True) if not _CODEC_LINE.match(line))
     if theirs:
         os.write(2, theirs.encode("utf-8"))
-    return (None if image is None else np.asarray(image, dtype=np.uint8)), said
+    return result, said
+
+
+def _imdecode(data: bytes) -> NDArray[np.uint8] | None:
+    try:
+        image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
+    except cv2.error:
+        return None
+    return None if image is None else np.asarray(image, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -93,7 +106,7 @@ def decode_image(data: bytes, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[np.
     # A truncated JPEG may still decode (grey below the cut): a JPEG must end with its end-of-image marker.
     if data.startswith(_JPEG_START) and _JPEG_END not in data[-64:]:
         raise SourceError("the JPEG is truncated (no end-of-image marker); expected a complete file")
-    image, said = _decode_quietly(data)
+    image, said = _quietly(lambda: _imdecode(data))
     damaged = _DAMAGED_JPEG.search(said)
     if damaged:
         what = (damaged.group(1) or damaged.group(2)).lower()
@@ -118,6 +131,16 @@ def read_image(path: str | Path, max_pixels: int = MAX_IMAGE_PIXELS) -> NDArray[
         return decode_image(data, max_pixels)
     except SourceError as exc:
         raise SourceError(f"{p}: {exc}") from None
+
+
+def folder_images(path: Path) -> list[Path]:
+    """The images of the folder at ``path``, in name order, known by their ending: the one listing of a folder of
+    photos. Each is whatever it turns out to be (its reader refuses a folder or a pipe so named, by name).
+    SourceError when the folder holds none."""
+    images = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not images:
+        raise SourceError(f"{path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+    return images
 
 
 class FrameSource:
@@ -155,9 +178,7 @@ class ImageFolder(FrameSource):
 
     def __init__(self, path: Path, period_s: float = 1.0) -> None:
         self.name = str(path)
-        self.paths = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-        if not self.paths:
-            raise SourceError(f"{path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+        self.paths = folder_images(path)
         self.period_s = period_s
         self.fps = 1.0 / period_s
 
@@ -167,6 +188,25 @@ class ImageFolder(FrameSource):
 
     def __len__(self) -> int:
         return len(self.paths)
+
+
+def open_video_file(path: str | Path) -> cv2.VideoCapture:
+    """An opened ``cv2.VideoCapture`` of the video file at ``path``: the one place video files are opened. What its
+    reader writes to stderr itself (OpenCV's own AVI reader, on a file FFmpeg cannot open) is kept back; SourceError
+    when it cannot be opened."""
+    target = str(path)
+    cap = _quietly(lambda: cv2.VideoCapture(target))[0]
+    if not cap.isOpened():
+        raise SourceError(f"{path}: cannot open the video file; expected a readable video file")
+    return cap
+
+
+def video_rate_and_count(cap: cv2.VideoCapture) -> tuple[float, int]:
+    """The frame rate and the number of frames an opened video's container states, 0 for what it does not state
+    (FFmpeg gives -1 frames for a picture read as a recording, and a rate may be missing or not a number)."""
+    fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+    count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+    return (fps if math.isfinite(fps) and fps > 0 else 0.0), max(0, count)
 
 
 def check_frame_size(cap: cv2.VideoCapture, what: str, max_pixels: int = MAX_IMAGE_PIXELS) -> None:
@@ -185,8 +225,8 @@ class Capture(FrameSource):
         self.name = str(target)
         self.live = live
         cap = self._open()
-        self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
-        self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0) if not live else 0
+        self.fps, count = video_rate_and_count(cap)
+        self.count = 0 if live else count
         try:
             check_frame_size(cap, f"{self.name}: the {self.kind}", max_pixels)
         finally:
@@ -197,6 +237,10 @@ class Capture(FrameSource):
         return "camera" if isinstance(self.target, int) else ("stream" if self.live else "video file")
 
     def _open(self) -> cv2.VideoCapture:
+        if not self.live:
+            return open_video_file(str(self.target))
+        # a camera or a stream may take long to open: it is not held up as a file is (every other thread's decode
+        # would wait meanwhile), and says nothing of its own
         cap = cv2.VideoCapture(self.target)
         if not cap.isOpened():
             raise SourceError(f"{self.target}: cannot open the {self.kind}; expected a readable {self.kind}")

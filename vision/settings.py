@@ -31,6 +31,7 @@ _POSITIVE = (
     "colour_max_fit_rms_px",
     "edge_correlation_px",
     "min_wall_mm",
+    "min_disc_contrast",
     "outline_step_px",
     "edge_diameter_sigma_mm",
     "outline_diameter_sigma_mm",

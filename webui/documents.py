@@ -42,10 +42,12 @@ _STATE_REPORT = {
 
 
 def as_detections(state: rules.TableState, px_per_mm: float) -> rules.TableState:
-    """A table state as if detected: its models with no unit (the roster gives units), exact positions."""
+    """A table state as if detected: its models with no unit (the roster gives units), exact positions, and its
+    terrain (a model on a terrain top names its piece)."""
     models = tuple(replace(m, unit=None) for m in state.models)
     report = {**_STATE_REPORT, "px_per_mm": px_per_mm}
-    return rules.TableState(state.table, models=models, extras=MappingProxyType({"calibration": report}))
+    extras = MappingProxyType({"calibration": report})
+    return rules.TableState(state.table, models=models, terrain=state.terrain, extras=extras)
 
 
 def in_frame(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 import calibration
-from tableref.cli.options import add_config_option, add_table_options
+from tableref.cli.options import add_config_option, add_table_options, check_output
 from tableref.config import load_config
 from tableref.sources import read_image
 
@@ -17,6 +17,7 @@ def _settings(args: argparse.Namespace) -> calibration.CalibrationSettings:
 
 
 def _cmd_markers(args: argparse.Namespace) -> int:
+    check_output(args.out, "--out", "a PDF file to write")
     spec = calibration.load_table_spec(args.table)
     pages = calibration.markers_pdf(spec, args.out, settings=_settings(args))
     source = args.table or "the bundled default table"
@@ -28,6 +29,7 @@ def _cmd_markers(args: argparse.Namespace) -> int:
 
 
 def _cmd_board(args: argparse.Namespace) -> int:
+    check_output(args.out, "--out", "a PDF file to write")
     settings = _settings(args)
     calibration.board_pdf(args.out, settings=settings)
     print(
@@ -39,6 +41,7 @@ def _cmd_board(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate_camera(args: argparse.Namespace) -> int:
+    check_output(args.out, "--out", "a camera.json to write")
     settings = _settings(args)
     images = [read_image(path) for path in args.images]
     camera, rms_px, views = calibration.calibrate_camera(images, settings)

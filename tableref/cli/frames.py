@@ -20,6 +20,7 @@ from tableref.cli.options import (
     add_json_option,
     add_roster_options,
     add_table_options,
+    check_output,
 )
 from tableref.config import load_config
 from tableref.errors import UsageError
@@ -174,23 +175,6 @@ def _summary(analysis: FrameAnalysis) -> str:
     return "\n".join(lines)
 
 
-def _check_image_out(path: Path, option: str) -> None:
-    """Before the work: an output picture OpenCV can write, into a folder that exists."""
-    if path.suffix.lower() not in IMAGE_SUFFIXES:
-        raise UsageError(f"{option} {path}: expected a file ending {', '.join(IMAGE_SUFFIXES)}")
-    try:
-        if path.is_dir():
-            raise UsageError(f"{option} {path}: is a folder; expected a picture file to write")
-        # a pipe or a device would block the writer, or take the picture nowhere
-        if path.exists() and not path.is_file():
-            raise UsageError(f"{option} {path}: not a regular file; expected a picture file to write")
-        if not path.parent.is_dir():
-            raise UsageError(f"{option} {path}: no folder {path.parent} to write it into")
-    except OSError as exc:
-        # a name longer than the file system allows, say
-        raise UsageError(f"{option} {path}: cannot write there ({exc.strerror or exc})") from None
-
-
 def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:
     # OpenCV says nothing but False when the folder is read-only or the disk is full.
     if not cv2.imwrite(str(path), image):
@@ -199,7 +183,7 @@ def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:
 
 def _cmd_detect(args: argparse.Namespace) -> int:
     if args.annotate:
-        _check_image_out(args.annotate, "--annotate")
+        check_output(args.annotate, "--annotate", "a picture file to write", IMAGE_SUFFIXES)
     frame, analysis = _detect(args)
     if args.annotate:
         _write_image(args.annotate, annotate(frame, analysis), "--annotate")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import rules
 from rules.melee import OPPONENT_LEADER, OPPONENT_OTHERS, OTHERS
-from tableref.cli.options import add_json_option
+from tableref.cli.options import add_json_option, check_output
 from tableref.errors import UsageError
 from tableref.report import format_length
 
@@ -60,16 +60,18 @@ def _write(state: rules.TableState, path: str) -> None:
 
 
 def _cmd_melee(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        check_output(args.out, "--out", "a table state JSON file to write")
     profile = rules.load_profile(args.profile)
     state = rules.load_state(args.state)
     proposal = rules.place_melee(state, args.unit, profile)
-    if args.out:
+    if args.out is not None:
         _write(proposal.state, args.out)
     if args.json:
         print(json.dumps({"profile": profile.name, **proposal.to_dict()}, indent=2))
     else:
         print(format_proposal(profile, proposal, Path(args.state).name))
-        if args.out:
+        if args.out is not None:
             print(f"Proposed state written to {args.out}")
     return EXIT_OK
 

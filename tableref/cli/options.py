@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import rules
+from tableref.errors import UsageError
 
 DEFAULT_PROFILE = "skirmish"
 
@@ -40,3 +42,23 @@ def add_roster_options(p: argparse.ArgumentParser, required: bool, roster_help: 
 def add_json_option(p: argparse.ArgumentParser, what: str = "JSON") -> None:
     """``--json``: print ``what`` instead of the text report."""
     p.add_argument("--json", action="store_true", help=f"print {what}")
+
+
+def check_output(path: str | Path, option: str, expected: str, suffixes: tuple[str, ...] = ()) -> Path:
+    """Before the work: ``path`` can take the file a command writes (``expected`` says what it is): a new file or a
+    regular one to replace, in a folder that exists, ending with one of ``suffixes`` when given. A pipe or a device
+    would block the writer for ever or take the file nowhere. Raises UsageError naming ``option``."""
+    p = Path(path)
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise UsageError(f"{option} {p}: expected a file ending {', '.join(suffixes)}")
+    try:
+        if p.is_dir():
+            raise UsageError(f"{option} {p}: is a folder; expected {expected}")
+        if p.exists() and not p.is_file():
+            raise UsageError(f"{option} {p}: not a regular file; expected {expected}")
+        if not p.parent.is_dir():
+            raise UsageError(f"{option} {p}: no folder {p.parent} to write it into")
+    except OSError as exc:
+        # a name longer than the file system allows, say
+        raise UsageError(f"{option} {p}: cannot write there ({exc.strerror or exc})") from None
+    return p

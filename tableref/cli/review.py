@@ -8,7 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tableref.cli.options import add_config_option, add_json_option, add_roster_options, add_table_options
+from tableref.cli.options import (
+    add_config_option,
+    add_json_option,
+    add_roster_options,
+    add_table_options,
+    check_output,
+)
 from tableref.errors import UsageError
 from tableref.progress import Progress
 from tableref.report import format_game
@@ -18,6 +24,7 @@ from tableref.review.store import ReviewStore
 EXIT_OK = 0
 EXIT_FAILED = 1
 REVIEW_SUFFIX = ".sqlite"
+_DATABASE = "a review database (SQLite) to write, or one to resume"
 
 
 def _outputs(sources: list[str], out: str | None) -> list[str]:
@@ -27,11 +34,19 @@ def _outputs(sources: list[str], out: str | None) -> list[str]:
     if len(set(stems)) != len(stems):
         raise UsageError(f"recordings {', '.join(sources)} share a name; expected distinct names for their reviews")
     if len(sources) == 1:
-        return [out or f"{stems[0]}{REVIEW_SUFFIX}"]
-    folder = Path(out or ".")
+        return [str(check_output(f"{stems[0]}{REVIEW_SUFFIX}" if out is None else out, "--out", _DATABASE))]
+    folder = Path("." if out is None else out)
     if folder.suffix == REVIEW_SUFFIX:
         raise UsageError(f"--out {out} is one file, but {len(sources)} recordings need a folder for their reviews")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--out {out}: cannot make a folder there ({exc.strerror or exc}); {len(sources)} recordings need a "
+            "folder for their reviews"
+        ) from None
+    for stem in stems:
+        check_output(folder / f"{stem}{REVIEW_SUFFIX}", "--out", _DATABASE)
     return [str(folder / f"{stem}{REVIEW_SUFFIX}") for stem in stems]
 
 

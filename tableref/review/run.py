@@ -27,6 +27,7 @@ from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
 from calibration.table import TableCalibration, calibrate_table
 from rules.actions import read_actions
+from rules.state import check_regular_file
 from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import changed_mask, changed_share
@@ -37,12 +38,14 @@ from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.settings import Settings
 from tableref.sources import (
-    IMAGE_SUFFIXES,
     MAX_IMAGE_PIXELS,
     VIDEO_SUFFIXES,
     SourceError,
     check_frame_size,
+    folder_images,
+    open_video_file,
     read_image,
+    video_rate_and_count,
 )
 
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
@@ -66,9 +69,7 @@ class Recording:
         self.path = Path(path)
         self.photos: list[Path] = []
         if self.path.is_dir():
-            self.photos = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-            if not self.photos:
-                raise SourceError(f"{self.path}: the folder holds no images ({', '.join(IMAGE_SUFFIXES)})")
+            self.photos = folder_images(self.path)
             self.fps = 1.0 / photo_period_s
             self.count = len(self.photos)
             return
@@ -76,11 +77,8 @@ class Recording:
             raise SourceError(f"{self.path}: no such video file or folder of photos")
         if self.path.suffix.lower() not in VIDEO_SUFFIXES:
             raise SourceError(f"{self.path}: not a video ({', '.join(VIDEO_SUFFIXES)}) or a folder of photos")
-        cap = cv2.VideoCapture(str(self.path))
-        if not cap.isOpened():
-            raise SourceError(f"{self.path}: cannot open the video; expected a file OpenCV can decode")
-        self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
-        self.count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        cap = open_video_file(self.path)
+        self.fps, self.count = video_rate_and_count(cap)
         try:
             check_frame_size(cap, f"{self.path}: the video", max_pixels)
         finally:
@@ -100,7 +98,7 @@ class Recording:
                 progress(1)
                 yield Sample(k, k / self.fps, read_image(self.photos[k]))
             return
-        cap = cv2.VideoCapture(str(self.path))
+        cap = open_video_file(self.path)
         try:
             if start:
                 cap.set(cv2.CAP_PROP_POS_FRAMES, start)
@@ -125,7 +123,7 @@ class Recording:
         """One frame by index."""
         if self.photos:
             return read_image(self.photos[index])
-        cap = cv2.VideoCapture(str(self.path))
+        cap = open_video_file(self.path)
         try:
             cap.set(cv2.CAP_PROP_POS_FRAMES, index)
             ok, image = cap.read()
@@ -162,6 +160,8 @@ _FINGERPRINT_PLACES = 5
 
 
 def _file_fingerprint(path: Path, digest: Any, named: bool) -> None:
+    # a folder or a pipe named like a photo: refused by name, before it is opened (a pipe would be read for ever)
+    check_regular_file(path, "a video file or a photo", SourceError, None)
     size = path.stat().st_size
     digest.update(f"{path.name if named else ''}:{size};".encode())
     with path.open("rb") as f:
@@ -175,7 +175,7 @@ def recording_fingerprint(path: str | Path) -> str:
     (every photo's, for a folder of photos). Another recording copied to the same path has another."""
     p = Path(path)
     digest = hashlib.sha256()
-    files = sorted(x for x in p.iterdir() if x.suffix.lower() in IMAGE_SUFFIXES) if p.is_dir() else [p]
+    files = folder_images(p) if p.is_dir() else [p]
     for f in files:
         _file_fingerprint(f, digest, named=p.is_dir())
     return digest.hexdigest()[:24]

@@ -51,6 +51,12 @@ def test_round_trip(tmp_path: Path) -> None:
         ({"dist_coeffs": [0.1, 0.2, 0.3]}, "dist_coeffs must be 5 finite numbers"),
         ({"dist_coeffs": [0.1, 0.2, 0.0, 0.0, 0.0, 0.0]}, "dist_coeffs must be 5 finite numbers"),
         ({"dist_coeffs": "none"}, "dist_coeffs must be a list of numbers"),
+        # finite, but no lens's: the table's corners overflowed when projected
+        (
+            {"dist_coeffs": [1e308, 0.0, 0.0, 0.0, 0.0]},
+            "dist_coeffs must be 5 finite numbers .* of at most 1000 in size",
+        ),
+        ({"dist_coeffs": [0.1, 0.0, 0.0, 0.0, -2000]}, "of at most 1000 in size"),
     ],
 )
 def test_invalid_documents_are_named_errors(change: dict[str, Any], message: str) -> None:

@@ -83,8 +83,11 @@ def test_views_without_the_board_are_skipped_and_reported(settings: CalibrationS
         (lambda p: [], LensCalibrationError, "no photos given"),
         (lambda p: [*p[:5], np.full((480, 640), 128, np.uint8)], LensCalibrationError, "photo 6 is 640x480"),
         (lambda p: [*p[:5], np.zeros((10, 10), np.uint8)], ImageError, "photo 6: .*too small"),
+        # one view given eight times is one view, not eight
+        (lambda p: [p[0]] * 8, LensCalibrationError, r"1 usable views .*photo 8: the same view as photo 1"),
+        (lambda p: [*p[:4], p[2]], LensCalibrationError, r"4 usable views .*photo 5: the same view as photo 3"),
     ],
-    ids=["too-few", "none", "mixed-sizes", "tiny-photo"],
+    ids=["too-few", "none", "mixed-sizes", "tiny-photo", "one-view-repeated", "a-view-twice"],
 )
 def test_unusable_photo_sets_are_named_errors(
     settings: CalibrationSettings, photos: object, error: type, message: str

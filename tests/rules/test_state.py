@@ -91,8 +91,11 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.0.unit", "clone", "unit 'clone' is not defined"),
         ("models.1.id", "c1", "duplicate model id"),
         ("units.0.leader", "m9", "leader 'm9' is not a model of this unit"),
-        ("models.0.base", {"diameter_mm": -27}, "base sizes must be positive"),
-        ("models.1.base", {"width_mm": 60, "depth_mm": 0}, "base sizes must be positive"),
+        ("models.0.base", {"diameter_mm": -27}, "base sizes must be numbers from 1 mm"),
+        ("models.1.base", {"width_mm": 60, "depth_mm": 0}, "base sizes must be numbers from 1 mm"),
+        # an oval of 1e-6 by 1000 mm: its outline's measure divides by nothing
+        ("models.1.base", {"width_mm": 1e-6, "depth_mm": 1000}, "base sizes must be numbers from 1 mm"),
+        ("models.0.base", {"diameter_mm": 0.5}, "base sizes must be numbers from 1 mm"),
         ("models.0.x_mm", float("nan"), "'x_mm' must be a finite number"),
         # JSON allows whole numbers of any length: one beyond a float's range is named, not an OverflowError
         ("models.0.x_mm", 10**400, "'x_mm' must be a finite number, got a whole number too large"),
@@ -106,7 +109,7 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("models.0.doubt_mm", [0.5, math.inf], "doubt_mm must be two finite numbers"),
         # finite, but beyond what the geometry can square
         ("models.0.x_mm", 1e300, r"x_mm and y_mm must be finite numbers of at most 1e\+06 in size, got 1e\+300"),
-        ("models.0.base", {"diameter_mm": 1e300}, r"base sizes must be positive numbers of at most 1e\+06 in size"),
+        ("models.0.base", {"diameter_mm": 1e300}, r"base sizes must be numbers from 1 mm, of at most 1e\+06 in size"),
         ("terrain.0.polygon", [[0, 0], [1e300, 0], [0, 5]], r"polygon points must be finite numbers of at most 1e\+06"),
         ("table.width_mm", 1e300, r"width_mm and depth_mm must be at most 100000 mm, got 1e\+300 x"),
         ("models.0.base", {"diameter_mm": 27, "size_sigma_mm": -1}, "size_sigma_mm must be a non-negative"),
@@ -120,6 +123,10 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
         ("terrain.0.kind", "lava", "kind 'lava' is not one of solid, sealed, dense, area"),
         ("terrain.0.polygon", [[0, 0], [1, 1]], "at least 3 points"),
         ("terrain.0.polygon", [[0, 0], [1, 1], [2]], "polygon[2] must be [x_mm, y_mm]"),
+        # a ring with no inside: what stands in it would be a guess
+        ("terrain.0.polygon", [[0, 0], [10, 10], [10, 0], [0, 10]], "polygon crosses itself or encloses no area"),
+        ("terrain.0.polygon", [[0, 0], [5, 0], [10, 0]], "polygon crosses itself or encloses no area"),
+        ("terrain.0.polygon", [[3, 3]] * 4, "polygon crosses itself or encloses no area"),
         ("units.0.move_in", -1, "move_in must be a non-negative"),
         ("units.0.abilities", ["fly", 3], "abilities must be a list of strings"),
         ("models", {"c1": 1}, "'models' must be a list"),

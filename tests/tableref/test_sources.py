@@ -1,5 +1,6 @@
-"""Sources: a video's frame size checked before its frames are read; how blocky a frame's compression left it, and
-when its top-down views are smoothed for it."""
+"""Sources: a video's frame size checked before its frames are read; a damaged JPEG or AVI is one error, with nothing
+of its decoder's own on stderr; how blocky a frame's compression left it, and when its top-down views are smoothed
+for it."""
 
 from __future__ import annotations
 
@@ -148,3 +149,43 @@ def test_what_others_write_to_stderr_while_an_image_decodes_is_passed_on(
     monkeypatch.setattr(cv2, "imdecode", chatty)
     assert decode_image(_jpeg_bytes()).shape == (120, 160, 3)
     assert capfd.readouterr().err == "a log line of another thread\n"
+
+
+def _avi(path: Path) -> bytes:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5, (64, 48))
+    for _ in range(3):
+        writer.write(np.full((48, 64, 3), 100, np.uint8))
+    writer.release()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        # FFmpeg cannot open these; OpenCV's own AVI reader then tries, and writes what it found to stderr itself
+        lambda d: d[:300],
+        lambda d: d[:2000],
+        lambda d: d[:12] + b"JUNK" + d[16:],
+    ],
+)
+# the dashboard's source, and the review's recording
+@pytest.mark.parametrize("opener", [lambda p: Capture(str(p), live=False), lambda p: Recording(p, 1.0)])
+def test_a_damaged_avi_is_a_one_line_error_and_its_reader_says_nothing(
+    tmp_path: Path, spoil: Callable[[bytes], bytes], opener: Callable[[Path], object], capfd: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "damaged.avi"
+    path.write_bytes(spoil(_avi(tmp_path / "good.avi")))
+    with pytest.raises(SourceError, match="cannot open the video file; expected a readable video file"):
+        opener(path)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_picture_read_as_a_recording_states_no_frame_count(tmp_path: Path) -> None:
+    # FFmpeg reads a JPEG named .avi as a recording of one frame whose count it gives as -1
+    path = tmp_path / "picture.avi"
+    ok, data = cv2.imencode(".jpg", np.full((48, 64, 3), 100, np.uint8))
+    assert ok
+    path.write_bytes(data.tobytes())
+    capture = Capture(str(path), live=False)
+    assert len(capture) == 0 and len(list(capture.frames())) == 1
+    assert Recording(path, 1.0).count == 0

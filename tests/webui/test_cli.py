@@ -47,6 +47,9 @@ def test_serve_is_a_tableref_command(capsys: pytest.CaptureFixture[str]):
         (["--source", "FIFO.mp4"], "not a regular file; expected a video file"),
         (["--source", "FIFO.json"], "not a regular file; expected a table state JSON file"),
         (["--source", "HUGE"], "table: width_mm and depth_mm must be at most 100000 mm, got 1e+300 x 1e+300"),
+        # the socket would take an empty address for every address: the dashboard open to the network
+        (["--source", "STATE", "--host", ""], "an empty argument after --host"),
+        (["--source", "STATE", "--host", " "], "an empty argument after --host"),
     ],
 )
 def test_bad_arguments_give_one_line_and_exit_2(

@@ -526,3 +526,32 @@ def test_roster_models_not_seen_are_reported_and_drawn_where_last_seen():
         assert len(m["outline_px"]) > 8 and len(m["center_px"]) == 2
     unseen = [f for f in doc["findings"] if f["kind"] == "unseen"]
     assert [(f["unit"], sorted(f["models"]), f["call"]) for f in unseen] == [("b", sorted(hidden), "close")]
+
+
+def _on_a_ruin(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with a solid ruin under b2, which stands on its top."""
+    ruin = {"id": "ruin", "kind": "solid", "height_mm": 100, "polygon": [[880, 460], [980, 460], [980, 560],
+                                                                          [880, 560]]}  # fmt: skip
+    data["terrain"] = [ruin]
+    for m in data["models"]:
+        if m["id"] == "b2":
+            m["on_terrain"] = "ruin"
+    return data
+
+
+@pytest.mark.parametrize("roster", [False, True])
+def test_a_state_served_with_a_model_on_a_terrain_top_is_measured(roster: bool):
+    from webui.feeds import StateFeed
+
+    state = _state(data=_on_a_ruin(two_sides()))
+    settings = fast_settings()
+    feed = StateFeed(state, "ruin", settings.state_px_per_mm, settings.replay_fps, roster=state if roster else None)
+    live = start_live(feed, settings)
+    try:
+        wait_for(lambda: live.hub.snapshot().result is not None, what="the first result")
+        result = live.hub.snapshot().result
+    finally:
+        live.stop()
+    assert result is not None
+    assert result.state.model("b2").on_terrain == "ruin"
+    assert [t.id for t in result.state.terrain] == ["ruin"]

@@ -73,6 +73,8 @@ def test_no_unit_moved(files: dict[str, Path], capsys: pytest.CaptureFixture[str
         ('{"leaver": "sprint"}', "skirmish", "unknown action 'sprint'; expected one of move, charge-only"),
         ('{"leaver": {"attack_used": 1}}', "skirmish", "attack_used must be true or false"),
         ("{oops", "skirmish", "not valid JSON"),
+        ("null", "skirmish", "expected an object mapping unit ids to actions, got null"),
+        ('["leaver"]', "skirmish", "expected an object mapping unit ids to actions, got list"),
         (None, "skirmish", "no such file"),
         ('{"leaver": "move"}', "chess", "unknown profile 'chess'"),
         ('{"leavr": "move"}', "skirmish", "actions for units not in the state: leavr; expected units of the state"),

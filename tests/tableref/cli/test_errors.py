@@ -114,9 +114,19 @@ def _surrogate_ids(tmp: Path) -> Path:
     return path
 
 
-def assert_one_line_error(code: int, err: str, command: str, words: str) -> None:
+def _line_break_ids(tmp: Path) -> Path:
+    # the error lists the units known: one whose id holds a line break and a NUL must not break the error in two
+    path = tmp / "state.json"
+    units = [{"id": "a\nb\u0000\u2028", "player": "p1"}]
+    models = [{"id": "m1", "unit": "nobody", "x_mm": 500, "y_mm": 500, "base": {"diameter_mm": 25}}]
+    path.write_text(json.dumps({"table": {"width_mm": 1829, "depth_mm": 1219}, "units": units, "models": models}))
+    return path
+
+
+def assert_one_line_error(code: int | str | None, err: str, command: str, words: str) -> None:
     assert code == 2
-    assert err.startswith(f"tableref {command}: error:") and err.count("\n") == 1, err
+    assert err.startswith(f"{f'tableref {command}'.strip()}: error:"), err
+    assert err.count("\n") == 1, err
     assert words in err
     assert "Traceback" not in err
 
@@ -164,6 +174,7 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
         "[calls] close_sigmas must be a finite number, got inf",
     ),
     (["check", "PATH"], _nested, "JSON nested too deep to read"),
+    (["check", "PATH"], _line_break_ids, "(known units: a\\nb\\x00\\u2028)"),
     (["check", "PATH"], _deep_object, "JSON nested too deep to read"),
     (["analyze", str(FRAME), "--roster", "PATH"], _nested, "JSON nested too deep to read"),
     (["review", "SRC", "--roster", "PATH"], _nested, "JSON nested too deep to read"),
@@ -229,6 +240,30 @@ def test_bad_file_is_a_one_line_error(
     assert_one_line_error(code, err, args[0], words)
 
 
+@pytest.mark.parametrize(
+    ("argv", "command", "words"),
+    [
+        # argparse's own refusals, in one line as every other error
+        (["check", "--nosuch"], "check", "unrecognized arguments: --nosuch (usage: tableref check --help)"),
+        (["review", "x", "--workers", "abc"], "review", "argument --workers: invalid int value: 'abc'"),
+        (["measure"], "measure", "the following arguments are required"),
+        ([], "", "the following arguments are required: COMMAND (usage: tableref --help)"),
+        # an empty word is not an option left out: the sample checked, the lens uncorrected without a word
+        (["check", ""], "check", "an empty argument; expected a name or a value"),
+        (["detect", str(FRAME), "--camera", ""], "detect", "an empty argument after --camera"),
+        (["detect", str(FRAME), "--table", " "], "detect", "an empty argument after --table"),
+    ],
+)
+def test_a_malformed_command_line_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], argv: list[str], command: str, words: str
+) -> None:
+    try:
+        code, _, err = run(capsys, *argv)
+    except SystemExit as exc:
+        code, err = exc.code, capsys.readouterr().err
+    assert_one_line_error(code, err, command, words)
+
+
 # Every setting has a largest value, by its kind (the end of its name), and some a least one of their own; each row
 # one kind, or a value that once crashed or hung a stage.
 SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
@@ -260,6 +295,9 @@ SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
     ("[review]\ntrack_gate_mm = 1e300", "[review] track_gate_mm must be at most 10000 mm, got 1e+300"),
     ("[review]\nsettle_s = 1e300", "[review] settle_s must be at most 86400 s, got 1e+300"),
     ("[evaluate]\nmatch_gate_mm = 1e300", "[evaluate] match_gate_mm must be at most 10000 mm, got 1e+300"),
+    # divided by: 0 crashed analyze (rim heights declared by the roster) and warned of a division by zero
+    ("[pipeline]\nrim_height_mm = 0", "[pipeline] rim_height_mm must be more than 0, got 0.0"),
+    ("[vision]\nmin_disc_contrast = 0", "min_disc_contrast must be positive, got 0"),
 ]
 
 
@@ -293,6 +331,46 @@ def test_annotate_path_is_checked_before_the_work(
     assert out == ""
 
 
+# Every command that writes a file, its inputs missing: the output is refused before any input is read.
+WRITERS: list[list[str]] = [
+    ["detect", "no-such-frame.jpg", "--annotate", "OUT.png"],
+    ["board", "--out", "OUT.pdf"],
+    ["markers", "--table", "no-such.toml", "--out", "OUT.pdf"],
+    ["calibrate-camera", "no-such-photo.png", "--out", "OUT.json"],
+    ["melee", "no-such-state.json", "u1", "--out", "OUT.json"],
+    ["review", "no-such-folder", "--out", "OUT.sqlite"],
+]
+
+
+@pytest.mark.parametrize("argv", WRITERS, ids=[a[0] for a in WRITERS])
+@pytest.mark.parametrize(
+    ("place", "words"),
+    [
+        ("folder", "is a folder; expected a"),
+        ("pipe", "not a regular file; expected a"),
+        ("/dev/full", "not a regular file; expected a"),
+        ("missing/out", "no folder"),
+        ("file/out", "no folder"),
+        ("", "an empty argument after --"),
+    ],
+)
+def test_where_a_command_writes_is_checked_before_the_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], place: str, words: str
+) -> None:
+    out = next(a for a in argv if a.startswith("OUT"))
+    suffix = Path(out).suffix
+    (tmp_path / f"folder{suffix}").mkdir()
+    os.mkfifo(tmp_path / f"pipe{suffix}")
+    (tmp_path / "file").write_text("a file, not a folder")
+    target = place if place in ("", "/dev/full") else f"{tmp_path / place}{suffix}"
+    if argv[0] == "detect" and place == "/dev/full":
+        # --annotate takes a picture's name: what ends otherwise is refused for that first
+        words = "expected a file ending .png, .jpg, .jpeg"
+    code, stdout, err = run(capsys, *[target if a == out else a for a in argv])
+    assert_one_line_error(code, err, argv[0], words)
+    assert stdout == ""
+
+
 def test_annotate_that_cannot_be_written_is_an_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,13 +387,28 @@ def test_annotate_that_cannot_be_written_is_an_error(
         ('{"table": ', "not valid JSON (line 1"),
         ("[" * DEEP + "]" * DEEP, "JSON nested too deep to read"),
         ("[1, 2]", "expected a table state JSON object with the frame's camera and render, got a JSON list"),
+        # a section of a truth that is read, of the wrong kind: named with the file, before any frame is measured
+        ({"render": [1]}, "'render' must be an object"),
+        ({"render": {"look": {"px_per_mm": "x"}}}, "its 'look' one with a number px_per_mm"),
+        ({"render": {"look": {"px_per_mm": float("nan")}}}, "its 'look' one with a number px_per_mm"),
+        ({"render": {"models": 5}}, "'render.models' must be a list of objects"),
+        ({"render": {"models": [{"look": {"rim_height_mm": "x"}}]}}, "a 'look' object whose rim_height_mm is a number"),
+        ({"render": {"models": [{"id": ["m1"]}]}}, "each with a string id"),
+        ({"render": {"table": "x"}}, "missing [table] with width_mm and depth_mm"),
+        ({"visibility": [1]}, "'visibility' must map model ids to fractions from 0 to 1"),
+        ({"visibility": {"m1": "x"}}, "'visibility' must map model ids to fractions from 0 to 1"),
+        ({"camera": [1]}, "camera: expected a JSON object"),
+        ({"units": "x"}, "'units' must be a list"),
     ],
 )
 def test_evaluate_names_a_bad_truth_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, words: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str | dict[str, object], words: str
 ) -> None:
     shutil.copy(FRAME, tmp_path / FRAME.name)
     truth = tmp_path / FRAME.with_suffix(".truth.json").name
+    if isinstance(text, dict):
+        # the sample's own truth with one section changed
+        text = json.dumps({**json.loads(FRAME.with_suffix(".truth.json").read_text()), **text})
     truth.write_text(text)
     code, _, err = run(capsys, "evaluate", tmp_path)
     assert_one_line_error(code, err, "evaluate", words)
@@ -365,6 +458,25 @@ def test_a_picture_claiming_a_huge_size_is_refused_before_decoding(
     words = f"the image header says {side} x {side} pixels; expected at most {sources.MAX_IMAGE_PIXELS} pixels"
     assert_one_line_error(code, err, args[0], words)
     assert "huge.png" in err
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: p.mkdir(), "shot.jpg: is a folder; expected a video file or a photo"),
+        # a pipe would be read for ever when the recording is told apart from others by its content
+        (os.mkfifo, "shot.jpg: not a regular file; expected a video file or a photo"),
+    ],
+)
+def test_a_photo_folder_holding_what_is_no_photo_is_refused_by_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: Callable[[Path], None], words: str
+) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    shutil.copy(FRAME, photos / "a.jpg")
+    make(photos / "shot.jpg")
+    code, _, err = run(capsys, "review", photos, "--out", tmp_path / "game.sqlite", "--quiet")
+    assert_one_line_error(code, err, "review", words)
 
 
 def test_a_review_whose_only_photo_cannot_be_calibrated_fails(

@@ -83,7 +83,7 @@ def test_readable_steps_and_the_proposed_state(
         (["nobody"], "unknown unit 'nobody'; the state's units are clones, droids"),
         (["clones", "--profile", "skirmish"], "profile 'skirmish' has no melee procedure"),
         (["clones", "--profile", "chess"], "unknown profile 'chess'"),
-        (["clones", "--out", "/nonexistent-dir/proposed.json"], "cannot write the proposed state"),
+        (["clones", "--out", "/nonexistent-dir/proposed.json"], "no folder /nonexistent-dir to write it into"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

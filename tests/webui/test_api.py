@@ -354,7 +354,7 @@ def test_base_override_changes_the_measurement(sides_client: FlaskClient):
     [
         (lambda r: r["models"][0].update(unit="nobody"), "unit 'nobody' is not defined"),
         (lambda r: r["units"][0].update(leader="b1"), "is not a model of this unit"),
-        (lambda r: r.update(base_overrides={"r1": {"diameter_mm": -3}}), "base sizes must be positive"),
+        (lambda r: r.update(base_overrides={"r1": {"diameter_mm": -3}}), "base sizes must be numbers from 1 mm"),
         (lambda r: r.update(base_overrides={"r1": "big"}), "expected a base object"),
         (lambda r: r.pop("table"), "missing 'table'"),
     ],

@@ -369,16 +369,14 @@ def _pairing(
     ``still_reach_mm``; once a unit is seen to move, each of its models is looked for where the unit's move takes
     it."""
     by_id = {u.id: u for u in units}
+    stays = [k < len(previous) and still(m) for k, m in enumerate(known)]
     reach = [
-        settings.still_reach_mm
-        if k < len(previous) and still(m)
-        else reach_mm(by_id.get(m.unit or ""), profile, settings)
-        for k, m in enumerate(known)
+        settings.still_reach_mm if s else reach_mm(by_id.get(m.unit or ""), profile, settings)
+        for s, m in zip(stays, known, strict=True)
     ]
     # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went. A base at
     # the place of a model whose picture did not change is that model's: another unit moved onto its neighbours'
     # old places must not count it as one of its own
-    stays = [k < len(previous) and still(m) for k, m in enumerate(known)]
     fitted = _group_shifts(detected, known, reach, settings, _held(detected, known, stays, settings))
     expected = _xy(known) + np.array([fitted.get(m.unit or "", (0.0, 0.0)) for m in known]).reshape(-1, 2)
     # a model of a unit that moved as a group is looked for about its place in the group: paired far from it (with

@@ -511,13 +511,7 @@ def test_roster_models_not_seen_are_reported_and_drawn_where_last_seen():
     )
     settings = fast_settings()
     feed = StateFeed(shown, "hidden", settings.state_px_per_mm, settings.replay_fps, roster=roster)
-    live = start_live(feed, settings)
-    try:
-        wait_for(lambda: live.hub.snapshot().result is not None, what="the first result")
-        result = live.hub.snapshot().result
-    finally:
-        live.stop()
-    assert result is not None
+    result = _first_result(feed, 10.0)
     doc = json.loads(result.json)
     assert sorted(m["id"] for m in doc["unseen"]) == sorted(hidden)
     last = {m.id: (m.x_mm, m.y_mm) for m in roster.models}
@@ -546,12 +540,6 @@ def test_a_state_served_with_a_model_on_a_terrain_top_is_measured(roster: bool):
     state = _state(data=_on_a_ruin(two_sides()))
     settings = fast_settings()
     feed = StateFeed(state, "ruin", settings.state_px_per_mm, settings.replay_fps, roster=state if roster else None)
-    live = start_live(feed, settings)
-    try:
-        wait_for(lambda: live.hub.snapshot().result is not None, what="the first result")
-        result = live.hub.snapshot().result
-    finally:
-        live.stop()
-    assert result is not None
+    result = _first_result(feed, 10.0)
     assert result.state.model("b2").on_terrain == "ruin"
     assert [t.id for t in result.state.terrain] == ["ruin"]

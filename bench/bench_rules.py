@@ -92,6 +92,7 @@ _OVER_PUSH = 1.5
 _RELAX_STEPS = 20_000
 _RELAX_DONE_MM = 1e-3
 
+
 # --------------------------------------------------------------------------------------------------------------
 # The plain reference and the target
 
@@ -311,6 +312,22 @@ def crowded_state(seed: int) -> Crowd:
         movable = movable[movable != m]
         center[m, 0] = axes[m, 0] - rng.uniform(*OFF_TABLE_MM)
 
+    document = _document(rng, center, axes, rotation, model_unit, unit_player, terrain)
+    return Crowd(document, steps, time.perf_counter() - started)
+
+
+def _document(
+    rng: np.random.Generator,
+    center: np.ndarray,
+    axes: np.ndarray,
+    rotation: np.ndarray,
+    model_unit: np.ndarray,
+    unit_player: np.ndarray,
+    terrain: list[np.ndarray],
+) -> dict[str, Any]:
+    """The table state document (JSON form) of models at ``center`` (N, 2) with half-axes ``axes`` (N, 2) turned by
+    ``rotation`` (N,), in units ``model_unit`` (N,) of players ``unit_player`` (U,), on ``terrain``."""
+    n_models = len(center)
     # Leaders stand amid their units: the model nearest the unit's mean position.
     unit_mean = np.stack([np.bincount(model_unit, center[:, axis]) for axis in (0, 1)], axis=1) / MODELS_PER_UNIT
     off_mean = np.hypot(*(center - unit_mean[model_unit]).T).reshape(UNIT_COUNT, MODELS_PER_UNIT)
@@ -348,7 +365,7 @@ def crowded_state(seed: int) -> Crowd:
             for k, poly in enumerate(terrain)
         ],
     }
-    return Crowd(document, steps, time.perf_counter() - started)
+    return document
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from tableref.pipeline.identity import (
     suggest_units,
     with_identity,
 )
-from tableref.review.groups import group_shifts, held_by, places_mm, size_agreement
+from tableref.review.groups import GroupMove, group_moves, held_by, places_mm, size_agreement
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -234,7 +234,7 @@ def identify(
         def still(m: rules.Model) -> bool:
             return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
 
-        to_known, reach, shift = _pairing(detected.models, previous, known, units, settings, profile, still)
+        to_known, reach, unit_moves = _pairing(detected.models, previous, known, units, settings, profile, still)
         models = []
         new = []
         for k, m in enumerate(detected.models):
@@ -249,7 +249,7 @@ def identify(
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
         matched = {known[j].id for j in to_known.values()}
         fresh = [models[k] for k in new]
-        fates = _fates(previous, gone, reach, matched, fresh, shift, still, changed is not None, settings)
+        fates = _fates(previous, gone, reach, matched, fresh, unit_moves, still, changed is not None, settings)
         models += fates.still_seen
         removed += [Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)) for p in fates.casualties]
         gone = fates.gone
@@ -280,7 +280,7 @@ def _fates(
     reach: Sequence[float],
     matched: set[str],
     fresh: Sequence[rules.Model],
-    shift: Mapping[str, tuple[float, float]],
+    unit_moves: Mapping[str, GroupMove],
     still: Callable[[rules.Model], bool],
     pictures_compared: bool,
     settings: ReviewSettings,
@@ -288,7 +288,7 @@ def _fates(
     """The models of the state before (``previous``, with their ``reach``) that no detection was paired with
     (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a model's place it is still
     there; where its place changed, no new base of its size appeared (``fresh``) and its unit did not move
-    (``shift``), its place was seen empty: a casualty. Otherwise it is unseen, carried with its unit's move; a new
+    (``unit_moves``), its place was seen empty: a casualty. Otherwise it is unseen, carried with its unit's move; a new
     base of its size, beyond its reach, is a question. A model already unseen is not judged again: the picture at a
     place no base was read at changes with the light alone often enough to take a model off that stands there."""
     out = _Fates([], [], dict(gone), [])
@@ -303,12 +303,12 @@ def _fates(
         # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
         alike = [m for m, same in zip(fresh, size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
         # its unit moved: it left its place with them, and the detector missed it where it went
-        if pictures_compared and not alike and p.unit not in shift:
+        if pictures_compared and not alike and p.unit not in unit_moves:
             out.casualties.append(p)
             continue
         # its unit moved as a unit: it went with them, unseen at its place in the group
-        dx, dy = shift.get(p.unit or "", (0.0, 0.0))
-        out.gone[p.id] = replace(p, x_mm=p.x_mm + dx, y_mm=p.y_mm + dy)
+        x, y = unit_moves.get(p.unit or "", GroupMove()).place(p.x_mm, p.y_mm)
+        out.gone[p.id] = replace(p, x_mm=x, y_mm=y)
         if alike:
             out.questions.append((p, alike, r))
     return out
@@ -339,10 +339,10 @@ def _pairing(
     settings: ReviewSettings,
     profile: rules.RuleProfile | None,
     still: Callable[[rules.Model], bool],
-) -> tuple[dict[int, int], list[float], dict[str, tuple[float, float]]]:
+) -> tuple[dict[int, int], list[float], dict[str, GroupMove]]:
     """detected index -> ``known`` index (the ``previous`` state's models, then the unseen ones), each known model's
-    reach, and the shift of every unit that moved (its group displacement, :func:`group_shifts`: the one reading of a
-    unit's move, which also carries its unseen models). A model ``still`` in place reaches only
+    reach, and the move of every unit that moved (its group's displacement and turn, :func:`group_moves`: the one
+    reading of a unit's move, which also carries its unseen models). A model ``still`` in place reaches only
     ``still_reach_mm``; once a unit is seen to move, each of its models is looked for where the unit's move takes
     it."""
     by_id = {u.id: u for u in units}
@@ -354,13 +354,19 @@ def _pairing(
     # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went. A base at
     # the place of a model whose picture did not change is that model's: another unit moved onto its neighbours'
     # old places must not count it as one of its own
-    fitted = group_shifts(detected, known, reach, settings, held_by(detected, known, stays, settings))
-    expected = places_mm(known) + np.array([fitted.get(m.unit or "", (0.0, 0.0)) for m in known]).reshape(-1, 2)
+    fitted = group_moves(detected, known, reach, settings, held_by(detected, known, stays, settings))
+    places = places_mm(known)
+    expected = places.copy()
+    moved = set()
+    for unit, move in fitted.items():
+        rows = [j for j, m in enumerate(known) if m.unit == unit]
+        expected[rows] = move.places(places[rows])
+        if move.farthest_mm(places[rows]) > settings.still_reach_mm:
+            moved.add(unit)
     # a model of a unit that moved as a group is looked for about its place in the group: paired far from it (with
     # a base its neighbour left, or a model of another unit), it would make up a move; not seen there, it is unseen.
     # Where units keep together (a cohesion rule), a unit that stood still did so as a whole too
     together = profile is None or profile.cohesion.mode != "none"
-    moved = {u for u, d in fitted.items() if math.hypot(*d) > settings.still_reach_mm}
     stood = {u for u in fitted if together and u not in moved}
     astray = np.array(
         [
@@ -369,8 +375,7 @@ def _pairing(
         ]
     )
     to_known = _match(detected, known, reach, settings, expected, astray)
-    shift = {u: fitted[u] for u in moved}
-    return to_known, reach, shift
+    return to_known, reach, {u: fitted[u] for u in moved}
 
 
 def pair_within_reach(

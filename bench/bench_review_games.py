@@ -14,7 +14,11 @@ the first state's truth as the roster (every unit's Move 7"), and the timeline i
 - invented: reported moves longer than 5 mm of models that did not move;
 - the casualty reported removed; models reported removed that were not taken off.
 
-Run by hand: ``.venv/bin/python bench/bench_review_games.py [--seed 62000] [--count 10] [--out DIR]``;
+With ``--turns`` each moved unit also turns, as units wheel: by 15-90 degrees either way about its centre or a
+front corner (front: the way it moves), then shifts, every model staying within the 7" Move and moving at least
+``MIN_MOVE_MM``; the truth is each model's own displacement. Without it a seed makes the same game as before.
+
+Run by hand: ``.venv/bin/python bench/bench_review_games.py [--seed 62000] [--count 10] [--turns] [--out DIR]``;
 resolutions alternate 1080p and 4K.
 """
 
@@ -28,6 +32,7 @@ import json
 import math
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,33 +51,56 @@ EDGE_MM = 40.0
 EDGE_PX = 60.0
 CLEAR_MM = 3.0
 MOVE_IN = 7
+MM_PER_INCH = 25.4
+MIN_MOVE_MM = 20.0
+TURN_DEG = (15.0, 90.0)
 
 
-def _shifted_part(part: Part, dx: float, dy: float) -> Part:
+@dataclass(frozen=True)
+class UnitMove:
+    """A unit's move: turned by ``turn_deg`` (from the table's x axis towards its y axis) about ``pivot_mm``, then
+    shifted by ``shift_mm``."""
+
+    shift_mm: tuple[float, float]
+    turn_deg: float = 0.0
+    pivot_mm: tuple[float, float] = (0.0, 0.0)
+
+    def place(self, x: float, y: float) -> tuple[float, float]:
+        a = math.radians(self.turn_deg)
+        c, s = math.cos(a), math.sin(a)
+        ux, uy = x - self.pivot_mm[0], y - self.pivot_mm[1]
+        # the turn as an offset from (x, y): with no turn it is exactly zero, so a move without a turn is exactly
+        # its shift
+        return x + ((c - 1.0) * ux - s * uy) + self.shift_mm[0], y + (s * ux + (c - 1.0) * uy) + self.shift_mm[1]
+
+
+def _moved_part(part: Part, move: UnitMove) -> Part:
+    def at(p: tuple[float, float, float]) -> tuple[float, float, float]:
+        return (*move.place(p[0], p[1]), p[2])
+
     if isinstance(part, Blob):
-        x, y, z = part.centre
-        return dataclasses.replace(part, centre=(x + dx, y + dy, z))
+        return dataclasses.replace(part, centre=at(part.centre), yaw_deg=part.yaw_deg + move.turn_deg)
     if isinstance(part, Stick):
-        (x0, y0, z0), (x1, y1, z1) = part.start, part.end
-        return dataclasses.replace(part, start=(x0 + dx, y0 + dy, z0), end=(x1 + dx, y1 + dy, z1))
-    a, b, c, d = ((x + dx, y + dy, z) for x, y, z in part.corners)
+        return dataclasses.replace(part, start=at(part.start), end=at(part.end))
+    a, b, c, d = (at(p) for p in part.corners)
     return dataclasses.replace(part, corners=(a, b, c, d))
 
 
-def _shifted(base: WideBase, dx: float, dy: float) -> WideBase:
-    parts = tuple(_shifted_part(p, dx, dy) for p in base.parts)
-    return dataclasses.replace(base, x_mm=base.x_mm + dx, y_mm=base.y_mm + dy, parts=parts)
+def _moved_base(base: WideBase, move: UnitMove) -> WideBase:
+    parts = tuple(_moved_part(p, move) for p in base.parts)
+    x, y = move.place(base.x_mm, base.y_mm)
+    return dataclasses.replace(base, x_mm=x, y_mm=y, parts=parts)
 
 
-def _lands_clear(scene: WideScene, ids: set[str], dx: float, dy: float) -> bool:
-    """Whether the bases ``ids`` moved by (dx, dy) stay on the table, in view, clear of the other bases and blocks."""
+def _lands_clear(scene: WideScene, ids: set[str], move: UnitMove) -> bool:
+    """Whether the bases ``ids`` moved by ``move`` stay on the table, in view, clear of the other bases and blocks."""
     w, d = scene.table.width_mm, scene.table.depth_mm
     cam = scene.camera
     others = [b for b in scene.bases if b.id not in ids]
     for b in scene.bases:
         if b.id not in ids:
             continue
-        x, y, r = b.x_mm + dx, b.y_mm + dy, b.radius_mm
+        (x, y), r = move.place(b.x_mm, b.y_mm), b.radius_mm
         if not (EDGE_MM + r < x < w - EDGE_MM - r and EDGE_MM + r < y < d - EDGE_MM - r):
             return False
         u, v = np.asarray(cam.project(np.array([[x, y, 0.0]])), dtype=np.float64).reshape(-1, 2)[0]
@@ -88,20 +116,53 @@ def _lands_clear(scene: WideScene, ids: set[str], dx: float, dy: float) -> bool:
 
 
 def _moved(
-    scene: WideScene, units: dict[str, list[str]], unit: str, dist_mm: float, rng: np.random.Generator
-) -> tuple[WideScene, tuple[float, float]] | None:
+    scene: WideScene, units: dict[str, list[str]], unit: str, dist_mm: float, rng: np.random.Generator, turns: bool
+) -> tuple[WideScene, dict[str, tuple[float, float]]] | None:
+    """``scene`` with ``unit`` moved ``dist_mm`` in a random direction (turned too with ``turns``) where it lands
+    clear, and each of its models' displacement; None where no direction tried lands clear."""
     ids = set(units[unit])
     for angle in rng.permutation(36) * 10.0:
-        dx, dy = dist_mm * math.cos(math.radians(angle)), dist_mm * math.sin(math.radians(angle))
-        if _lands_clear(scene, ids, dx, dy):
-            bases = tuple(_shifted(b, dx, dy) if b.id in ids else b for b in scene.bases)
-            return dataclasses.replace(scene, bases=bases), (dx, dy)
+        heading = (math.cos(math.radians(angle)), math.sin(math.radians(angle)))
+        tries = (
+            _turned(scene, ids, heading, dist_mm, rng)
+            if turns
+            else [UnitMove((dist_mm * heading[0], dist_mm * heading[1]))]
+        )
+        for move in tries:
+            if _lands_clear(scene, ids, move):
+                bases = tuple(_moved_base(b, move) if b.id in ids else b for b in scene.bases)
+                moved = {b.id: (n.x_mm - b.x_mm, n.y_mm - b.y_mm) for b, n in zip(scene.bases, bases, strict=True)}
+                return dataclasses.replace(scene, bases=bases), {i: moved[i] for i in units[unit]}
     return None
 
 
-def make_game(seed: int, resolution: str, out: Path) -> dict[str, Any] | None:
-    """Render one game into ``out`` (photos, table.toml, camera.json, roster.json); its truth, or None where no two
-    units could be moved clear."""
+def _turned(
+    scene: WideScene, ids: set[str], heading: tuple[float, float], dist_mm: float, rng: np.random.Generator
+) -> list[UnitMove]:
+    """Moves of the bases ``ids`` heading that way: one random turn (15-90 degrees either way, about the unit's
+    centre or one of its front corners), then the shift ``dist_mm``, or a shorter one where a model would move
+    beyond the unit's Move; only those that move every model at least ``MIN_MOVE_MM``."""
+    xy = np.array([[b.x_mm, b.y_mm] for b in scene.bases if b.id in ids])
+    along, side = np.array(heading), np.array([-heading[1], heading[0]])
+    turn = float(rng.uniform(*TURN_DEG)) * float(rng.choice([-1.0, 1.0]))
+    pivot_kind = int(rng.integers(3))
+    if pivot_kind == 0:
+        pivot = xy.mean(axis=0)
+    else:
+        across = xy @ side
+        pivot = along * float((xy @ along).max()) + side * float(across.max() if pivot_kind == 1 else across.min())
+    out = []
+    for share in (1.0, 0.75, 0.5, 0.25, 0.0):
+        move = UnitMove((dist_mm * share * heading[0], dist_mm * share * heading[1]), turn, (pivot[0], pivot[1]))
+        apart = [math.dist(move.place(x, y), (x, y)) for x, y in xy]
+        if min(apart) >= MIN_MOVE_MM and max(apart) <= MOVE_IN * MM_PER_INCH:
+            out.append(move)
+    return out
+
+
+def make_game(seed: int, resolution: str, out: Path, turns: bool = False) -> dict[str, Any] | None:
+    """Render one game into ``out`` (photos, table.toml, camera.json, roster.json), its units turned as well as
+    shifted with ``turns``; its truth, or None where no two units could be moved clear."""
     rng = np.random.default_rng(seed)
     first = dataclasses.replace(random_scene(seed, resolution), hands=())
     units: dict[str, list[str]] = {}
@@ -109,10 +170,12 @@ def make_game(seed: int, resolution: str, out: Path) -> dict[str, Any] | None:
         units.setdefault(b.unit or "", []).append(b.id)
     big = [u for u, ids in units.items() if len(ids) >= 4]
     rng.shuffle(big)
-    second = next(((u, m) for u in big if (m := _moved(first, units, u, 175.0, rng))), None)
+    second = next(((u, m) for u in big if (m := _moved(first, units, u, 175.0, rng, turns))), None)
     if second is None:
         return None
-    third = next(((u, m) for u in big if u != second[0] and (m := _moved(second[1][0], units, u, 60.0, rng))), None)
+    third = next(
+        ((u, m) for u in big if u != second[0] and (m := _moved(second[1][0], units, u, 60.0, rng, turns))), None
+    )
     if third is None:
         return None
     victim = units[next((u for u in big if u not in (second[0], third[0])), second[0])][-1]
@@ -135,7 +198,7 @@ def make_game(seed: int, resolution: str, out: Path) -> dict[str, Any] | None:
     start = {b.id: (b.x_mm, b.y_mm) for b in first.bases}
     return {
         "start": start,
-        "moves": [{i: second[1][1] for i in units[second[0]]}, {i: third[1][1] for i in units[third[0]]}],
+        "moves": [second[1][1], third[1][1]],
         "victim": victim,
     }
 
@@ -198,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=62000)
     parser.add_argument("--count", type=int, default=10)
+    parser.add_argument("--turns", action="store_true", help="moved units turn as well as shift")
     parser.add_argument("--out", type=Path, default=None, help="keep the games here (default: a temporary folder)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -206,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(args.count):
             seed, resolution = args.seed + k, ("1080p", "4k")[k % 2]
             folder = root / f"game_{resolution}_{seed}"
-            truth = make_game(seed, resolution, folder)
+            truth = make_game(seed, resolution, folder, args.turns)
             if truth is None:
                 print(f"{folder.name}: no two units could be moved clear; skipped", flush=True)
                 continue

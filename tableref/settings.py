@@ -124,6 +124,8 @@ class ReviewSettings:
     # known, each of them is paired only within group_reach_mm of that place.
     group_fit_mm: float = field(metadata=positive())
     group_reach_mm: float = field(metadata=positive())
+    # A unit's move may turn it by up to this much (degrees) about its centre as well; 0: displacements only.
+    group_turn_max_deg: float = field(metadata=at_least(0, 180))
     # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
     # suggested as one unit.
     group_gap_mm: float = field(metadata=at_least(0))

@@ -30,6 +30,7 @@ from tableref.pipeline.identity import (
     suggest_units,
     with_identity,
 )
+from tableref.review.groups import GroupMove, group_moves, held_by, places_mm, size_agreement
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -122,15 +123,6 @@ class ReviewedState:
 # Identities
 
 
-def _xy(models: Sequence[rules.Model]) -> np.ndarray:
-    return np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
-
-
-def _size_mm(m: rules.Model) -> float:
-    a, b = m.base.semi_axes_mm
-    return 2.0 * max(a, b)
-
-
 def _match(
     detected: Sequence[rules.Model],
     known: Sequence[rules.Model],
@@ -148,11 +140,11 @@ def _match(
     """
     if not detected or not known:
         return {}
-    a, b = _xy(detected), _xy(known)
+    a, b = places_mm(detected), places_mm(known)
     away = (a[:, None, 0] - b[None, :, 0]) ** 2 + (a[:, None, 1] - b[None, :, 1]) ** 2
     e = b if expected_mm is None else expected_mm
     off = (a[:, None, 0] - e[None, :, 0]) ** 2 + (a[:, None, 1] - e[None, :, 1]) ** 2
-    same_size, near_size = _size_agreement(detected, known, settings)
+    same_size, near_size = size_agreement(detected, known, settings)
     # a size read a standard size off (the detector confuses neighbouring sizes on unseen looks) pairs at a price
     cost = np.where(same_size, off, off + settings.size_miss_cost_mm**2)
     reach = np.asarray(reach_mm, dtype=np.float64)
@@ -193,21 +185,6 @@ def _state_of(
     shown = led_by_present(units, {m.id for m in models} | {m.id for m in unseen})
     kept = tuple(sorted(unseen, key=lambda m: m.id))
     return rules.TableState(detected.table, shown, tuple(models), terrain, detected.extras, kept, detected.measured)
-
-
-def _size_agreement(
-    detected: Sequence[rules.Model], known: Sequence[rules.Model], settings: ReviewSettings
-) -> tuple[np.ndarray, np.ndarray]:
-    """(D, K) each: whether a detection's base is a known model's size (within ``size_tolerance_mm`` and twice their
-    size doubts: a size read in doubt may be either of two alike), and whether it is near enough to be that model
-    read a size off (within ``size_confusion_mm`` more)."""
-    sizes_a = np.array([_size_mm(m) for m in detected]).reshape(-1)
-    sizes_b = np.array([_size_mm(m) for m in known]).reshape(-1)
-    doubt_a = np.array([m.base.size_sigma_mm for m in detected]).reshape(-1)
-    doubt_b = np.array([m.base.size_sigma_mm for m in known]).reshape(-1)
-    slack = settings.size_tolerance_mm + 2.0 * np.hypot(doubt_a[:, None], doubt_b[None, :])
-    off = np.abs(sizes_a[:, None] - sizes_b[None, :])
-    return off <= slack, off <= slack + settings.size_confusion_mm
 
 
 def identify(
@@ -257,7 +234,7 @@ def identify(
         def still(m: rules.Model) -> bool:
             return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
 
-        to_known, reach, shift = _pairing(detected.models, previous, known, units, settings, profile, still)
+        to_known, reach, unit_moves = _pairing(detected.models, previous, known, units, settings, profile, still)
         models = []
         new = []
         for k, m in enumerate(detected.models):
@@ -272,7 +249,7 @@ def identify(
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
         matched = {known[j].id for j in to_known.values()}
         fresh = [models[k] for k in new]
-        fates = _fates(previous, gone, reach, matched, fresh, shift, still, changed is not None, settings)
+        fates = _fates(previous, gone, reach, matched, fresh, unit_moves, still, changed is not None, settings)
         models += fates.still_seen
         removed += [Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)) for p in fates.casualties]
         gone = fates.gone
@@ -303,7 +280,7 @@ def _fates(
     reach: Sequence[float],
     matched: set[str],
     fresh: Sequence[rules.Model],
-    shift: Mapping[str, tuple[float, float]],
+    unit_moves: Mapping[str, GroupMove],
     still: Callable[[rules.Model], bool],
     pictures_compared: bool,
     settings: ReviewSettings,
@@ -311,7 +288,7 @@ def _fates(
     """The models of the state before (``previous``, with their ``reach``) that no detection was paired with
     (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a model's place it is still
     there; where its place changed, no new base of its size appeared (``fresh``) and its unit did not move
-    (``shift``), its place was seen empty: a casualty. Otherwise it is unseen, carried with its unit's move; a new
+    (``unit_moves``), its place was seen empty: a casualty. Otherwise it is unseen, carried with its unit's move; a new
     base of its size, beyond its reach, is a question. A model already unseen is not judged again: the picture at a
     place no base was read at changes with the light alone often enough to take a model off that stands there."""
     out = _Fates([], [], dict(gone), [])
@@ -324,14 +301,14 @@ def _fates(
             continue
         # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
         # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
-        alike = [m for m, same in zip(fresh, _size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
+        alike = [m for m, same in zip(fresh, size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
         # its unit moved: it left its place with them, and the detector missed it where it went
-        if pictures_compared and not alike and p.unit not in shift:
+        if pictures_compared and not alike and p.unit not in unit_moves:
             out.casualties.append(p)
             continue
         # its unit moved as a unit: it went with them, unseen at its place in the group
-        dx, dy = shift.get(p.unit or "", (0.0, 0.0))
-        out.gone[p.id] = replace(p, x_mm=p.x_mm + dx, y_mm=p.y_mm + dy)
+        x, y = unit_moves.get(p.unit or "", GroupMove()).place(p.x_mm, p.y_mm)
+        out.gone[p.id] = replace(p, x_mm=x, y_mm=y)
         if alike:
             out.questions.append((p, alike, r))
     return out
@@ -362,10 +339,10 @@ def _pairing(
     settings: ReviewSettings,
     profile: rules.RuleProfile | None,
     still: Callable[[rules.Model], bool],
-) -> tuple[dict[int, int], list[float], dict[str, tuple[float, float]]]:
+) -> tuple[dict[int, int], list[float], dict[str, GroupMove]]:
     """detected index -> ``known`` index (the ``previous`` state's models, then the unseen ones), each known model's
-    reach, and the shift of every unit that moved (its group displacement, :func:`_group_shifts`: the one reading
-    of a unit's move, which also carries its unseen models). A model ``still`` in place reaches only
+    reach, and the move of every unit that moved (its group's displacement and turn, :func:`group_moves`: the one
+    reading of a unit's move, which also carries its unseen models). A model ``still`` in place reaches only
     ``still_reach_mm``; once a unit is seen to move, each of its models is looked for where the unit's move takes
     it."""
     by_id = {u.id: u for u in units}
@@ -377,13 +354,19 @@ def _pairing(
     # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went. A base at
     # the place of a model whose picture did not change is that model's: another unit moved onto its neighbours'
     # old places must not count it as one of its own
-    fitted = _group_shifts(detected, known, reach, settings, _held(detected, known, stays, settings))
-    expected = _xy(known) + np.array([fitted.get(m.unit or "", (0.0, 0.0)) for m in known]).reshape(-1, 2)
+    fitted = group_moves(detected, known, reach, settings, held_by(detected, known, stays, settings))
+    places = places_mm(known)
+    expected = places.copy()
+    moved = set()
+    for unit, move in fitted.items():
+        rows = [j for j, m in enumerate(known) if m.unit == unit]
+        expected[rows] = move.places(places[rows])
+        if move.farthest_mm(places[rows]) > settings.still_reach_mm:
+            moved.add(unit)
     # a model of a unit that moved as a group is looked for about its place in the group: paired far from it (with
     # a base its neighbour left, or a model of another unit), it would make up a move; not seen there, it is unseen.
     # Where units keep together (a cohesion rule), a unit that stood still did so as a whole too
     together = profile is None or profile.cohesion.mode != "none"
-    moved = {u for u, d in fitted.items() if math.hypot(*d) > settings.still_reach_mm}
     stood = {u for u in fitted if together and u not in moved}
     astray = np.array(
         [
@@ -392,96 +375,7 @@ def _pairing(
         ]
     )
     to_known = _match(detected, known, reach, settings, expected, astray)
-    shift = {u: fitted[u] for u in moved}
-    return to_known, reach, shift
-
-
-def _held(
-    detected: Sequence[rules.Model], known: Sequence[rules.Model], stays: Sequence[bool], settings: ReviewSettings
-) -> np.ndarray:
-    """(D,) per detection, the unit of the ``known`` model that ``stays`` where it stood (its picture unchanged)
-    within ``still_reach_mm`` of it and of its size, or None: such a base is that model."""
-    held = np.full(len(detected), None, dtype=object)
-    rows = [j for j, s in enumerate(stays) if s]
-    if not rows or not detected:
-        return held
-    a, b = _xy(detected), _xy([known[j] for j in rows])
-    apart = np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
-    close = (apart <= settings.still_reach_mm) & _size_agreement(detected, [known[j] for j in rows], settings)[1]
-    for d in np.flatnonzero(close.any(axis=1)):
-        held[d] = known[rows[int(np.argmin(np.where(close[d], apart[d], np.inf)))]].unit
-    return held
-
-
-def _group_shifts(
-    detected: Sequence[rules.Model],
-    known: Sequence[rules.Model],
-    reach: Sequence[float],
-    settings: ReviewSettings,
-    held: np.ndarray | None = None,
-) -> dict[str, tuple[float, float]]:
-    """Per unit, the one displacement (mm) that brings the most of its ``known`` models (their last places) onto
-    detections of their size within ``group_fit_mm``, each model within its ``reach``; standing still counts as one
-    such displacement. Units are placed best first, each detection taken by one unit only: a unit of models of one
-    size moved a few base widths lands a model or two on its own old places, or on a neighbour's, under a wrong
-    displacement, but all of them only under the right one. Units no displacement fits at least two models of are
-    left out (each of their models is paired on its own); units that stood still are in, with no displacement. A
-    detection ``held`` (D,) by a unit (see :func:`_held`) counts for that unit only."""
-    a, b = _xy(detected), _xy(known)
-    if len(a) == 0 or len(b) == 0:
-        return {}
-    alike = _size_agreement(detected, known, settings)[1].T
-    offsets = a[None, :, :] - b[:, None, :]  # (known, detected, 2)
-    within = alike & (np.hypot(offsets[..., 0], offsets[..., 1]) <= np.asarray(reach, dtype=np.float64)[:, None])
-    if held is not None:
-        owner = np.array([m.unit for m in known], dtype=object)
-        within &= (held[None, :] == None) | (held[None, :] == owner[:, None])  # noqa: E711 (elementwise)
-    by_unit: dict[str, list[int]] = {}
-    for j, m in enumerate(known):
-        if m.unit is not None:
-            by_unit.setdefault(m.unit, []).append(j)
-    fits: list[tuple[int, float, str, np.ndarray, np.ndarray]] = []
-    for unit, rows in by_unit.items():
-        members = np.array(rows)
-        # displacements a millimetre apart fit alike: each tried once
-        tried = np.unique(np.round(np.concatenate([np.zeros((1, 2)), offsets[members][within[members]]])), axis=0)
-        count, shift, near = _best_landing(b[members], a, within[members], tried, settings.group_fit_mm)
-        fits.append((count, -float(np.hypot(*shift)), unit, shift, near))
-    taken = np.zeros(len(a), np.bool_)
-    out: dict[str, tuple[float, float]] = {}
-    for count, _short, unit, shift, near in sorted(fits, key=lambda f: (f[0], f[1]), reverse=True):
-        free = near & ~taken[None, :]
-        if count < 2 or free.any(axis=1).sum() < 2:
-            continue
-        taken |= free.any(axis=0)
-        out[unit] = (float(shift[0]), float(shift[1]))
-    return out
-
-
-def _best_landing(
-    places_mm: np.ndarray, seen_mm: np.ndarray, allowed: np.ndarray, tried_mm: np.ndarray, fit_mm: float
-) -> tuple[int, np.ndarray, np.ndarray]:
-    """Of the displacements ``tried_mm`` (T, 2), the one that lands the most of the models at ``places_mm`` (M, 2)
-    within ``fit_mm`` of a detection ``seen_mm`` (D, 2) they are ``allowed`` (M, D) to be, the closest landing of
-    those: (how many, the displacement (2,), which detections each lands on (M, D)). Worked in slices of
-    displacements, so that memory stays bounded however many models and detections there are."""
-    m, d = len(places_mm), len(seen_mm)
-    step = max(1, 2_000_000 // max(1, m * d))
-    best: tuple[float, int, np.ndarray, np.ndarray] = (-1.0, 0, tried_mm[0], np.zeros((m, d), np.bool_))
-    for start in range(0, len(tried_mm), step):
-        part = tried_mm[start : start + step]
-        landed = places_mm[None, :, None, :] + part[:, None, None, :] - seen_mm[None, None, :, :]
-        apart = np.hypot(landed[..., 0], landed[..., 1])
-        near = (apart <= fit_mm) & allowed[None, :, :]
-        count = near.any(axis=2).sum(axis=1)
-        # more models landed first; of as many, the closer landing: three bases of a unit packed in a triangle land
-        # on a shape alike under a shorter wrong displacement too, but a few mm off
-        off = np.where(near, apart, fit_mm).min(axis=2).sum(axis=1) + 1e-6 * np.hypot(part[:, 0], part[:, 1])
-        rank = count - off / (fit_mm * (m + 1))
-        k = int(np.argmax(rank))
-        if rank[k] > best[0]:
-            best = (float(rank[k]), int(count[k]), part[k], near[k])
-    return best[1], best[2], best[3]
+    return to_known, reach, {u: fitted[u] for u in moved}
 
 
 def pair_within_reach(

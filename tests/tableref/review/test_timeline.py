@@ -397,6 +397,43 @@ def test_a_packed_unit_found_in_part_is_placed_where_its_bases_land_closest() ->
     assert all(abs(m.x_mm - PACK[m.id][1] - dx) <= 2 and abs(m.y_mm - PACK[m.id][2] - dy) <= 2 for m in state.unseen)
 
 
+@pytest.mark.parametrize(
+    ("turn_deg", "pivot", "dx", "dy", "missed_after"),
+    [
+        # wheeled about its front corner, then on
+        (45.0, (520.0, 400.0), 100.0, 50.0, {"r2", "r8"}),
+        (-60.0, (400.0, 440.0), 150.0, -30.0, {"r1", "r5", "r6"}),
+        # turned about its centre where it stood
+        (-70.0, (460.0, 420.0), 0.0, 120.0, set()),
+        (90.0, (460.0, 420.0), 0.0, 0.0, {"r3"}),
+    ],
+)
+def test_a_unit_turned_as_well_as_moved_keeps_every_id(
+    turn_deg: float, pivot: tuple[float, float], dx: float, dy: float, missed_after: set[str]
+) -> None:
+    start = roster(BLOCK)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in BLOCK.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    a = np.radians(turn_deg)
+    went = {
+        k: (
+            pivot[0] + np.cos(a) * (x - pivot[0]) - np.sin(a) * (y - pivot[1]) + dx,
+            pivot[1] + np.sin(a) * (x - pivot[0]) + np.cos(a) * (y - pivot[1]) + dy,
+        )
+        for k, (_, x, y) in BLOCK.items()
+    }
+    after = [k for k in BLOCK if k not in missed_after]
+    changed = {k: 0.9 for k in BLOCK}
+    state, removed, added, _, asked = identify(
+        detected([went[k] for k in after]), track, 1, SETTINGS, None, SKIRMISH, changed
+    )
+    assert (removed, added, asked) == ([], [], [])
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {k: went[k] for k in after}
+    # not seen where the unit went: unseen at its place in the turned unit
+    unseen = {m.id: (m.x_mm, m.y_mm) for m in state.unseen}
+    assert set(unseen) == missed_after
+    assert all(np.hypot(unseen[k][0] - went[k][0], unseen[k][1] - went[k][1]) < 0.5 for k in missed_after)
+
+
 @pytest.mark.parametrize("read_mm", [32.0, 28.5])
 def test_a_model_never_seen_is_found_at_its_place_though_read_a_size_off_and_its_neighbour_taken_off(
     read_mm: float,

@@ -131,6 +131,21 @@ def assert_one_line_error(code: int | str | None, err: str, command: str, words:
     assert "Traceback" not in err
 
 
+SMALL = SAMPLES / "small_table_720p.jpg"
+# two frames (a progress bar is drawn for more than one) of the small table, two models of its first unit
+SMALL_MEASURE = [
+    "measure",
+    str(SMALL),
+    str(SMALL),
+    "u1m1",
+    "u1m2",
+    "--table",
+    str(SAMPLES / "small_table.toml"),
+    "--roster",
+    str(SMALL.with_suffix(".truth.json")),
+]
+
+
 # Each case: the arguments (PATH is replaced by the file the maker writes in tmp_path) and the words the error holds.
 Maker = Callable[[Path], Path]
 CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
@@ -172,6 +187,12 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
         ["check", "--profile", "PATH"],
         lambda t: _profile(t, "[calls]\nclose_sigmas = inf\n"),
         "[calls] close_sigmas must be a finite number, got inf",
+    ),
+    # found only once the frames are measured, after the progress bar: the error still stands alone
+    (
+        [*SMALL_MEASURE, "--config", "PATH"],
+        lambda t: _settings(t, "[pipeline]\nroster_gate_mm = 0\n"),
+        "model 'u1m1' is not seen in this state",
     ),
     (["check", "PATH"], _nested, "JSON nested too deep to read"),
     (["check", "PATH"], _line_break_ids, "(known units: a\\nb\\x00\\u2028)"),

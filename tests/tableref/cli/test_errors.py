@@ -74,6 +74,13 @@ def _deep_toml(tmp: Path) -> Path:
     return path
 
 
+def _grey_frame(tmp: Path) -> Path:
+    # the frame itself, saved grey: as the empty table it shows no base (compared in colour, every base changed)
+    path = tmp / "grey.png"
+    cv2.imwrite(str(path), cv2.cvtColor(cv2.imread(str(FRAME)), cv2.COLOR_BGR2GRAY))
+    return path
+
+
 def _profile(tmp: Path, text: str) -> Path:
     path = tmp / "house.toml"
     path.write_text('name = "house"\n' + text)
@@ -194,6 +201,7 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
         lambda t: _settings(t, "[pipeline]\nroster_gate_mm = 0\n"),
         "model 'u1m1' is not seen in this state",
     ),
+    (["detect", str(FRAME), "--empty", "PATH"], _grey_frame, "found the table (markers"),
     (["check", "PATH"], _nested, "JSON nested too deep to read"),
     (["check", "PATH"], _line_break_ids, "(known units: a\\nb\\x00\\u2028)"),
     (["check", "PATH"], _deep_object, "JSON nested too deep to read"),

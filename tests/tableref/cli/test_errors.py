@@ -3,6 +3,7 @@ naming the problem and exit code 2, never a traceback."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -400,14 +401,43 @@ def test_where_a_command_writes_is_checked_before_the_work(
     assert stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("error", "begun", "words"),
+    [
+        # the disk fills midway: OpenCV's PNG writer printed a line of its own before the error
+        (errno.ENOSPC, True, "could not be written (No space left on device); expected a writable folder with room"),
+        # refused at opening; removing the file not made is refused too, as a read-only file system does
+        (errno.EROFS, False, "could not be written (Read-only file system)"),
+        (errno.EACCES, False, "could not be written (Permission denied)"),
+    ],
+)
 def test_annotate_that_cannot_be_written_is_an_error(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: int,
+    begun: bool,
+    words: str,
 ) -> None:
-    # A read-only folder or a full disk: OpenCV returns False and writes nothing.
-    monkeypatch.setattr("tableref.cli.frames.cv2.imwrite", lambda path, image: False)
-    code, out, err = run(capsys, "detect", FRAME, "--annotate", tmp_path / "out.png")
-    assert_one_line_error(code, err, "detect", "could not be written")
+    write_bytes = Path.write_bytes
+
+    def fails(self: Path, data: bytes) -> int:
+        if begun:
+            write_bytes(self, data[:100])
+        raise OSError(error, os.strerror(error))
+
+    def refused(self: Path, missing_ok: bool = False) -> None:
+        raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(Path, "write_bytes", fails)
+    if not begun:
+        monkeypatch.setattr(Path, "unlink", refused)
+    out_png = tmp_path / "out.png"
+    code, out, err = run(capsys, "detect", FRAME, "--annotate", out_png)
+    assert_one_line_error(code, err, "detect", words)
     assert "Annotated frame written" not in out
+    # a file begun is not left behind
+    assert not out_png.exists()
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,10 @@ class Progress:
                 self.stream.write("\r\x1b[2K")
                 self.stream.flush()
             return
-        self._draw(final=True)
+        # off a terminal a job too short to have been logged says nothing of itself: its result (or an error found
+        # after it) stands alone
+        if self.tty or self.last > self.start:
+            self._draw(final=True)
         if self.enabled and self.tty:
             self.stream.write("\n")
             self.stream.flush()

@@ -27,6 +27,8 @@ _DARK_FLOOR = 8.0
 # inside only, clear of the rim where a neighbour's shadow or a small misfit changes pixels anyway.
 _SHARE_RADII = (0.15, 0.35, 0.55, 0.75)
 _SHARE_ANGLES = 24
+# A picture is told grey from colour on every this many pixels across and down.
+_GREY_STEP_PX = 7
 
 
 def _colour(image: NDArray[np.uint8], name: str) -> NDArray[np.float32]:
@@ -36,6 +38,18 @@ def _colour(image: NDArray[np.uint8], name: str) -> NDArray[np.float32]:
     if arr.ndim == 2:
         arr = np.asarray(cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR), np.uint8)
     return arr.astype(np.float32)
+
+
+def _is_grey(image: NDArray[np.float32]) -> bool:
+    """True for a picture whose three channels are one (a grey file decodes so), read on a sparse grid of its
+    pixels: a colour picture differs at nearly every one of them."""
+    grid = image[::_GREY_STEP_PX, ::_GREY_STEP_PX]
+    return bool(np.array_equal(grid[..., 0], grid[..., 1]) and np.array_equal(grid[..., 1], grid[..., 2]))
+
+
+def _grey_bgr(image: NDArray[np.float32]) -> NDArray[np.float32]:
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return np.asarray(cv2.merge([grey, grey, grey]), np.float32)
 
 
 def change_map(
@@ -52,13 +66,18 @@ def change_map(
     ``topdown_bgr`` and ``reference_bgr`` (H, W, 3) or (H, W) uint8, the table now and empty, at ``px_per_mm``.
     Both are smoothed by ``blur_mm`` (sensor noise, a fraction of a pixel of misregistration); the light's gain is
     read on cells of ``light_cell_mm`` as the median over ``light_reach_cells`` x ``light_reach_cells`` of them (odd,
-    at least 3). Raises :class:`~vision.errors.ImageError` when the two differ in size."""
+    at least 3). A grey picture (three equal channels) against a colour one is compared in grey. Raises
+    :class:`~vision.errors.ImageError` when the two differ in size."""
     now = _colour(topdown_bgr, "the frame")
     empty = _colour(reference_bgr, "the reference")
     if now.shape != empty.shape:
         raise ImageError(
             f"the reference must be the frame's size in the top-down view, got {empty.shape[:2]} for {now.shape[:2]}"
         )
+    if _is_grey(now) != _is_grey(empty):
+        # a grey picture against a colour one would differ in colour everywhere, bases or not: both are compared
+        # in grey
+        now, empty = _grey_bgr(now), _grey_bgr(empty)
     sigma_px = max(blur_mm * px_per_mm, 0.3)
     now = np.asarray(cv2.GaussianBlur(now, (0, 0), sigma_px), np.float32)
     empty = np.asarray(cv2.GaussianBlur(empty, (0, 0), sigma_px), np.float32)

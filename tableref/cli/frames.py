@@ -4,6 +4,7 @@ findings) and ``evaluate`` (accuracy against ground truth)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from pathlib import Path
 
@@ -176,9 +177,22 @@ def _summary(analysis: FrameAnalysis) -> str:
 
 
 def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:
-    # OpenCV says nothing but False when the folder is read-only or the disk is full.
-    if not cv2.imwrite(str(path), image):
-        raise UsageError(f"{option} {path}: could not be written; expected a writable folder with room")
+    # Encoded in memory and written here: OpenCV's own writer says nothing but False when the folder is read-only or
+    # the disk is full, and its PNG codec prints a line of its own on stderr besides.
+    ok, data = cv2.imencode(path.suffix.lower(), image)
+    if not ok:
+        raise UsageError(f"{option} {path}: OpenCV could not encode the picture as {path.suffix}")
+    existed = path.exists()
+    try:
+        path.write_bytes(data.tobytes())
+    except OSError as exc:
+        if not existed and path.exists():
+            # a file begun here and not finished is not left behind
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise UsageError(
+            f"{option} {path}: could not be written ({exc.strerror or exc}); expected a writable folder with room"
+        ) from None
 
 
 def _cmd_detect(args: argparse.Namespace) -> int:

@@ -19,22 +19,32 @@ class _Terminal(io.StringIO):
 
 
 @pytest.mark.parametrize(
-    ("terminal", "advanced", "fails", "last"),
+    ("terminal", "advanced", "step_s", "fails", "last"),
     [
-        (False, 0, False, "[----------------------------] 0/3 frames"),
-        (False, 3, False, "[############################] 3/3 frames"),
-        (True, 3, False, "[############################] 3/3 frames"),
+        (True, 3, 0.0, False, "[############################] 3/3 frames"),
+        # off a terminal (a log) a short job says nothing of itself: an error found after it stands alone
+        (False, 0, 0.0, False, None),
+        (False, 3, 0.0, False, None),
+        (False, 3, 3.0, False, None),
+        # a long one is logged every 10 s and ends with its total
+        (False, 3, 6.0, False, "[############################] 3/3 frames"),
         # a failed job leaves no bar for its error to follow: none drawn yet, or the one drawn wiped off its line
-        (False, 0, True, None),
-        (False, 2, True, None),
-        (True, 0, True, None),
-        (True, 1, True, ""),
+        (False, 0, 0.0, True, None),
+        (False, 2, 0.0, True, None),
+        (True, 0, 0.0, True, None),
+        (True, 1, 0.0, True, ""),
     ],
 )
-def test_what_the_bar_leaves(terminal: bool, advanced: int, fails: bool, last: str | None) -> None:
+def test_what_the_bar_leaves(
+    monkeypatch: pytest.MonkeyPatch, terminal: bool, advanced: int, step_s: float, fails: bool, last: str | None
+) -> None:
+    # a clock that moves step_s at each item: no test waits
+    now = [100.0]
+    monkeypatch.setattr("tableref.progress.time.monotonic", lambda: now[0])
     stream = _Terminal() if terminal else io.StringIO()
     with pytest.raises(ValueError) if fails else contextlib.nullcontext(), Progress(3, "frames", stream=stream) as bar:
         for _ in range(advanced):
+            now[0] += step_s
             bar.advance()
         if fails:
             raise ValueError("bad frame")

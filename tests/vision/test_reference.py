@@ -52,24 +52,38 @@ def _light(kind: str) -> np.ndarray:
     return (1.0 + 0.4 * np.linspace(1.0, 0.0, w, dtype=np.float32))[None, :, None].repeat(h, axis=0)
 
 
+def _grey(image: np.ndarray) -> np.ndarray:
+    """``image`` as a grey picture file decodes: three equal channels."""
+    return cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+
+
 @pytest.mark.parametrize(
-    ("light", "disc_bgr", "inside_min", "outside_max"),
+    ("light", "disc_bgr", "grey", "inside_min", "outside_max"),
     [
         # a sand disc put down on the green mat, under the same light, a brighter one, a lamp at one side
-        ("same", (120.0, 160.0, 190.0), 40.0, 8.0),
-        ("brighter", (120.0, 160.0, 190.0), 40.0, 8.0),
-        ("lamp", (120.0, 160.0, 190.0), 40.0, 8.0),
+        ("same", (120.0, 160.0, 190.0), "", 40.0, 8.0),
+        ("brighter", (120.0, 160.0, 190.0), "", 40.0, 8.0),
+        ("lamp", (120.0, 160.0, 190.0), "", 40.0, 8.0),
         # a dark grey disc on the darker mat moves far less, but above the noise
-        ("same", (60.0, 60.0, 60.0), 15.0, 8.0),
+        ("same", (60.0, 60.0, 60.0), "", 15.0, 8.0),
+        # one of the two pictures grey: compared in grey, the mat unchanged (in colour it changed everywhere)
+        ("same", (120.0, 160.0, 190.0), "empty", 40.0, 8.0),
+        ("lamp", (120.0, 160.0, 190.0), "frame", 40.0, 8.0),
+        ("same", (120.0, 160.0, 190.0), "both", 40.0, 8.0),
     ],
 )
 def test_a_disc_put_down_changes_and_the_mat_around_it_does_not(
-    light: str, disc_bgr: tuple[float, float, float], inside_min: float, outside_max: float
+    light: str, disc_bgr: tuple[float, float, float], grey: str, inside_min: float, outside_max: float
 ) -> None:
     empty_mat = _mat(1)
+    # printed on the mat, of another colour: unchanged (a grey picture against a colour one differs there most)
+    cv2.circle(empty_mat, (40, 40), 14, (40.0, 40.0, 170.0), -1, lineType=cv2.LINE_AA)
     frame = empty_mat.copy()
     cv2.circle(frame, (120, 75), 24, disc_bgr, -1, lineType=cv2.LINE_AA)
-    change = _changes(_noisy(frame * _light(light), 2), _noisy(empty_mat, 3))
+    now, empty = _noisy(frame * _light(light), 2), _noisy(empty_mat, 3)
+    change = _changes(
+        _grey(now) if grey in ("frame", "both") else now, _grey(empty) if grey in ("empty", "both") else empty
+    )
     yy, xx = np.mgrid[: SHAPE[0], : SHAPE[1]]
     distance = np.hypot(xx - 120, yy - 75)
     assert np.percentile(change[distance < 18], 5) >= inside_min

@@ -3,6 +3,7 @@ naming the problem and exit code 2, never a traceback."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -74,6 +75,13 @@ def _deep_toml(tmp: Path) -> Path:
     return path
 
 
+def _grey_frame(tmp: Path) -> Path:
+    # the frame itself, saved grey: as the empty table it shows no base (compared in colour, every base changed)
+    path = tmp / "grey.png"
+    cv2.imwrite(str(path), cv2.cvtColor(cv2.imread(str(FRAME)), cv2.COLOR_BGR2GRAY))
+    return path
+
+
 def _profile(tmp: Path, text: str) -> Path:
     path = tmp / "house.toml"
     path.write_text('name = "house"\n' + text)
@@ -131,6 +139,21 @@ def assert_one_line_error(code: int | str | None, err: str, command: str, words:
     assert "Traceback" not in err
 
 
+SMALL = SAMPLES / "small_table_720p.jpg"
+# two frames (a progress bar is drawn for more than one) of the small table, two models of its first unit
+SMALL_MEASURE = [
+    "measure",
+    str(SMALL),
+    str(SMALL),
+    "u1m1",
+    "u1m2",
+    "--table",
+    str(SAMPLES / "small_table.toml"),
+    "--roster",
+    str(SMALL.with_suffix(".truth.json")),
+]
+
+
 # Each case: the arguments (PATH is replaced by the file the maker writes in tmp_path) and the words the error holds.
 Maker = Callable[[Path], Path]
 CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
@@ -173,6 +196,13 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
         lambda t: _profile(t, "[calls]\nclose_sigmas = inf\n"),
         "[calls] close_sigmas must be a finite number, got inf",
     ),
+    # found only once the frames are measured, after the progress bar: the error still stands alone
+    (
+        [*SMALL_MEASURE, "--config", "PATH"],
+        lambda t: _settings(t, "[pipeline]\nroster_gate_mm = 0\n"),
+        "model 'u1m1' is not seen in this state",
+    ),
+    (["detect", str(FRAME), "--empty", "PATH"], _grey_frame, "found the table (markers"),
     (["check", "PATH"], _nested, "JSON nested too deep to read"),
     (["check", "PATH"], _line_break_ids, "(known units: a\\nb\\x00\\u2028)"),
     (["check", "PATH"], _deep_object, "JSON nested too deep to read"),
@@ -371,14 +401,43 @@ def test_where_a_command_writes_is_checked_before_the_work(
     assert stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("error", "begun", "words"),
+    [
+        # the disk fills midway: OpenCV's PNG writer printed a line of its own before the error
+        (errno.ENOSPC, True, "could not be written (No space left on device); expected a writable folder with room"),
+        # refused at opening; removing the file not made is refused too, as a read-only file system does
+        (errno.EROFS, False, "could not be written (Read-only file system)"),
+        (errno.EACCES, False, "could not be written (Permission denied)"),
+    ],
+)
 def test_annotate_that_cannot_be_written_is_an_error(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: int,
+    begun: bool,
+    words: str,
 ) -> None:
-    # A read-only folder or a full disk: OpenCV returns False and writes nothing.
-    monkeypatch.setattr("tableref.cli.frames.cv2.imwrite", lambda path, image: False)
-    code, out, err = run(capsys, "detect", FRAME, "--annotate", tmp_path / "out.png")
-    assert_one_line_error(code, err, "detect", "could not be written")
+    write_bytes = Path.write_bytes
+
+    def fails(self: Path, data: bytes) -> int:
+        if begun:
+            write_bytes(self, data[:100])
+        raise OSError(error, os.strerror(error))
+
+    def refused(self: Path, missing_ok: bool = False) -> None:
+        raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(Path, "write_bytes", fails)
+    if not begun:
+        monkeypatch.setattr(Path, "unlink", refused)
+    out_png = tmp_path / "out.png"
+    code, out, err = run(capsys, "detect", FRAME, "--annotate", out_png)
+    assert_one_line_error(code, err, "detect", words)
     assert "Annotated frame written" not in out
+    # a file begun is not left behind
+    assert not out_png.exists()
 
 
 @pytest.mark.parametrize(

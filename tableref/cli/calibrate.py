@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 import calibration
-from tableref.cli.options import add_config_option, add_table_options, check_output
+from tableref.cli.options import add_config_option, add_table_options, check_output, unfinished_removed
 from tableref.config import load_config
 from tableref.sources import read_image
 
@@ -19,7 +19,8 @@ def _settings(args: argparse.Namespace) -> calibration.CalibrationSettings:
 def _cmd_markers(args: argparse.Namespace) -> int:
     check_output(args.out, "--out", "a PDF file to write")
     spec = calibration.load_table_spec(args.table)
-    pages = calibration.markers_pdf(spec, args.out, settings=_settings(args))
+    with unfinished_removed(args.out):
+        pages = calibration.markers_pdf(spec, args.out, settings=_settings(args))
     source = args.table or "the bundled default table"
     print(
         f"Wrote {args.out}: {len(spec.markers)} markers of {source} at true size and a placement sheet "
@@ -31,7 +32,8 @@ def _cmd_markers(args: argparse.Namespace) -> int:
 def _cmd_board(args: argparse.Namespace) -> int:
     check_output(args.out, "--out", "a PDF file to write")
     settings = _settings(args)
-    calibration.board_pdf(args.out, settings=settings)
+    with unfinished_removed(args.out):
+        calibration.board_pdf(args.out, settings=settings)
     print(
         f"Wrote {args.out}: ChArUco board of {settings.board_squares_x} x {settings.board_squares_y} squares of "
         f"{settings.board_square_mm:g} mm ({settings.board_dictionary}). Print at 100 %, keep it flat, and "
@@ -45,7 +47,8 @@ def _cmd_calibrate_camera(args: argparse.Namespace) -> int:
     settings = _settings(args)
     images = [read_image(path) for path in args.images]
     camera, rms_px, views = calibration.calibrate_camera(images, settings)
-    calibration.save_camera(camera, args.out)
+    with unfinished_removed(args.out):
+        calibration.save_camera(camera, args.out)
     for view in views:
         detail = f"reprojection error {view.rms_px:.3f} px" if view.rms_px is not None else f"skipped: {view.reason}"
         print(f"  {args.images[view.index]}: {view.corners_found} corners, {detail}")

@@ -4,7 +4,6 @@ findings) and ``evaluate`` (accuracy against ground truth)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tableref.cli.options import (
     add_roster_options,
     add_table_options,
     check_output,
+    unfinished_removed,
 )
 from tableref.config import load_config
 from tableref.errors import UsageError
@@ -182,14 +182,10 @@ def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:
     ok, data = cv2.imencode(path.suffix.lower(), image)
     if not ok:
         raise UsageError(f"{option} {path}: OpenCV could not encode the picture as {path.suffix}")
-    existed = path.exists()
     try:
-        path.write_bytes(data.tobytes())
+        with unfinished_removed(path):
+            path.write_bytes(data.tobytes())
     except OSError as exc:
-        if not existed and path.exists():
-            # a file begun here and not finished is not left behind
-            with contextlib.suppress(OSError):
-                path.unlink()
         raise UsageError(
             f"{option} {path}: could not be written ({exc.strerror or exc}); expected a writable folder with room"
         ) from None

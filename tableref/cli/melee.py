@@ -8,7 +8,7 @@ from pathlib import Path
 
 import rules
 from rules.melee import OPPONENT_LEADER, OPPONENT_OTHERS, OTHERS
-from tableref.cli.options import add_json_option, check_output
+from tableref.cli.options import add_json_option, check_output, unfinished_removed
 from tableref.errors import UsageError
 from tableref.report import format_length
 
@@ -54,7 +54,8 @@ def format_proposal(profile: rules.RuleProfile, proposal: rules.MeleeProposal, s
 
 def _write(state: rules.TableState, path: str) -> None:
     try:
-        rules.dump_state(state, path)
+        with unfinished_removed(path):
+            rules.dump_state(state, path)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the proposed state ({exc.strerror or exc})") from None
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import rules
@@ -62,3 +64,18 @@ def check_output(path: str | Path, option: str, expected: str, suffixes: tuple[s
         # a name longer than the file system allows, say
         raise UsageError(f"{option} {p}: cannot write there ({exc.strerror or exc})") from None
     return p
+
+
+@contextlib.contextmanager
+def unfinished_removed(path: str | Path) -> Iterator[Path]:
+    """Around the writing of ``path``: where the writing fails (a full disk, a read-only folder), a file it began is
+    not left behind as if it were the output. A file that was there before is not removed."""
+    p = Path(path)
+    existed = p.exists()
+    try:
+        yield p
+    except BaseException:
+        if not existed:
+            with contextlib.suppress(OSError):
+                p.unlink(missing_ok=True)
+        raise

@@ -20,6 +20,7 @@ import pytest
 from tableref import sources
 from tableref.review.store import ReviewStore
 from tests.tableref.cli.test_frames import FRAME, SAMPLES, run
+from tests.tableref.cli.test_melee import STATE as MELEE_STATE
 
 DEEP = 200_000
 
@@ -438,6 +439,47 @@ def test_annotate_that_cannot_be_written_is_an_error(
     assert "Annotated frame written" not in out
     # a file begun is not left behind
     assert not out_png.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["board", "--out", "OUT.pdf"], "cannot write the PDF (No space left on device)"),
+        (["markers", "--out", "OUT.pdf"], "cannot write the PDF (No space left on device)"),
+        (
+            ["melee", "STATE", "clones", "--out", "OUT.json"],
+            "cannot write the proposed state (No space left on device)",
+        ),
+    ],
+)
+def test_an_output_the_disk_fills_under_is_not_left_behind(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], words: str
+) -> None:
+    write_bytes, write_text = Path.write_bytes, Path.write_text
+
+    def half_bytes(self: Path, data: bytes) -> int:
+        if self.stem != "OUT":
+            return write_bytes(self, data)
+        write_bytes(self, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def half_text(self: Path, data: str, *args: object, **kwargs: object) -> int:
+        if self.stem != "OUT":
+            return write_text(self, data, *args, **kwargs)  # type: ignore[arg-type]
+        write_text(self, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps(MELEE_STATE))
+    monkeypatch.setattr(Path, "write_bytes", half_bytes)
+    monkeypatch.setattr(Path, "write_text", half_text)
+    out = tmp_path / next(a for a in argv if a.startswith("OUT"))
+    code, stdout, err = run(
+        capsys, *[str(out) if a.startswith("OUT") else str(state) if a == "STATE" else a for a in argv]
+    )
+    assert_one_line_error(code, err, argv[0], words)
+    assert "Wrote" not in stdout and "written to" not in stdout
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(

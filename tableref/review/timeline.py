@@ -243,7 +243,7 @@ def identify(
                 new.append(len(models) - 1)
                 continue
             j = to_known[k]
-            models.append(_as_known(m, known[j]))
+            models.append(_as_known(_unmoved(m, known[j], j < len(previous) and still(known[j]), settings), known[j]))
             if j >= len(previous):
                 del gone[known[j].id]
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
@@ -399,6 +399,17 @@ def pair_within_reach(
         models[fresh[i]] = _as_known(models[fresh[i]], unseen[j])
     paired = {unseen[j].id for j in to_unseen.values()}
     return replace(state, models=tuple(models), unseen=tuple(m for m in unseen if m.id not in paired))
+
+
+def _unmoved(detected: rules.Model, known: rules.Model, still: bool, settings: ReviewSettings) -> rules.Model:
+    """``detected``, paired with ``known``; where ``known`` is ``still`` (its picture did not change), at its last
+    place when the reading lies farther off than a move the picture would have shown: a disc of radius r shifted by d
+    changes about 2d / (pi r) of its place, so under ``changed_share`` it moved less than changed_share pi r / 2 (5 mm
+    for a 25 mm base). A reading beyond that is the detector's error, not a move."""
+    hidden_mm = settings.changed_share * math.pi * min(known.base.semi_axes_mm) / 2.0
+    if not still or math.hypot(detected.x_mm - known.x_mm, detected.y_mm - known.y_mm) <= hidden_mm:
+        return detected
+    return replace(detected, x_mm=known.x_mm, y_mm=known.y_mm, sigma_mm=known.sigma_mm, doubt_mm=known.doubt_mm)
 
 
 def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:

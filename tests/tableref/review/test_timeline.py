@@ -111,6 +111,32 @@ def test_removed_unseen_and_added_models(
     assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
 
 
+# r3's reading, 32 mm bases: a picture unchanged at its place hides a move of at most changed_share pi r / 2 (6.3 mm)
+@pytest.mark.parametrize(
+    ("r3_read", "changed", "r3_at"),
+    [
+        # read 9 mm off where nothing changed: the detector's error, r3 stays where it stood
+        ((489.0, 400.0), STILL, (480.0, 400.0)),
+        ((480.0, 392.0), STILL, (480.0, 400.0)),
+        # read 3 mm off where nothing changed: within what the picture could hide, the reading stands
+        ((483.0, 400.0), STILL, (483.0, 400.0)),
+        # read 9 mm off where its place changed: a move
+        ((489.0, 400.0), R3_CHANGED, (489.0, 400.0)),
+        # the pictures not compared: the reading stands
+        ((489.0, 400.0), None, (489.0, 400.0)),
+    ],
+)
+def test_a_model_whose_picture_did_not_change_is_not_moved_by_a_misreading(
+    r3_read: tuple[float, float], changed: dict[str, float] | None, r3_at: tuple[float, float]
+) -> None:
+    start = roster(LINE)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    state, *_ = identify(
+        detected([(400.0, 400.0), (440.0, 400.0), r3_read]), track, 1, SETTINGS, None, SKIRMISH, changed
+    )
+    assert (state.model("r3").x_mm, state.model("r3").y_mm) == r3_at
+
+
 def test_a_model_missed_where_its_unit_moved_is_unseen_not_a_casualty() -> None:
     start = roster(LINE)
     *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)

@@ -220,7 +220,9 @@ def identify(
     added: list[Placement] = []
     questions: list[Event] = []
     if track.state is None and roster is not None:
-        carried = carry_identities(detected, roster, settings.roster_gate_mm)
+        # the roster says what each model stands on: a base read at another size in this state would otherwise
+        # keep that size, and the next state's reading of its true size would be taken for a new model on it
+        carried = carry_identities(detected, roster, settings.roster_gate_mm, take_bases=True)
         used |= {m.id for m in roster.models + roster.unseen} | {m.id for m in carried.models}
         units = list(roster.units)
         terrain = roster.terrain

@@ -137,6 +137,19 @@ def test_a_model_whose_picture_did_not_change_is_not_moved_by_a_misreading(
     assert (state.model("r3").x_mm, state.model("r3").y_mm) == r3_at
 
 
+@pytest.mark.parametrize("first_read_mm", [32.0, 40.0, 25.0])
+def test_the_first_state_stands_on_the_rosters_bases_whatever_size_was_read(first_read_mm: float) -> None:
+    # r3 read at another size in the first state and at its own in the next: the same model, not a new one on it
+    start = roster(LINE)
+    points = [(x, y) for _, x, y in LINE.values()]
+    first, *_, track, _ = identify(detected(points, [32.0, 32.0, first_read_mm]), EMPTY_TRACK, 0, SETTINGS, start)
+    assert first.model("r3").base == start.model("r3").base
+    assert (first.model("r3").sigma_mm > 0.3) is (first_read_mm != 32.0)  # the misreading stays a doubt
+    state, removed, added, _, _ = identify(detected(points), track, 1, SETTINGS, None, SKIRMISH, STILL)
+    assert removed == added == []
+    assert sorted(m.id for m in state.models) == sorted(LINE)
+
+
 def test_a_model_missed_where_its_unit_moved_is_unseen_not_a_casualty() -> None:
     start = roster(LINE)
     *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)

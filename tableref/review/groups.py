@@ -193,16 +193,15 @@ def turned_landing(
         move = GroupMove(
             (float(tried[k][0]), float(tried[k][1])), float(angles[which[k]]), (float(centre[0]), float(centre[1]))
         )
-        count, _, near = _landing(move.places(places), seen_mm, allowed, fit)
-        onto = _onto(move.places(places), seen_mm, near)
+        landed = move.places(places)
+        count, off, near = _landing(landed, seen_mm, allowed, fit)
+        onto = _onto(landed, seen_mm, near)
         if tuple(onto) in readings:
             continue
         fitted = _fitted(places, seen_mm, near, onto, centre)
         again = _landing(fitted.places(places), seen_mm, allowed, fit)
         if again[0] >= count:
             move, (count, off, near) = fitted, again
-        else:
-            off = _landing(move.places(places), seen_mm, allowed, fit)[1]
         # the least move only where the landings are equally close (models placed exactly)
         moved = math.sqrt(float(np.mean(np.square(move.places(places) - places))))
         readings[tuple(onto)] = (count, off + 1e-6 * moved, move, near)

@@ -236,7 +236,9 @@ def identify(
         def still(m: rules.Model) -> bool:
             return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
 
-        to_known, reach, unit_moves = _pairing(detected.models, previous, known, units, settings, profile, still)
+        # whether each known model's picture stayed unchanged: one reading for its reach and for its place
+        stays = [k < len(previous) and still(m) for k, m in enumerate(known)]
+        to_known, reach, unit_moves = _pairing(detected.models, known, units, settings, profile, stays)
         models = []
         new = []
         for k, m in enumerate(detected.models):
@@ -245,7 +247,7 @@ def identify(
                 new.append(len(models) - 1)
                 continue
             j = to_known[k]
-            models.append(_as_known(_unmoved(m, known[j], j < len(previous) and still(known[j]), settings), known[j]))
+            models.append(_as_known(_unmoved(m, known[j], stays[j], settings), known[j]))
             if j >= len(previous):
                 del gone[known[j].id]
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
@@ -335,20 +337,18 @@ def _suggest_for(
 
 def _pairing(
     detected: Sequence[rules.Model],
-    previous: Sequence[rules.Model],
     known: Sequence[rules.Model],
     units: Sequence[rules.Unit],
     settings: ReviewSettings,
     profile: rules.RuleProfile | None,
-    still: Callable[[rules.Model], bool],
+    stays: Sequence[bool],
 ) -> tuple[dict[int, int], list[float], dict[str, GroupMove]]:
-    """detected index -> ``known`` index (the ``previous`` state's models, then the unseen ones), each known model's
+    """detected index -> ``known`` index (the state before's models, then the unseen ones), each known model's
     reach, and the move of every unit that moved (its group's displacement and turn, :func:`group_moves`: the one
-    reading of a unit's move, which also carries its unseen models). A model ``still`` in place reaches only
-    ``still_reach_mm``; once a unit is seen to move, each of its models is looked for where the unit's move takes
-    it."""
+    reading of a unit's move, which also carries its unseen models). A model that ``stays`` (its picture unchanged)
+    reaches only ``still_reach_mm``; once a unit is seen to move, each of its models is looked for where the unit's
+    move takes it."""
     by_id = {u.id: u for u in units}
-    stays = [k < len(previous) and still(m) for k, m in enumerate(known)]
     reach = [
         settings.still_reach_mm if s else reach_mm(by_id.get(m.unit or ""), profile, settings)
         for s, m in zip(stays, known, strict=True)

@@ -47,6 +47,10 @@ class PipelineSettings:
     roster_gate_mm: float = field(metadata=at_least(0))
     # ... and the roster model's round base when its diameter is within this distance (mm) of the size measured.
     roster_size_tolerance_mm: float = field(metadata=at_least(0))
+    # Where the roster lists every model, one not found may stand up to expected_reach_moves times its unit's Move
+    # plus expected_reach_margin_mm from where it was last seen (the margin alone where its unit's Move is not known).
+    expected_reach_moves: float = field(metadata=at_least(0))
+    expected_reach_margin_mm: float = field(metadata=at_least(0))
     # Given the frame measured before, only what changed is measured again: frames are compared as blurred grey
     # copies at most change_thumb_px wide; a pixel changed by more than change_noise_sigmas times the difference's
     # noise and at least change_min_delta grey levels counts, in regions of at least change_min_pixels; each

@@ -8,10 +8,12 @@ also fits the others again at the sizes they were read at.
 from vision.detect import detect_bases, fit_known_bases, snap_diameters
 from vision.detections import BaseDetections
 from vision.errors import ImageError, MaskError, ScaleError, SettingsError, VisionError
+from vision.expected import ExpectedBases
 from vision.settings import VisionSettings
 
 __all__ = [
     "BaseDetections",
+    "ExpectedBases",
     "ImageError",
     "MaskError",
     "ScaleError",

@@ -75,3 +75,23 @@ def max_overlap_mm(px_per_mm: float, settings: VisionSettings) -> float:
     step too large now and then, and bases in contact overlap by more."""
     coarse = px_per_mm < settings.outline_min_px_per_mm
     return settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+
+
+def unexplained(
+    centre_px: FloatArray,
+    radius_px: FloatArray,
+    found_centre_px: FloatArray,
+    found_radius_px: FloatArray,
+    ignore: NDArray[np.uint8] | None,
+) -> BoolArray:
+    """(K,) which of K circles (``centre_px`` (K, 2), ``radius_px`` (K,)) no circle found (``found_centre_px`` (N, 2),
+    ``found_radius_px`` (N,)) explains, its centre within half the larger radius, and whose centre is on no pixel
+    ``ignore`` (H, W) uint8 marks (None: none)."""
+    near = centre_distances(centre_px, found_centre_px) <= 0.5 * np.maximum(radius_px[:, None], found_radius_px)
+    lone = ~np.any(near, axis=1)
+    if ignore is not None:
+        h, w = ignore.shape
+        u = np.clip(np.round(centre_px[:, 0]).astype(np.intp), 0, w - 1)
+        v = np.clip(np.round(centre_px[:, 1]).astype(np.intp), 0, h - 1)
+        lone &= ignore[v, u] == 0
+    return np.asarray(lone, dtype=np.bool_)

@@ -42,7 +42,9 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
     marks where bases stand. A base found where it sees none is dropped; where it sees one that nothing found
     explains, steps 2-6 read the rim from a seed there, and where no rim is read but the net is sure, its own centre
     and size stand with wider sigmas.
-13. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
+13. Where a roster's bases are given, the finder's peaks of a size found too few times, within reach of where the
+    missing models were last seen, stand for them (:mod:`vision.expected`).
+14. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
 
 :func:`fit_known_bases` fits the bases again where their sizes are known (:mod:`vision.known`).
 """
@@ -57,10 +59,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.candidates import split_detections
-from vision.circles import SAME_BASE_CENTER_FRACTION, centre_distances, snap_diameters
+from vision.circles import SAME_BASE_CENTER_FRACTION, centre_distances, snap_diameters, unexplained
 from vision.colour import chroma_contrast
 from vision.detections import BaseDetections
 from vision.errors import VisionError
+from vision.expected import ExpectedBases, expected_look
 from vision.finder import FinderMaps, load_finder
 from vision.footprints import read_footprints, seeds_in_reach
 from vision.inputs import check_mask, check_scale, grey_image
@@ -92,13 +95,18 @@ def detect_bases(
     parallax: RimParallax | None = None,
     wanted_px: FloatArray | None = None,
     reference_bgr: NDArray[np.uint8] | None = None,
+    expected: ExpectedBases | None = None,
 ) -> BaseDetections:
     """Find the round bases in a rectified top-down image of the table (see :func:`_detect_bases`).
+
+    ``expected``, the bases a roster lists (sizes, where last seen, how far each may have gone): where fewer of a
+    size are found, the finder's peaks of that size within reach stand for the missing ones (step 13,
+    :mod:`vision.expected`; only where the finder looks).
 
     ``reference_bgr``, the same view of the table empty (its terrain, no models; (H, W, 3) or (H, W) uint8 like
     ``topdown_bgr``), when given: a base must have changed since (``reference_min_changed_share`` of its inside, see
     :mod:`vision.reference`), as no printed circle or texture of the mat has."""
-    found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px)
+    found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px, expected)
     scale = check_scale(px_per_mm, settings)
     if reference_bgr is None:
         return found
@@ -121,6 +129,7 @@ def _detect_bases(
     mask: NDArray[np.uint8] | None = None,
     parallax: RimParallax | None = None,
     wanted_px: FloatArray | None = None,
+    expected: ExpectedBases | None = None,
 ) -> BaseDetections:
     """Find the round bases in a rectified top-down image of the table.
 
@@ -181,7 +190,10 @@ def _detect_bases(
             return bases
         maps = load_finder(settings.finder_file or None).read(bgr, scale)
         bases = _finder_look(grey, bgr, colour, bases, maps, blur_px, scale, settings, ignore, parallax, wanted_px)
-        return _finder_sizes(bases, maps, bgr, scale, settings)
+        bases = _finder_sizes(bases, maps, bgr, scale, settings)
+        if expected is None or settings.expected_min_probability <= 0:
+            return bases
+        return _expected_bases(bases, maps, expected, scale, settings, ignore)
 
     def grey_seeds() -> Seeds:
         return find_seeds(grey, scale, settings, ignore, settings.pack_vote_fraction if packs else None)
@@ -375,13 +387,7 @@ def _finder_look(
         return found
     size_mm = snap_diameters(diameter_mm, settings.base_sizes_mm, np.inf)[0]
     radius_px = 0.5 * size_mm * scale
-    explained = centre_distances(centre_px, found.center_px) <= 0.5 * np.maximum(radius_px[:, None], found.radius_px)
-    lone = ~np.any(explained, axis=1)
-    if ignore is not None:
-        h, w = ignore.shape
-        u = np.clip(np.round(centre_px[:, 0]).astype(np.intp), 0, w - 1)
-        v = np.clip(np.round(centre_px[:, 1]).astype(np.intp), 0, h - 1)
-        lone &= ignore[v, u] == 0
+    lone = unexplained(centre_px, radius_px, found.center_px, found.radius_px, ignore)
     if not np.any(lone):
         return found
     r = radius_px[lone]
@@ -434,6 +440,27 @@ def _finder_sizes(
     reading_mm = np.where(blend, (1.0 - weight) * fitted_mm + weight * np.nan_to_num(seen_mm), fitted_mm)
     lab = top_colours(bgr, found.center_px, found.radius_px, settings)
     return vote_sizes(found, lab, scale, settings, reading_mm)
+
+
+def _expected_bases(
+    found: BaseDetections,
+    maps: FinderMaps,
+    expected: ExpectedBases,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+) -> BaseDetections:
+    """Step 13: ``found`` and, where it lacks bases ``expected`` lists, the finder's own bases that stand for them
+    (:func:`vision.expected.expected_look`), each where it clashes with no base found."""
+    centre_px, size_mm, prob = expected_look(
+        found, maps, expected, scale, settings.expected_min_probability, settings.expected_size_share, ignore
+    )
+    if len(size_mm) == 0:
+        return found
+    both = BaseDetections.concatenate([found, _finder_bases(centre_px, size_mm, prob, scale, settings)])
+    later = np.arange(len(both)) >= len(found)
+    kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
+    return both[np.sort(kept)]
 
 
 def _finder_bases(

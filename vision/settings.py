@@ -53,6 +53,8 @@ _FRACTIONS = (
     "min_disc_fill",
 )
 _NON_NEGATIVE = (
+    "expected_min_probability",
+    "expected_size_share",
     "finder_verifier_probability",
     "finder_sure_probability",
     "finder_seed_probability",
@@ -358,6 +360,10 @@ class VisionSettings:
             reading that blends this share of the finder's diameter there with (1 - this) of the rim's fitted one
             (0: the rim's alone; bases over ``finder_max_diameter_mm`` keep the rim's).
         finder_file: the finder's net (.onnx); empty: the one that ships in vision/data.
+    The bases a roster expects (see :mod:`vision.expected`; only where one is given)
+        expected_min_probability: where fewer bases of a size were found than the roster lists, the finder's peaks
+            of at least this probability that nothing found explains stand for the missing ones (0: never).
+        expected_size_share: such a peak's diameter is within this share of the missing size.
     The empty table (see :mod:`vision.reference`; only where a reference is given)
         reference_blur_mm: both images are smoothed by this much before they are compared.
         reference_light_cell_mm, reference_light_reach_cells: the light's slow change between the two is read per
@@ -538,6 +544,8 @@ class VisionSettings:
     finder_diameter_sigma_mm: float
     finder_size_weight: float
     finder_file: str
+    expected_min_probability: float
+    expected_size_share: float
     reference_blur_mm: float
     reference_light_cell_mm: float
     reference_light_reach_cells: int

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 import rules
 from calibration.camera import CameraModel
 from calibration.spec import TableSpec
-from calibration.table import TableCalibration, calibrate_table
+from calibration.table import TableCalibration, calibrate_table, table_to_rectified
 from tableref.assign import centres_mm, match_models
 from tableref.outlines import outlines_mm
 from tableref.pipeline.incremental import changed_windows, comparable, measure_again, roster_key
@@ -30,10 +30,12 @@ from tableref.pipeline.state import (
     with_calibration_section,
 )
 from tableref.pipeline.view import marker_mask, rectified_scale, rim_parallax, smoothed
+from tableref.report import MM_PER_INCH
 from tableref.settings import PipelineSettings, Settings
 from tableref.sources import deblock_blur_px
 from vision.detect import detect_bases, fit_known_bases
 from vision.detections import BaseDetections
+from vision.expected import ExpectedBases
 from vision.parallax import RimParallax
 
 
@@ -61,6 +63,21 @@ def roster_sizes(config: Settings, roster: rules.TableState) -> Settings:
     if not sizes:
         return config
     return replace(config, vision=replace(config.vision, base_sizes_mm=tuple(sizes)))
+
+
+def roster_expectation(roster: rules.TableState, px_per_mm: float, settings: PipelineSettings) -> ExpectedBases:
+    """The round bases ``roster`` lists (its models and its unseen ones, each where it was last seen), as the detector
+    looks for them in a top-down view at ``px_per_mm``: each may stand ``expected_reach_moves`` times its unit's Move
+    plus ``expected_reach_margin_mm`` from there (the margin alone where the Move is not known)."""
+    moves = {u.id: u.move_in for u in roster.units}
+    listed = [m for m in (*roster.models, *roster.unseen) if isinstance(m.base, rules.RoundBase)]
+    diameter_mm = np.array([2.0 * m.base.semi_axes_mm[0] for m in listed], dtype=np.float64)
+    near_px = table_to_rectified(np.array([[m.x_mm, m.y_mm] for m in listed]).reshape(-1, 2), px_per_mm)
+    move_in = np.array([moves.get(m.unit) if m.unit is not None else None for m in listed], dtype=np.float64)
+    # a model whose Move is not known is looked for about where it was last seen, as far as the margin goes
+    moved_mm = np.nan_to_num(move_in * MM_PER_INCH * settings.expected_reach_moves, nan=0.0)
+    reach_mm = moved_mm + settings.expected_reach_margin_mm
+    return ExpectedBases(diameter_mm, near_px, reach_mm * px_per_mm)
 
 
 def empty_table(
@@ -145,8 +162,10 @@ def detect_frame(
     (``keep_overview``: the first frame of a watch). ``reference``, the table seen empty: a base must have changed
     since (see :func:`vision.detect_bases`). ``whole_roster``: the roster lists every model on the table, so a base
     is of one of its sizes (see :func:`roster_sizes`)."""
+    expected = None
     if whole_roster and roster is not None:
         config = roster_sizes(config, roster)
+        expected = roster
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -180,7 +199,7 @@ def detect_frame(
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
         detections, diameter, height = _measure_whole(
-            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px
+            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px, expected
         )
         remeasured = 1.0
         kept = None
@@ -219,17 +238,20 @@ def _measure_whole(
     reference: EmptyTable | None,
     timings: dict[str, float],
     blur_px: float = 0.0,
+    expected: rules.TableState | None = None,
 ) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
     """Every base of the whole frame, fitted again at the roster's sizes and rim heights where it declares them:
     (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared). Adds the rectification's
     and the detection's times (ms) to ``timings``. The view is smoothed by ``blur_px`` (see
-    :func:`~tableref.pipeline.view.smoothed`)."""
+    :func:`~tableref.pipeline.view.smoothed`). ``expected``: a roster of every model on the table, whose bases not
+    found are looked for (:func:`roster_expectation`)."""
     t = time.perf_counter()
     topdown = smoothed(calibration.rectify(frame_bgr, px_per_mm), blur_px)
     timings["rectify"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     empty = None if reference is None else reference.topdown(px_per_mm)
-    detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty)
+    wanted = None if expected is None else roster_expectation(expected, px_per_mm, config.pipeline)
+    detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty, expected=wanted)
     diameter = height = np.full(len(detections), np.nan)
     if roster is not None:
         diameter, height = known_bases(calibration, detections, px_per_mm, roster, config.pipeline)

@@ -97,12 +97,22 @@ def measure_settled(
     previous: FrameAnalysis | None = None,
     keep_overview: bool = False,
     reference: EmptyTable | None = None,
+    whole_roster: bool = False,
 ) -> Settled:
     """Measure a settled frame (:func:`~tableref.pipeline.frame.detect_frame`, whose arguments the others are) with
     the ``calibration`` kept from an earlier frame, or a new one where :func:`settled_calibration` says so. A
     ``previous`` analysis of another calibration is not built on: the frame is measured whole."""
     used, fresh = settled_calibration(frame_bgr, spec, camera, calibration, config.calibration)
     analysis = detect_frame(
-        frame_bgr, spec, config, camera, used, roster, previous, keep_overview=keep_overview, reference=reference
+        frame_bgr,
+        spec,
+        config,
+        camera,
+        used,
+        roster,
+        previous,
+        keep_overview=keep_overview,
+        reference=reference,
+        whole_roster=whole_roster,
     )
     return Settled(analysis, fresh)

@@ -322,6 +322,7 @@ class Reviewer:
                     self.calibration,
                     declared,
                     reference=self.empty,
+                    whole_roster=declared is not None,
                 )
             except _FRAME_ERRORS as exc:
                 if verdict != COVERED:

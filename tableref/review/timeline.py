@@ -26,7 +26,6 @@ from tableref.pipeline.identity import (
     carry_identities,
     led_by_present,
     pairing,
-    standing_on,
     suggest_units,
     with_identity,
 )
@@ -510,13 +509,23 @@ def roster_bases_where_seen(
     roster: rules.TableState | None, previous: rules.TableState | None
 ) -> rules.TableState | None:
     """The bases a game's roster declares, standing where each model was last seen (the previous reviewed
-    state; the roster's own places before the first): what the detector may fit them at (``roster`` of
-    :func:`tableref.pipeline.frame.detect_frame`). None without a roster or when no model of it is left."""
+    state, its unseen models too; the roster's own places before the first): what the detector may fit them at,
+    and look for where it finds fewer than it lists (``roster`` of :func:`tableref.pipeline.frame.detect_frame`, a
+    whole roster). The roster's units stay, their Moves saying how far a model may have gone, with no leader (one
+    may be gone). None without a roster or when no model of it is left."""
     if roster is None:
         return None
     if previous is None:
         return roster
-    return standing_on(previous.table, previous.models, {m.id: m.base for m in roster.models})
+    bases = {m.id: m.base for m in roster.models}
+    units = tuple(replace(u, leader=None) for u in roster.units)
+    known = {u.id for u in units}
+    listed = tuple(
+        replace(m, base=bases[m.id], unit=m.unit if m.unit in known else None)
+        for m in (*previous.models, *previous.unseen)
+        if m.id in bases
+    )
+    return rules.TableState(previous.table, units, listed) if listed else None
 
 
 def review_state(

@@ -13,8 +13,9 @@ from calibration.table import calibrate_table, table_to_rectified
 from synth.generate import fit_camera, make_figure, plain_scene
 from synth.render import render
 from synth.scene import SceneModel
+from tableref.config import load_config
 from tableref.evaluate import load_samples
-from tableref.pipeline.frame import detect_frame, fuse_frames, roster_sizes
+from tableref.pipeline.frame import detect_frame, fuse_frames, roster_expectation, roster_sizes
 from tableref.pipeline.frame import empty_table as pipeline_empty_table
 from tableref.pipeline.identity import carry_identities
 from tableref.pipeline.state import (
@@ -428,3 +429,24 @@ def test_a_frame_coarser_than_the_bar_says_so_in_its_notes(
     assert section is not None
     notes = section.report.notes
     assert any(f"sees the table at {cal.px_per_mm:.2f} px/mm" in n for n in notes) is noted
+
+
+def test_a_whole_roster_expects_its_round_bases_within_a_run_and_a_charge_of_where_each_was_last_seen() -> None:
+    settings = load_config().pipeline
+    units = (rules.Unit("red", player="A", move_in=6.0), rules.Unit("blue", player="B"))
+    models = (
+        rules.Model("r1", "red", 100.0, 200.0, rules.RoundBase(32.0)),
+        rules.Model("b1", "blue", 300.0, 200.0, rules.RoundBase(40.0)),
+        rules.Model("x1", None, 500.0, 200.0, rules.RoundBase(25.0)),
+        rules.Model("o1", "red", 700.0, 200.0, rules.OvalBase(60.0, 35.0)),
+    )
+    unseen = (rules.Model("r2", "red", 130.0, 220.0, rules.RoundBase(32.0)),)
+    roster = rules.TableState(rules.Table(1829.0, 1219.0), units, models, unseen=unseen)
+    got = roster_expectation(roster, 2.0, settings)
+    # the oval base is not looked for; the unseen model is, where it was last seen
+    np.testing.assert_array_equal(got.diameter_mm, [32.0, 40.0, 25.0, 32.0])
+    np.testing.assert_allclose(got.near_px, table_to_rectified([[100, 200], [300, 200], [500, 200], [130, 220]], 2.0))
+    run_mm = 6.0 * 25.4 * settings.expected_reach_moves + settings.expected_reach_margin_mm
+    # a unit whose Move is not known, or a model of no unit, is looked for about where it was last seen
+    margin_mm = settings.expected_reach_margin_mm
+    np.testing.assert_allclose(got.reach_px, [2.0 * run_mm, 2.0 * margin_mm, 2.0 * margin_mm, 2.0 * run_mm])

@@ -329,6 +329,22 @@ def test_the_rosters_bases_stand_where_their_models_were_last_seen(
     assert all(m.base == rules.RoundBase(32.0, height_mm=3.5) for m in got.models)
 
 
+def test_the_rosters_bases_include_the_models_unseen_and_keep_their_units_moves() -> None:
+    listed = dataclasses.replace(roster(LINE), units=(rules.Unit("red", player="A", move_in=5.0, leader="r1"),))
+    seen = rules.Model("r1", "red", 410.0, 405.0, rules.RoundBase(28.5), 0.4)
+    # r2 unseen at its last place; r3 gone from the review's state (a casualty): only what the state holds stands
+    unseen = rules.Model("r2", "red", 440.0, 400.0, rules.RoundBase(32.0), 0.4)
+    previous = rules.TableState(TABLE, listed.units, (seen,), unseen=(unseen,))
+    got = roster_bases_where_seen(listed, previous)
+    assert got is not None
+    assert {m.id: (m.x_mm, m.y_mm, m.unit) for m in got.models} == {
+        "r1": (410.0, 405.0, "red"),
+        "r2": (440.0, 400.0, "red"),
+    }
+    # the unit's Move stays (how far a model not found may have gone); its leader may be gone, so none is named
+    assert [(u.id, u.move_in, u.leader) for u in got.units] == [("red", 5.0, None)]
+
+
 # a block of eight in two ranks, 40 mm apart: a unit moved a few base widths lands some of its models on places
 # others left, under a wrong displacement
 BLOCK = {f"r{k + 1}": ("red", 400.0 + 40.0 * (k % 4), 400.0 + 40.0 * (k // 4)) for k in range(8)}

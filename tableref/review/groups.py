@@ -79,12 +79,12 @@ def size_agreement(
     return off <= slack, off <= slack + settings.size_confusion_mm
 
 
-def held_by(
+def holders(
     detected: Sequence[rules.Model], known: Sequence[rules.Model], stays: Sequence[bool], settings: ReviewSettings
 ) -> np.ndarray:
-    """(D,) per detection, the unit of the ``known`` model that ``stays`` where it stood (its picture unchanged)
-    within ``still_reach_mm`` of it and of its size, or None: such a base is that model."""
-    held = np.full(len(detected), None, dtype=object)
+    """(D,) per detection, the index of the nearest ``known`` model that ``stays`` where it stood (its picture
+    unchanged) within ``still_reach_mm`` of it and of its size, or -1: such a base is that model."""
+    held = np.full(len(detected), -1, dtype=np.intp)
     rows = [j for j, s in enumerate(stays) if s]
     if not rows or not detected:
         return held
@@ -92,8 +92,15 @@ def held_by(
     apart = np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
     close = (apart <= settings.still_reach_mm) & size_agreement(detected, [known[j] for j in rows], settings)[1]
     for d in np.flatnonzero(close.any(axis=1)):
-        held[d] = known[rows[int(np.argmin(np.where(close[d], apart[d], np.inf)))]].unit
+        held[d] = rows[int(np.argmin(np.where(close[d], apart[d], np.inf)))]
     return held
+
+
+def held_by(
+    detected: Sequence[rules.Model], known: Sequence[rules.Model], stays: Sequence[bool], settings: ReviewSettings
+) -> np.ndarray:
+    """(D,) per detection, the unit of the model that holds it (:func:`holders`), or None."""
+    return np.array([None if j < 0 else known[j].unit for j in holders(detected, known, stays, settings)], dtype=object)
 
 
 # Of the ways a turned unit lands the most models, at most this many (the closest first) are fitted exactly: they

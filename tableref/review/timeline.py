@@ -29,7 +29,7 @@ from tableref.pipeline.identity import (
     suggest_units,
     with_identity,
 )
-from tableref.review.groups import GroupMove, group_moves, held_by, places_mm, size_agreement
+from tableref.review.groups import GroupMove, group_moves, held_by, holders, places_mm, size_agreement
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -129,10 +129,12 @@ def _match(
     settings: ReviewSettings,
     expected_mm: np.ndarray | None = None,
     astray_mm: np.ndarray | None = None,
+    held: np.ndarray | None = None,
 ) -> dict[int, int]:
     """detected index -> known index: minimum sum of squared displacements from where each known model is
     ``expected_mm`` (K, 2) (default: where it stood), none beyond the known model's ``reach_mm`` of where it stood,
-    farther than its ``astray_mm`` (K,) from where it is expected (default: no limit), or across base sizes.
+    farther than its ``astray_mm`` (K,) from where it is expected (default: no limit), or across base sizes; a
+    detection ``held`` (D,) by a known model (its index, -1: none) pairs with that one only.
 
     Squared, because models in a line that all move along it have the same total displacement whichever way
     they are paired; the sum of squares is least for the pairing in which they moved alike, as units do.
@@ -152,6 +154,9 @@ def _match(
     if astray_mm is not None:
         # how far from where it is expected, whatever its size was read as
         barred |= off > np.asarray(astray_mm, dtype=np.float64)[None, :] ** 2
+    if held is not None:
+        holder = np.asarray(held, dtype=np.intp)[:, None]
+        barred |= (holder >= 0) & (holder != np.arange(len(known))[None, :])
     cost[barred] = gate * 2.0 + 1.0
     return pairing(cost, gate)
 
@@ -375,7 +380,9 @@ def _pairing(
             for m in known
         ]
     )
-    to_known = _match(detected, known, reach, settings, expected, astray)
+    # ... and paired with another model, it would stand on the place of that one, kept there as unchanged: two models
+    # on one base
+    to_known = _match(detected, known, reach, settings, expected, astray, holders(detected, known, stays, settings))
     return to_known, reach, {u: fitted[u] for u in moved}
 
 

@@ -14,6 +14,7 @@ from tableref.config import load_config
 from tableref.pipeline.identity import suggest_units
 from tableref.review.timeline import (
     EMPTY_TRACK,
+    _match,
     identify,
     review_states,
     roster_bases_where_seen,
@@ -530,3 +531,25 @@ def test_the_steps_of_a_melee_left_undone_come_with_the_units_verdict() -> None:
     named = [f for f in troopers["findings"] if f["kind"] == "melee"]
     assert any("t4" in f["models"] for f in named), troopers["findings"]
     assert verdicts["clones"]["legal"] and verdicts["clones"]["findings"] == []
+
+
+@pytest.mark.parametrize(
+    ("held", "paired_with"),
+    [
+        # a group move that puts r1 30 mm on (wrongly) makes the base at r1's place cheapest for r2, unseen behind it
+        (None, 1),
+        # r1's picture did not change and the base stands at its place: it is r1's, whatever the group fit expects
+        ([0], 0),
+    ],
+)
+def test_a_base_on_the_place_of_a_model_whose_picture_did_not_change_pairs_with_that_model_only(
+    held: list[int] | None, paired_with: int
+) -> None:
+    known = [
+        rules.Model("r1", "red", 100.0, 100.0, rules.RoundBase(32.0), 0.3),
+        rules.Model("r2", "red", 70.0, 100.0, rules.RoundBase(32.0), 0.3),
+    ]
+    base = [rules.Model("m1", None, 100.5, 100.0, rules.RoundBase(32.0), 0.3)]
+    expected = np.array([[130.0, 100.0], [100.0, 100.0]])
+    got = _match(base, known, [200.0, 200.0], SETTINGS, expected, None, None if held is None else np.array(held))
+    assert got == {0: paired_with}

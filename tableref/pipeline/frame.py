@@ -143,6 +143,7 @@ def detect_frame(
     keep_overview: bool = False,
     reference: EmptyTable | None = None,
     whole_roster: bool = False,
+    snap_to_roster: bool = True,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a ``roster`` (the
@@ -161,10 +162,12 @@ def detect_frame(
     analysis keeps what its next frame is compared with (``overview``) when given a ``previous`` or asked to
     (``keep_overview``: the first frame of a watch). ``reference``, the table seen empty: a base must have changed
     since (see :func:`vision.detect_bases`). ``whole_roster``: the roster lists every model on the table, so a base
-    is of one of its sizes (see :func:`roster_sizes`)."""
+    is of one of its sizes (see :func:`roster_sizes`; with ``snap_to_roster`` False, of any standard size), and
+    the bases of a size found fewer times than it lists are looked for (see :func:`roster_expectation`)."""
     expected = None
     if whole_roster and roster is not None:
-        config = roster_sizes(config, roster)
+        if snap_to_roster:
+            config = roster_sizes(config, roster)
         expected = roster
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}

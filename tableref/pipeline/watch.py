@@ -98,6 +98,7 @@ def measure_settled(
     keep_overview: bool = False,
     reference: EmptyTable | None = None,
     whole_roster: bool = False,
+    snap_to_roster: bool = True,
 ) -> Settled:
     """Measure a settled frame (:func:`~tableref.pipeline.frame.detect_frame`, whose arguments the others are) with
     the ``calibration`` kept from an earlier frame, or a new one where :func:`settled_calibration` says so. A
@@ -114,5 +115,6 @@ def measure_settled(
         keep_overview=keep_overview,
         reference=reference,
         whole_roster=whole_roster,
+        snap_to_roster=snap_to_roster,
     )
     return Settled(analysis, fresh)

@@ -323,6 +323,9 @@ class Reviewer:
                     declared,
                     reference=self.empty,
                     whole_roster=declared is not None,
+                    # a base read a standard size off pairs with its model at a price (timeline.size_agreement);
+                    # snapped to the roster's sizes alone, a 25 mm base read at 29 mm would be a 32 mm one
+                    snap_to_roster=False,
                 )
             except _FRAME_ERRORS as exc:
                 if verdict != COVERED:

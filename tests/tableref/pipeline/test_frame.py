@@ -450,3 +450,24 @@ def test_a_whole_roster_expects_its_round_bases_within_a_run_and_a_charge_of_whe
     # a unit whose Move is not known, or a model of no unit, is looked for about where it was last seen
     margin_mm = settings.expected_reach_margin_mm
     np.testing.assert_allclose(got.reach_px, [2.0 * run_mm, 2.0 * margin_mm, 2.0 * margin_mm, 2.0 * run_mm])
+
+
+@pytest.mark.parametrize(("snap_to_roster", "only_roster_sizes"), [(True, True), (False, False)])
+def test_a_whole_roster_need_not_cut_the_sizes_a_base_snaps_to(
+    config: Settings, snap_to_roster: bool, only_roster_sizes: bool
+) -> None:
+    # the sample's truth as the roster, every base declared 32 mm: snapped to the roster's sizes every base reads 32;
+    # otherwise the sizes read stand (the review pairs a base read a size off with its model at a price)
+    (sample,) = [s for s in load_samples("sample_images") if s.name == "skirmish_1080p"]
+    truth = rules.state_from_dict({k: sample.truth[k] for k in ("table", "units", "models")})
+    roster = dataclasses.replace(
+        truth, models=tuple(dataclasses.replace(m, base=rules.RoundBase(32.0)) for m in truth.models)
+    )
+    image = read_image(sample.image)
+    got = detect_frame(
+        image, sample.spec, config, sample.camera, roster=roster, whole_roster=True, snap_to_roster=snap_to_roster
+    )
+    sizes = {2.0 * m.base.semi_axes_mm[0] for m in got.state.models}
+    truth_sizes = {2.0 * m.base.semi_axes_mm[0] for m in truth.models}
+    assert len(truth_sizes) > 1
+    assert (sizes == {32.0}) is only_roster_sizes

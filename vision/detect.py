@@ -230,10 +230,9 @@ def _detect_bases(
     )
     # where the colour look read a base round bases the grey look found (a figure's outline read in grey, say), it may
     # take their place; elsewhere the grey look's bases stand
-    both = BaseDetections.concatenate([found, more])
-    later = np.arange(len(both)) >= len(found)
-    keep = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
-    found, more = both[keep[~later[keep]]], both[keep[later[keep]]]
+    both, keep = _kept_after(found, more, scale, settings)
+    n = len(found)
+    found, more = both[keep[keep < n]], both[keep[keep >= n]]
     # a second reading of a base the colour look found yields to it; where the two read different things that cannot
     # both stand (the colour look may take a figure lying beside its base for one), the better scored stands
     same = centre_distances(spare.center_px, more.center_px) <= SAME_BASE_CENTER_FRACTION * more.radius_px[None, :]
@@ -351,9 +350,7 @@ def _pack_look(
     more = more[more.score >= settings.pack_min_score]
     if len(more) == 0:
         return more
-    both = BaseDetections.concatenate([found, more])
-    later = np.arange(len(both)) >= len(found)
-    kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
+    _both, kept = _kept_after(found, more, scale, settings)
     # a pack's reading stands only beside the bases found, never in the place of one
     return more[np.sort(kept[kept >= len(found)]) - len(found)]
 
@@ -419,9 +416,7 @@ def _finder_look(
     if settings.verifier_min_probability > 0:
         bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
         more = _verified(more, bgr, scale, bar, groups=False)
-    both = BaseDetections.concatenate([found, more])
-    later = np.arange(len(both)) >= len(found)
-    kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
+    both, kept = _kept_after(found, more, scale, settings)
     return both[np.sort(kept)]
 
 
@@ -457,10 +452,19 @@ def _expected_bases(
     )
     if len(size_mm) == 0:
         return found
-    both = BaseDetections.concatenate([found, _finder_bases(centre_px, size_mm, prob, scale, settings)])
-    later = np.arange(len(both)) >= len(found)
-    kept = resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
+    both, kept = _kept_after(found, _finder_bases(centre_px, size_mm, prob, scale, settings), scale, settings)
     return both[np.sort(kept)]
+
+
+def _kept_after(
+    found: BaseDetections, more: BaseDetections, scale: float, settings: VisionSettings
+) -> tuple[BaseDetections, NDArray[np.intp]]:
+    """``found`` and ``more`` as one table, and the rows of it that stand, best first (:func:`resolve_overlaps`), where
+    ``more``'s readings come after all of ``found``'s: they stand only where they clash with none of those, or take
+    the place of those they hold."""
+    both = BaseDetections.concatenate([found, more])
+    later = np.arange(len(both)) >= len(found)
+    return both, resolve_overlaps(both.center_px, both.radius_px, both.diameter_mm, both.score, scale, settings, later)
 
 
 def _finder_bases(

@@ -29,8 +29,8 @@ _SAME_SIZE_MM = 0.05
 @dataclass(frozen=True, eq=False)
 class ExpectedBases:
     """Bases a roster lists, in the pixels of the view they are looked for in: ``diameter_mm`` (M,), each model's
-    base; ``near_px`` (M, 2), where it was last seen (NaN: not known); ``reach_px`` (M,), how far from there it may
-    stand now (inf: anywhere)."""
+    base; ``near_px`` (M, 2), where it was last seen; ``reach_px`` (M,), how far from there it may stand now (inf:
+    anywhere)."""
 
     diameter_mm: FloatArray
     near_px: FloatArray
@@ -45,9 +45,8 @@ class ExpectedBases:
             )
         if np.any(~np.isfinite(self.diameter_mm)) or np.any(self.diameter_mm <= 0):
             raise VisionError("expected bases need positive diameters (mm)")
-
-    def __len__(self) -> int:
-        return len(self.diameter_mm)
+        if np.any(~np.isfinite(self.near_px)):
+            raise VisionError("expected bases need finite places (px) where they were last seen")
 
 
 def missing_counts(found: BaseDetections, expected: ExpectedBases) -> dict[float, int]:
@@ -88,8 +87,7 @@ def expected_look(
     for size in sorted(lacking, key=lambda s: -lacking[s]):
         models = np.abs(expected.diameter_mm - size) < _SAME_SIZE_MM
         near, reach = expected.near_px[models], expected.reach_px[models]
-        apart = centre_distances(centre_px, np.nan_to_num(near, nan=0.0))
-        within = np.any((apart <= reach[None, :]) | ~np.isfinite(near[:, :1].T), axis=1)
+        within = np.any(centre_distances(centre_px, near) <= reach[None, :], axis=1)
         fits = free & within & (np.abs(diameter_mm - size) <= size_share * size)
         # peaks come most probable first
         for k in np.flatnonzero(fits)[: lacking[size]]:

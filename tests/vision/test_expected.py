@@ -41,7 +41,7 @@ def _found(centres: list[tuple[float, float]], sizes: list[float]) -> BaseDetect
 
 
 def _expected(rows: list[tuple[float, tuple[float, float], float]]) -> ExpectedBases:
-    """One row per (diameter mm, last place px (NaN: unknown), reach px)."""
+    """One row per (diameter mm, last place px, reach px)."""
     return ExpectedBases(
         np.array([r[0] for r in rows], np.float64),
         np.array([r[1] for r in rows], np.float64).reshape(-1, 2),
@@ -50,7 +50,6 @@ def _expected(rows: list[tuple[float, tuple[float, float], float]]) -> ExpectedB
 
 
 A, B, C = (10, 10), (10, 40), (30, 80)  # cells
-NAN = (float("nan"), float("nan"))
 
 
 @pytest.mark.parametrize(
@@ -62,9 +61,8 @@ NAN = (float("nan"), float("nan"))
         ([(*A, 0.8, 29.0)], [], [(32.0, (50.0, 50.0), 100.0)], [(A, 32.0)]),
         # beyond the missing model's reach: none
         ([(*C, 0.8, 32.0)], [], [(32.0, (50.0, 50.0), 100.0)], []),
-        # reach not known (inf) or place not known: anywhere
+        # reach not known (inf): anywhere
         ([(*C, 0.8, 32.0)], [], [(32.0, (50.0, 50.0), float("inf"))], [(C, 32.0)]),
-        ([(*C, 0.8, 32.0)], [], [(32.0, NAN, 100.0)], [(C, 32.0)]),
         # one missing, two peaks: the more probable
         ([(*A, 0.6, 32.0), (*B, 0.7, 32.0)], [], [(32.0, (100.0, 50.0), 200.0)], [(B, 32.0)]),
         # a peak a base found explains is no missing base
@@ -126,3 +124,5 @@ def test_expected_bases_of_mismatched_shapes_are_refused() -> None:
         ExpectedBases(np.array([32.0, 25.0]), np.zeros((1, 2)), np.ones(2))
     with pytest.raises(VisionError, match="positive"):
         ExpectedBases(np.array([0.0]), np.zeros((1, 2)), np.ones(1))
+    with pytest.raises(VisionError, match="finite places"):
+        ExpectedBases(np.array([32.0]), np.full((1, 2), np.nan), np.ones(1))

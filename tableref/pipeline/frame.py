@@ -164,11 +164,8 @@ def detect_frame(
     since (see :func:`vision.detect_bases`). ``whole_roster``: the roster lists every model on the table, so a base
     is of one of its sizes (see :func:`roster_sizes`; with ``snap_to_roster`` False, of any standard size), and
     the bases of a size found fewer times than it lists are looked for (see :func:`roster_expectation`)."""
-    expected = None
-    if whole_roster and roster is not None:
-        if snap_to_roster:
-            config = roster_sizes(config, roster)
-        expected = roster
+    if whole_roster and roster is not None and snap_to_roster:
+        config = roster_sizes(config, roster)
     settings: PipelineSettings = config.pipeline
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -202,7 +199,7 @@ def detect_frame(
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
         detections, diameter, height = _measure_whole(
-            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px, expected
+            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px, whole_roster
         )
         remeasured = 1.0
         kept = None
@@ -241,19 +238,19 @@ def _measure_whole(
     reference: EmptyTable | None,
     timings: dict[str, float],
     blur_px: float = 0.0,
-    expected: rules.TableState | None = None,
+    whole_roster: bool = False,
 ) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
     """Every base of the whole frame, fitted again at the roster's sizes and rim heights where it declares them:
     (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared). Adds the rectification's
     and the detection's times (ms) to ``timings``. The view is smoothed by ``blur_px`` (see
-    :func:`~tableref.pipeline.view.smoothed`). ``expected``: a roster of every model on the table, whose bases not
-    found are looked for (:func:`roster_expectation`)."""
+    :func:`~tableref.pipeline.view.smoothed`). ``whole_roster``: ``roster`` lists every model on the table, and the
+    bases it lists that are not found are looked for (:func:`roster_expectation`)."""
     t = time.perf_counter()
     topdown = smoothed(calibration.rectify(frame_bgr, px_per_mm), blur_px)
     timings["rectify"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     empty = None if reference is None else reference.topdown(px_per_mm)
-    wanted = None if expected is None else roster_expectation(expected, px_per_mm, config.pipeline)
+    wanted = roster_expectation(roster, px_per_mm, config.pipeline) if whole_roster and roster is not None else None
     detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty, expected=wanted)
     diameter = height = np.full(len(detections), np.nan)
     if roster is not None:

@@ -96,11 +96,9 @@ def holders(
     return held
 
 
-def held_by(
-    detected: Sequence[rules.Model], known: Sequence[rules.Model], stays: Sequence[bool], settings: ReviewSettings
-) -> np.ndarray:
-    """(D,) per detection, the unit of the model that holds it (:func:`holders`), or None."""
-    return np.array([None if j < 0 else known[j].unit for j in holders(detected, known, stays, settings)], dtype=object)
+def held_by(held: np.ndarray, known: Sequence[rules.Model]) -> np.ndarray:
+    """(D,) per detection, the unit of the ``known`` model that holds it (``held``, from :func:`holders`), or None."""
+    return np.array([None if j < 0 else known[j].unit for j in held], dtype=object)
 
 
 # Of the ways a turned unit lands the most models, at most this many (the closest first) are fitted exactly: they

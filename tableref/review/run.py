@@ -322,7 +322,7 @@ class Reviewer:
                     self.calibration,
                     declared,
                     reference=self.empty,
-                    whole_roster=declared is not None,
+                    whole_roster=True,
                     # a base read a standard size off pairs with its model at a price (timeline.size_agreement);
                     # snapped to the roster's sizes alone, a 25 mm base read at 29 mm would be a 32 mm one
                     snap_to_roster=False,

@@ -360,7 +360,8 @@ def _pairing(
     # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went. A base at
     # the place of a model whose picture did not change is that model's: another unit moved onto its neighbours'
     # old places must not count it as one of its own
-    fitted = group_moves(detected, known, reach, settings, held_by(detected, known, stays, settings))
+    held = holders(detected, known, stays, settings)
+    fitted = group_moves(detected, known, reach, settings, held_by(held, known))
     places = places_mm(known)
     expected = places.copy()
     moved = set()
@@ -382,7 +383,7 @@ def _pairing(
     )
     # ... and paired with another model, it would stand on the place of that one, kept there as unchanged: two models
     # on one base
-    to_known = _match(detected, known, reach, settings, expected, astray, holders(detected, known, stays, settings))
+    to_known = _match(detected, known, reach, settings, expected, astray, held)
     return to_known, reach, {u: fitted[u] for u in moved}
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import rules
 from tableref.config import load_config
-from tableref.review.groups import GroupMove, group_moves, held_by, turned
+from tableref.review.groups import GroupMove, group_moves, held_by, holders, turned
 from tableref.settings import ReviewSettings
 
 SETTINGS = load_config().review
@@ -50,7 +50,7 @@ def _fit(
     noisy = np.array(seen) + rng.uniform(-1.0, 1.0, (len(seen), 2))
     order = rng.permutation(len(seen))
     detected = _models([(float(x), float(y)) for x, y in noisy[order]], None, "m")
-    held = held_by(detected, known, [m.unit == "blue" for m in known], settings)
+    held = held_by(holders(detected, known, [m.unit == "blue" for m in known], settings), known)
     return group_moves(detected, known, [REACH_MM] * len(known), settings, held)
 
 

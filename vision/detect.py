@@ -77,7 +77,7 @@ from vision.refine import refine_rims
 from vision.rim import ray_directions
 from vision.seeds import Seeds, find_seeds
 from vision.settings import VisionSettings
-from vision.units import final_bases, plain_groups, top_colours, vote_sizes
+from vision.units import final_bases, plain_groups, top_colours, units_of_new, vote_sizes
 from vision.verdicts import first_tests, other_impostors, printed_rings
 from vision.verify import features, load_verifier
 
@@ -310,12 +310,19 @@ def _verified(
     standing in a group of plain discs alike (:func:`vision.units.plain_groups`)."""
     if settings.verifier_min_probability <= 0 or len(found) == 0:
         return found
-    verifier = load_verifier(settings.verifier_file or None)
-    likely = verifier.probability(features(bgr, found, scale)) >= settings.verifier_min_probability
+    likely = _verifier_says(found, bgr, scale, settings)
     if groups:
         # a lone plain disc reads like a token to the verifier; a unit of them, side by side and alike, is bases
         likely |= plain_groups(found, bgr, scale, settings)
     return found[likely]
+
+
+def _verifier_says(
+    found: BaseDetections, bgr: NDArray[np.uint8], scale: float, settings: VisionSettings
+) -> NDArray[np.bool_]:
+    """(N,) which rows of ``found`` the learned verifier gives at least ``verifier_min_probability``."""
+    verifier = load_verifier(settings.verifier_file or None)
+    return np.asarray(verifier.probability(features(bgr, found, scale)) >= settings.verifier_min_probability)
 
 
 def _pack_look(
@@ -413,11 +420,32 @@ def _finder_look(
     more = BaseDetections.concatenate(
         [more, _finder_bases(centre_px[sure], size_mm[sure], prob[sure], scale, settings)]
     )
-    if settings.verifier_min_probability > 0:
+    if settings.verifier_min_probability > 0 and len(more):
         bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
-        more = _verified(more, bgr, scale, bar, groups=False)
+        likely = _verifier_says(more, bgr, scale, bar)
+        more = more[likely | _finder_units(found, more, maps, bgr, scale, settings)]
     both, kept = _kept_after(found, more, scale, settings)
     return both[np.sort(kept)]
+
+
+def _finder_units(
+    found: BaseDetections,
+    more: BaseDetections,
+    maps: FinderMaps,
+    bgr: NDArray[np.uint8],
+    scale: float,
+    settings: VisionSettings,
+) -> NDArray[np.bool_]:
+    """(len(more),) which of ``more`` the finder sees at ``finder_unit_probability`` or more, standing as a unit
+    (:func:`vision.units.units_of_new`) with the bases ``found``."""
+    unit = np.zeros(len(more), np.bool_)
+    if settings.finder_unit_probability <= 0:
+        return unit
+    sure = maps.probability_near(more.center_px, settings.finder_reach_mm) >= settings.finder_unit_probability
+    both = BaseDetections.concatenate([found, more[sure]])
+    lab = top_colours(bgr, both.center_px, both.radius_px, settings)
+    unit[sure] = units_of_new(found, more[sure], lab, scale, settings)
+    return unit
 
 
 def _finder_sizes(

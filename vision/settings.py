@@ -56,6 +56,7 @@ _NON_NEGATIVE = (
     "expected_min_probability",
     "expected_size_share",
     "finder_verifier_probability",
+    "finder_unit_probability",
     "finder_sure_probability",
     "finder_seed_probability",
     "finder_keep_probability",
@@ -356,6 +357,8 @@ class VisionSettings:
             (above 1: never).
         finder_verifier_probability: what only the finder sees (a rim read at its peak, or its own base) stands
             where the verifier gives it at least this (0: whatever the verifier says).
+        finder_unit_probability: what only the finder sees at least this stands whatever the verifier says where at
+            least two such bases stand as one unit's (``kin_group_min`` in all with the bases found; 0: never).
         finder_size_weight: each base's size is voted (see ``size_vote_*``) again once the finder has looked, on a
             reading that blends this share of the finder's diameter there with (1 - this) of the rim's fitted one
             (0: the rim's alone; bases over ``finder_max_diameter_mm`` keep the rim's).
@@ -540,6 +543,7 @@ class VisionSettings:
     finder_band_margin: float
     finder_sure_probability: float
     finder_verifier_probability: float
+    finder_unit_probability: float
     finder_centre_sigma_mm: float
     finder_diameter_sigma_mm: float
     finder_size_weight: float

@@ -81,15 +81,22 @@ def _in_groups(linked: BoolArray, min_size: int) -> BoolArray:
     m = len(linked)
     if min_size <= 0 or m < min_size:
         return np.zeros(m, np.bool_)
+    label = _group_labels(linked)
+    return np.asarray(np.bincount(label, minlength=m)[label] >= min_size, np.bool_)
+
+
+def _group_labels(linked: BoolArray) -> NDArray[np.intp]:
+    """(M,) the group of each of M items joined by chains of links ``linked`` (M, M) symmetric (the diagonal is
+    not read): the least index in its group."""
+    m = len(linked)
     label = np.arange(m)
     while True:
         # each item takes the least label among its own and its links'
         spread = np.where(linked, label[None, :], m).min(axis=1)
         joined = np.minimum(label, spread)
         if np.array_equal(joined, label):
-            break
+            return label
         label = joined
-    return np.asarray(np.bincount(label, minlength=m)[label] >= min_size, np.bool_)
 
 
 def plain_groups(
@@ -105,14 +112,38 @@ def plain_groups(
     if settings.kin_group_min <= 0 or n < settings.kin_group_min:
         return np.zeros(n, np.bool_)
     clear = found.score >= settings.kin_group_min_score
-    fitted_mm = 2.0 * found.radius_px / px_per_mm
-    gap_mm = centre_distances(found.center_px) / px_per_mm - (found.diameter_mm[:, None] + found.diameter_mm) / 2
+    linked = _kin_links(found, top_colours(image, found.center_px, found.radius_px, settings), px_per_mm, settings)
+    return np.asarray(clear & _in_groups(linked & clear[:, None] & clear[None, :], settings.kin_group_min), np.bool_)
+
+
+def units_of_new(
+    found: BaseDetections, new: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings
+) -> BoolArray:
+    """(len(new),) which of the bases ``new`` stand in a group of at least ``kin_group_min`` linked as
+    :func:`plain_groups` links them, among ``found`` and ``new``, with at least two of ``new`` in it. ``top_lab``
+    (len(found) + len(new), 3): the tops' colours of ``found``, then of ``new`` (see :func:`top_colours`). A unit
+    that the finder sees and the verifier doubts (black tops on a black mat, clear acrylic with no figure) stands
+    together; a lone token beside a unit of its colour does not make one."""
+    n, m = len(found), len(new)
+    if settings.kin_group_min <= 0 or m < min(2, settings.kin_group_min):
+        return np.zeros(m, np.bool_)
+    label = _group_labels(_kin_links(BaseDetections.concatenate([found, new]), top_lab, px_per_mm, settings))
+    total = np.bincount(label, minlength=n + m)
+    newer = np.bincount(label[n:], minlength=n + m)
+    grouped = (total >= settings.kin_group_min) & (newer >= min(2, settings.kin_group_min))
+    return np.asarray(grouped[label[n:]], np.bool_)
+
+
+def _kin_links(bases: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings) -> BoolArray:
+    """(N, N) which pairs of ``bases`` would be one unit's: within ``kin_reach_mm`` edge to edge, fitted diameters
+    within ``size_vote_window_mm``, tops' chromaticities (``top_lab`` (N, 3)) within ``size_vote_colour``."""
+    fitted_mm = 2.0 * bases.radius_px / px_per_mm
+    gap_mm = centre_distances(bases.center_px) / px_per_mm - (bases.diameter_mm[:, None] + bases.diameter_mm) / 2
     linked = (gap_mm < settings.kin_reach_mm) & (np.abs(fitted_mm[:, None] - fitted_mm) < settings.size_vote_window_mm)
     if settings.size_vote_colour > 0:
-        lab = top_colours(image, found.center_px, found.radius_px, settings)
-        chroma = lab[:, 1:]
+        chroma = top_lab[:, 1:]
         linked &= np.linalg.norm(chroma[:, None, :] - chroma[None, :, :], axis=2) < settings.size_vote_colour
-    return np.asarray(clear & _in_groups(linked & clear[:, None] & clear[None, :], settings.kin_group_min), np.bool_)
+    return np.asarray(linked, np.bool_)
 
 
 def beside_kin(

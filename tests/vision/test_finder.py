@@ -122,14 +122,16 @@ def test_the_shipped_finder_sees_the_bases_of_a_sample_frame_and_not_a_bare_mat(
     assert len(load_finder().read(bare, px_per_mm).peaks(0.5)[0]) == 0
 
 
-def _wide_scores(seed: int, resolution: str, folder: Path) -> tuple[FrameScore, FrameScore]:
-    """(without the finder's look, with it) on one frame of the wide-look renderer (never fitted on)."""
+def _wide_scores(
+    seed: int, resolution: str, folder: Path, off: str = "finder_seed_probability"
+) -> tuple[FrameScore, FrameScore]:
+    """(with the setting ``off`` at 0, as shipped) on one frame of the wide-look renderer (never fitted on)."""
     scene = random_scene(seed, resolution)
     (folder / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
     write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
     (sample,) = load_samples(folder)
     config = load_config()
-    without = dataclasses.replace(config, vision=dataclasses.replace(config.vision, finder_seed_probability=0.0))
+    without = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **{off: 0.0}))
     return score_frame(sample, without, without.evaluate), score_frame(sample, config, config.evaluate)
 
 
@@ -149,6 +151,20 @@ def test_the_finders_look_finds_bases_the_others_missed_and_keeps_what_they_foun
     assert with_finder.detected - with_finder.matched <= without.detected - without.matched + 1
     # its sizes no worse: they are standard ones exactly, and its diameters are voted with the rims'
     assert with_finder.size_right.mean() >= without.size_right.mean() - 0.05
+
+
+# development frames: a unit of clear acrylic bases with no figure on an urban mat (4K), black tops in a melee on the
+# black space mat (4K); the verifier took both for tokens
+@pytest.mark.parametrize(("seed", "resolution", "more"), [(30022, "4k", 3), (30007, "4k", 5)])
+def test_a_unit_only_the_finder_sees_stands_whatever_the_verifier_says(
+    seed: int, resolution: str, more: int, tmp_path: Path
+) -> None:
+    without, with_units = _wide_scores(seed, resolution, tmp_path, off="finder_unit_probability")
+    found_before = without.truth_matched & without.truth_visible
+    found_after = with_units.truth_matched & with_units.truth_visible
+    assert np.sum(found_after & ~found_before) >= more
+    assert np.sum(found_before & ~found_after) == 0
+    assert with_units.detected - with_units.matched <= without.detected - without.matched
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from vision import (
     detect_bases,
 )
 from vision.overlaps import narrowly_lost
-from vision.units import beside_kin, final_bases, pooled_heights, top_colours, vote_sizes
+from vision.units import beside_kin, final_bases, pooled_heights, top_colours, units_of_new, vote_sizes
 
 
 def _row_of_bases(
@@ -430,3 +430,34 @@ def test_only_clear_discs_make_a_group(scores: list[float], kept: list[int]) -> 
     plain = dataclasses.replace(_bases_at([400.0, 432.0, 464.0], [27.0] * 3, [27.0] * 3), score=np.array(scores))
     lab = np.array([_SAND] * (len(_UNIT) + 3))
     np.testing.assert_array_equal(beside_kin(_UNIT, plain, lab, 1.0, DEFAULT_SETTINGS), kept)
+
+
+@pytest.mark.parametrize(
+    ("new_x_mm", "fitted_mm", "tops", "changed", "stands"),
+    [
+        # three new bases in a row, nothing found beside them: a unit the verifier doubted
+        ([300.0, 327.0, 354.0], [27.0] * 3, [_SAND] * 3, {}, [True] * 3),
+        # two new bases beside the unit found (the first in contact with its last base): a unit of five
+        ([181.0, 208.0], [27.0] * 2, [_SAND] * 2, {}, [True] * 2),
+        # one new disc beside the unit found: a token of its colour put down beside it is not a unit's base
+        ([181.0], [27.0], [_SAND], {}, [False]),
+        # two apart, each alone: 40 mm edge to edge is beyond kin_reach_mm
+        ([300.0, 367.0], [27.0] * 2, [_SAND] * 2, {}, [False] * 2),
+        # another size or another top breaks the chain: two alike are too few
+        ([300.0, 327.0, 356.0], [27.0, 27.0, 32.0], [_SAND] * 3, {}, [False] * 3),
+        ([300.0, 327.0, 354.0], [27.0] * 3, [_SAND, _SAND, _GREEN], {}, [False] * 3),
+        # the rule off
+        ([300.0, 327.0, 354.0], [27.0] * 3, [_SAND] * 3, {"kin_group_min": 0}, [False] * 3),
+    ],
+)
+def test_new_bases_stand_as_a_unit_of_at_least_two_of_them(
+    new_x_mm: list[float],
+    fitted_mm: list[float],
+    tops: list[tuple[float, float, float]],
+    changed: dict[str, float],
+    stands: list[bool],
+) -> None:
+    new = _bases_at(new_x_mm, fitted_mm, fitted_mm, score=0.05)
+    lab = np.array([_SAND] * len(_UNIT) + tops)
+    settings = dataclasses.replace(DEFAULT_SETTINGS, **changed)
+    assert units_of_new(_UNIT, new, lab, 1.0, settings).tolist() == stands

@@ -130,6 +130,9 @@ class ReviewSettings:
     group_reach_mm: float = field(metadata=positive())
     # A unit's move may turn it by up to this much (degrees) about its centre as well; 0: displacements only.
     group_turn_max_deg: float = field(metadata=at_least(0, 180))
+    # Models whose pictures did not change move with their unit only under a move that lands at least this share of
+    # the unit's models on bases (a unit moved along itself); 0: never more than still_reach_mm.
+    group_still_share: float = field(metadata=at_least(0, 1))
     # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
     # suggested as one unit.
     group_gap_mm: float = field(metadata=at_least(0))

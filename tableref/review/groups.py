@@ -115,6 +115,7 @@ def group_moves(
     reach: Sequence[float],
     settings: ReviewSettings,
     held: np.ndarray | None = None,
+    unit_reach: Sequence[float] | None = None,
 ) -> dict[str, GroupMove]:
     """Per unit, the one move that brings the most of its ``known`` models (their last places) onto detections of
     their size within ``group_fit_mm``, each model within its ``reach``; standing still counts as one such move. A
@@ -124,16 +125,21 @@ def group_moves(
     widths lands a model or two on its own old places, or on a neighbour's, under a wrong displacement, but all of
     them only under the right one. Units no move fits at least two models of are left out (each of their models is
     paired on its own); units that stood still are in, with no move. A detection ``held`` (D,) by a unit (see
-    :func:`held_by`) counts for that unit only."""
+    :func:`held_by`) counts for that unit only. With ``unit_reach`` (each model within its unit's reach, whether
+    its picture changed or not), a move that lands more models that way, and at least ``group_still_share`` of
+    the unit's, is taken instead."""
     a, b = places_mm(detected), places_mm(known)
     if len(a) == 0 or len(b) == 0:
         return {}
     alike = size_agreement(detected, known, settings)[1].T
     offsets = a[None, :, :] - b[:, None, :]  # (known, detected, 2)
-    within = alike & (np.hypot(offsets[..., 0], offsets[..., 1]) <= np.asarray(reach, dtype=np.float64)[:, None])
+    distance = np.hypot(offsets[..., 0], offsets[..., 1])
+    allowed = alike.copy()
     if held is not None:
         owner = np.array([m.unit for m in known], dtype=object)
-        within &= (held[None, :] == None) | (held[None, :] == owner[:, None])  # noqa: E711 (elementwise)
+        allowed &= (held[None, :] == None) | (held[None, :] == owner[:, None])  # noqa: E711 (elementwise)
+    within = allowed & (distance <= np.asarray(reach, dtype=np.float64)[:, None])
+    free = None if unit_reach is None else allowed & (distance <= np.asarray(unit_reach, dtype=np.float64)[:, None])
     by_unit: dict[str, list[int]] = {}
     for j, m in enumerate(known):
         if m.unit is not None:
@@ -141,25 +147,39 @@ def group_moves(
     fits: list[tuple[int, float, str, GroupMove, np.ndarray]] = []
     for unit, rows in by_unit.items():
         members = np.array(rows)
-        # displacements a millimetre apart fit alike: each tried once
-        tried = np.unique(np.round(np.concatenate([np.zeros((1, 2)), offsets[members][within[members]]])), axis=0)
-        count, shift, near = best_landing(b[members], a, within[members], tried, settings.group_fit_mm)
-        move = GroupMove((float(shift[0]), float(shift[1])))
-        if count < len(members):
-            # a unit turned as well as shifted (a wheel) lands few of its models under any displacement alone
-            turn = turned_landing(b[members], a, within[members], settings)
-            if turn is not None and turn[0] > count:
-                count, move, near = turn
+        count, move, near = _unit_landing(b[members], a, offsets[members], within[members], settings)
+        if free is not None and settings.group_still_share > 0:
+            more = _unit_landing(b[members], a, offsets[members], free[members], settings)
+            if more[0] > count and more[0] >= settings.group_still_share * len(members):
+                count, move, near = more
         fits.append((count, -move.farthest_mm(b[members]), unit, move, near))
     taken = np.zeros(len(a), np.bool_)
     out: dict[str, GroupMove] = {}
     for count, _short, unit, move, near in sorted(fits, key=lambda f: (f[0], f[1]), reverse=True):
-        free = near & ~taken[None, :]
-        if count < 2 or free.any(axis=1).sum() < 2:
+        free_near = near & ~taken[None, :]
+        if count < 2 or free_near.any(axis=1).sum() < 2:
             continue
-        taken |= free.any(axis=0)
+        taken |= free_near.any(axis=0)
         out[unit] = move
     return out
+
+
+def _unit_landing(
+    places: np.ndarray, seen_mm: np.ndarray, offsets: np.ndarray, allowed: np.ndarray, settings: ReviewSettings
+) -> tuple[int, GroupMove, np.ndarray]:
+    """The move of a unit whose models stood at ``places`` (M, 2) that lands the most of them within
+    ``group_fit_mm`` of a detection ``seen_mm`` (D, 2) they are ``allowed`` (M, D) to be (``offsets`` (M, D, 2)
+    from each model to each detection): (how many, the move, which detections each lands on (M, D))."""
+    # displacements a millimetre apart fit alike: each tried once
+    tried = np.unique(np.round(np.concatenate([np.zeros((1, 2)), offsets[allowed]])), axis=0)
+    count, shift, near = best_landing(places, seen_mm, allowed, tried, settings.group_fit_mm)
+    move = GroupMove((float(shift[0]), float(shift[1])))
+    if count < len(places):
+        # a unit turned as well as shifted (a wheel) lands few of its models under any displacement alone
+        turn = turned_landing(places, seen_mm, allowed, settings)
+        if turn is not None and turn[0] > count:
+            count, move, near = turn
+    return count, move, near
 
 
 def turned_landing(

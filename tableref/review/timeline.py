@@ -242,7 +242,7 @@ def identify(
 
         # whether each known model's picture stayed unchanged: one reading for its reach and for its place
         stays = [k < len(previous) and still(m) for k, m in enumerate(known)]
-        to_known, reach, unit_moves = _pairing(detected.models, known, units, settings, profile, stays)
+        to_known, reach, unit_moves, stays = _pairing(detected.models, known, units, settings, profile, stays)
         models = []
         new = []
         for k, m in enumerate(detected.models):
@@ -346,22 +346,33 @@ def _pairing(
     settings: ReviewSettings,
     profile: rules.RuleProfile | None,
     stays: Sequence[bool],
-) -> tuple[dict[int, int], list[float], dict[str, GroupMove]]:
+) -> tuple[dict[int, int], list[float], dict[str, GroupMove], list[bool]]:
     """detected index -> ``known`` index (the state before's models, then the unseen ones), each known model's
-    reach, and the move of every unit that moved (its group's displacement and turn, :func:`group_moves`: the one
-    reading of a unit's move, which also carries its unseen models). A model that ``stays`` (its picture unchanged)
-    reaches only ``still_reach_mm``; once a unit is seen to move, each of its models is looked for where the unit's
-    move takes it."""
+    reach, the move of every unit that moved (its group's displacement and turn, :func:`group_moves`: the one
+    reading of a unit's move, which also carries its unseen models), and whether each known model stayed. A model
+    that ``stays`` (its picture unchanged) reaches only ``still_reach_mm``, unless its unit's move takes it onto a
+    base of its size elsewhere (:func:`_left_with_unit`); once a unit is seen to move, each of its models is looked
+    for where the unit's move takes it."""
     by_id = {u.id: u for u in units}
-    reach = [
-        settings.still_reach_mm if s else reach_mm(by_id.get(m.unit or ""), profile, settings)
-        for s, m in zip(stays, known, strict=True)
-    ]
-    # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went. A base at
-    # the place of a model whose picture did not change is that model's: another unit moved onto its neighbours'
-    # old places must not count it as one of its own
+
+    def reaches(stays: Sequence[bool]) -> list[float]:
+        return [
+            settings.still_reach_mm if s else reach_mm(by_id.get(m.unit or ""), profile, settings)
+            for s, m in zip(stays, known, strict=True)
+        ]
+
+    # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went (a unit moved
+    # along itself leaves most of its places looking as they did: each model as far as its unit may go is tried as
+    # well). A base at the place of a model whose picture did not change is that model's: another unit moved onto
+    # its neighbours' old places must not count it as one of its own
     held = holders(detected, known, stays, settings)
-    fitted = group_moves(detected, known, reach, settings, held_by(held, known))
+    reach = reaches(stays)
+    fitted = group_moves(detected, known, reach, settings, held_by(held, known), reaches([False] * len(known)))
+    left = _left_with_unit(detected, known, stays, fitted, settings)
+    if any(left):
+        stays = [s and not gone for s, gone in zip(stays, left, strict=True)]
+        held = holders(detected, known, stays, settings)
+        reach = reaches(stays)
     places = places_mm(known)
     expected = places.copy()
     moved = set()
@@ -384,7 +395,36 @@ def _pairing(
     # ... and paired with another model, it would stand on the place of that one, kept there as unchanged: two models
     # on one base
     to_known = _match(detected, known, reach, settings, expected, astray, held)
-    return to_known, reach, {u: fitted[u] for u in moved}
+    return to_known, reach, {u: fitted[u] for u in moved}, list(stays)
+
+
+def _left_with_unit(
+    detected: Sequence[rules.Model],
+    known: Sequence[rules.Model],
+    stays: Sequence[bool],
+    fitted: Mapping[str, GroupMove],
+    settings: ReviewSettings,
+) -> list[bool]:
+    """Per known model, whether it ``stays`` by its picture but left with its unit: the unit's move (``fitted``)
+    takes it beyond ``still_reach_mm`` onto a detected base of its size (within ``group_fit_mm``). A unit moving
+    along itself puts a model on another's old place, and bases of one unit look alike: the picture there did not
+    change, but the model that stood there went with its unit."""
+    left = [False] * len(known)
+    if not detected or not any(stays):
+        return left
+    seen = places_mm(detected)
+    alike = size_agreement(detected, known, settings)[0]
+    places = places_mm(known)
+    for j, m in enumerate(known):
+        move = fitted.get(m.unit or "")
+        if not stays[j] or move is None:
+            continue
+        landed = move.places(places[j : j + 1])[0]
+        if math.dist(landed, places[j]) <= settings.still_reach_mm:
+            continue
+        near = np.hypot(*(seen - landed).T) <= settings.group_fit_mm
+        left[j] = bool(np.any(near & alike[:, j]))
+    return left
 
 
 def pair_within_reach(

@@ -553,3 +553,35 @@ def test_a_base_on_the_place_of_a_model_whose_picture_did_not_change_pairs_with_
     expected = np.array([[130.0, 100.0], [100.0, 100.0]])
     got = _match(base, known, [200.0, 200.0], SETTINGS, expected, None, None if held is None else np.array(held))
     assert got == {0: paired_with}
+
+
+ROW = {f"r{k + 1}": ("red", 400.0 + 40.0 * k, 400.0) for k in range(5)}
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_a_unit_moved_along_itself_onto_its_own_places_moves_every_model(steps: int) -> None:
+    # a row of five moved along itself by one or two places: the places the rear models left are empty, and on the
+    # others stands another model of the unit, alike, so their pictures did not change
+    start = roster(ROW)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in ROW.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    dx = 40.0 * steps
+    points = [(x + dx, y) for _, x, y in ROW.values()]
+    changed = {k: 0.9 if n < steps else 0.0 for n, k in enumerate(ROW)}
+    state, removed, added, _, asked = identify(detected(points), track, 1, SETTINGS, None, SKIRMISH, changed)
+    assert (removed, added, asked) == ([], [], [])
+    assert state.unseen == ()
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == {k: (x + dx, y) for k, (_, x, y) in ROW.items()}
+
+
+@pytest.mark.parametrize(("still_share", "moved"), [(0.75, False), (0.5, True)])
+def test_a_unit_mostly_hidden_is_not_moved_onto_a_base_beside_it(still_share: float, moved: bool) -> None:
+    # r3-r5 hidden behind terrain, nothing changed anywhere; a new base of their size one place behind r1. A shift
+    # of one place back lands three of the five (r1, r2, r3) on bases: too few of the unit to move those whose
+    # pictures did not change
+    start = roster(ROW)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in ROW.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    settings = dataclasses.replace(SETTINGS, group_still_share=still_share)
+    points = [(360.0, 400.0), (400.0, 400.0), (440.0, 400.0)]
+    state, *_ = identify(detected(points), track, 1, settings, None, SKIRMISH, {k: 0.0 for k in ROW})
+    r1 = state.model("r1")
+    assert ((r1.x_mm, r1.y_mm) == (360.0, 400.0)) is moved

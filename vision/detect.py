@@ -442,6 +442,8 @@ def _finder_units(
     if settings.finder_unit_probability <= 0:
         return unit
     sure = maps.probability_near(more.center_px, settings.finder_reach_mm) >= settings.finder_unit_probability
+    if np.count_nonzero(sure) < 2:
+        return unit
     both = BaseDetections.concatenate([found, more[sure]])
     lab = top_colours(bgr, both.center_px, both.radius_px, settings)
     unit[sure] = units_of_new(found, more[sure], lab, scale, settings)

@@ -148,7 +148,8 @@ def group_moves(
     for unit, rows in by_unit.items():
         members = np.array(rows)
         count, move, near = _unit_landing(b[members], a, offsets[members], within[members], settings)
-        if free is not None and settings.group_still_share > 0:
+        # a unit none of whose models stayed still is free already: its fit would be the same
+        if free is not None and settings.group_still_share > 0 and not np.array_equal(free[members], within[members]):
             more = _unit_landing(b[members], a, offsets[members], free[members], settings)
             if more[0] > count and more[0] >= settings.group_still_share * len(members):
                 count, move, near = more

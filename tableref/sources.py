@@ -48,9 +48,12 @@ _DAMAGED_JPEG = re.compile(
 )
 # Lines the codecs and containers write to the process's stderr themselves, past OpenCV's logging (which is
 # silenced): libjpeg's warnings, and those of OpenCV's own AVI reader (tried on a file FFmpeg cannot open). They would
-# come before the program's own one-line message.
+# come before the program's own one-line message. The AVI reader ends its lines with the four bytes it found where it
+# expected a chunk's name, and those bytes may hold a line break, so a line is matched up to its closing ".\n".
 _CODEC_LINE = re.compile(
-    r"(Corrupt JPEG data|Premature end of JPEG file|Unexpected (element|list type|end of file)|Failed to parse avi)"
+    r"^(Corrupt JPEG data|Premature end of JPEG file|Failed to parse avi|Unexpected end of file)[^\n]*\n?"
+    r"|^Unexpected (element|list type)\. Expected: [^\n]*?\. Got: (?s:.{0,4})\.\n?",
+    re.MULTILINE,
 )
 _QUIET_LOCK = threading.Lock()
 T = TypeVar("T")
@@ -69,7 +72,7 @@ def _quietly(work: Callable[[], T]) -> tuple[T, str]:
             os.close(saved)
         caught.seek(0)
         said = caught.read().decode("utf-8", "replace")
-    theirs = "".join(line for line in said.splitlines(keepends=True) if not _CODEC_LINE.match(line))
+    theirs = _CODEC_LINE.sub("", said)
     if theirs:
         os.write(2, theirs.encode("utf-8"))
     return result, said

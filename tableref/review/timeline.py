@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -257,7 +257,7 @@ def identify(
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
         matched = {known[j].id for j in to_known.values()}
         fresh = [models[k] for k in new]
-        fates = _fates(previous, gone, reach, matched, fresh, unit_moves, still, changed is not None, settings)
+        fates = _fates(previous, gone, reach, matched, fresh, unit_moves, stays, changed is not None, settings)
         models += fates.still_seen
         removed += [Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)) for p in fates.casualties]
         gone = fates.gone
@@ -289,21 +289,22 @@ def _fates(
     matched: set[str],
     fresh: Sequence[rules.Model],
     unit_moves: Mapping[str, GroupMove],
-    still: Callable[[rules.Model], bool],
+    stays: Sequence[bool],
     pictures_compared: bool,
     settings: ReviewSettings,
 ) -> _Fates:
-    """The models of the state before (``previous``, with their ``reach``) that no detection was paired with
-    (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a model's place it is still
-    there; where its place changed, no new base of its size appeared (``fresh``) and its unit did not move
-    (``unit_moves``), its place was seen empty: a casualty. Otherwise it is unseen, carried with its unit's move; a new
-    base of its size, beyond its reach, is a question. A model already unseen is not judged again: the picture at a
-    place no base was read at changes with the light alone often enough to take a model off that stands there."""
+    """The models of the state before (``previous``, with their ``reach`` and whether each ``stays``) that no
+    detection was paired with (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a
+    model's place and its unit did not carry it off it is still there; where its place changed, no new base of its
+    size appeared (``fresh``) and its unit did not move (``unit_moves``), its place was seen empty: a casualty.
+    Otherwise it is unseen, carried with its unit's move; a new base of its size, beyond its reach, is a question. A
+    model already unseen is not judged again: the picture at a place no base was read at changes with the light
+    alone often enough to take a model off that stands there."""
     out = _Fates([], [], dict(gone), [])
-    for p, r in zip(previous, reach, strict=False):
+    for p, r, stayed in zip(previous, reach, stays, strict=False):
         if p.id in matched:
             continue
-        if still(p):
+        if stayed:
             # nothing changed where it stands: it is still there, the detector missed it
             out.still_seen.append(p)
             continue
@@ -408,23 +409,43 @@ def _left_with_unit(
     """Per known model, whether it ``stays`` by its picture but left with its unit: the unit's move (``fitted``)
     takes it beyond ``still_reach_mm`` onto a detected base of its size (within ``group_fit_mm``). A unit moving
     along itself puts a model on another's old place, and bases of one unit look alike: the picture there did not
-    change, but the model that stood there went with its unit."""
+    change, but the model that stood there went with its unit. So did one whose place a moving unit-mate takes, though
+    the detector missed it where it went: two bases cannot stand on one place."""
     left = [False] * len(known)
     if not detected or not any(stays):
         return left
     seen = places_mm(detected)
     alike = size_agreement(detected, known, settings)[0]
     places = places_mm(known)
+    landed = places.copy()
+    moving = [False] * len(known)
     for j, m in enumerate(known):
         move = fitted.get(m.unit or "")
-        if not stays[j] or move is None:
+        if move is None:
             continue
-        landed = move.places(places[j : j + 1])[0]
-        if math.dist(landed, places[j]) <= settings.still_reach_mm:
+        landed[j] = move.places(places[j : j + 1])[0]
+        if math.dist(landed[j], places[j]) <= settings.still_reach_mm:
             continue
-        near = np.hypot(*(seen - landed).T) <= settings.group_fit_mm
-        left[j] = bool(np.any(near & alike[:, j]))
-    return left
+        moving[j] = True
+        near = np.hypot(*(seen - landed[j]).T) <= settings.group_fit_mm
+        left[j] = stays[j] and bool(np.any(near & alike[:, j]))
+    while True:
+        gone = [moving[i] and (left[i] or not stays[i]) for i in range(len(known))]
+        taken = [
+            j
+            for j, m in enumerate(known)
+            if moving[j]
+            and stays[j]
+            and not left[j]
+            and any(
+                gone[i] and known[i].unit == m.unit and math.dist(landed[i], places[j]) <= settings.group_fit_mm
+                for i in range(len(known))
+            )
+        ]
+        if not taken:
+            return left
+        for j in taken:
+            left[j] = True
 
 
 def pair_within_reach(

@@ -207,12 +207,12 @@ def identify(
     the distance its unit can move (:func:`reach_mm`; a model whose place did not change, only within
     ``still_reach_mm``), by a minimum-cost assignment on squared displacement at the same base size.
 
-    ``changed`` (model id -> share of its base's place that changed in the picture since the state before; None:
-    not known) decides what became of a model of the state before that the detector did not find (:func:`_fates`):
-    where its place did not change it is still there; where it changed and no new base of its size appeared, its
-    place was seen empty: a casualty, removed. Otherwise it stays on the table, unseen, at its last place; a new
-    base of its size beyond its reach is a question (an event), never a move. Detections left over are added, with
-    fresh ids and suggested units.
+    ``changed`` (model id -> share of its base's place that changed in the picture since the state before; None: not
+    known) decides what became of a model of the state before that the detector did not find (:func:`_fates`): where its
+    place did not change it is still there; where it changed and no new base of its size appeared within its reach, its
+    place was seen empty: a casualty, removed. Otherwise it stays on the table, unseen, at its last place; a new base of
+    its size it was not paired with is a question (an event), never a move. Detections left over are added, with fresh
+    ids and suggested units.
 
     Returns (identified state, removed, added, track after it, questions).
     """
@@ -293,13 +293,14 @@ def _fates(
     pictures_compared: bool,
     settings: ReviewSettings,
 ) -> _Fates:
-    """The models of the state before (``previous``, with their ``reach`` and whether each ``stays``) that no
-    detection was paired with (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a
-    model's place and its unit did not carry it off it is still there; where its place changed, no new base of its
-    size appeared (``fresh``) and its unit did not move (``unit_moves``), its place was seen empty: a casualty.
-    Otherwise it is unseen, carried with its unit's move; a new base of its size, beyond its reach, is a question. A
-    model already unseen is not judged again: the picture at a place no base was read at changes with the light
-    alone often enough to take a model off that stands there."""
+    """The models of the state before (``previous``, with their ``reach`` and whether each ``stays``) that no detection
+    was paired with (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a model's place
+    and its unit did not carry it off it is still there; where its place changed, no new base of its size appeared
+    (``fresh``) within its reach and its unit did not move (``unit_moves``), its place was seen empty: a casualty.
+    Otherwise it is unseen, carried with its unit's move. A new base of its size it was not paired with is a question, a
+    casualty's too (it may have been moved farther than it may go). A model already unseen is not judged again: the
+    picture at a place no base was read at changes with the light alone often enough to take a model off that stands
+    there."""
     out = _Fates([], [], dict(gone), [])
     for p, r, stayed in zip(previous, reach, stays, strict=False):
         if p.id in matched:
@@ -311,9 +312,14 @@ def _fates(
         # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
         # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
         alike = [m for m, same in zip(fresh, size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
+        # a base beyond where it could have gone is not it: its place was seen empty all the same
+        reachable = [m for m in alike if math.hypot(m.x_mm - p.x_mm, m.y_mm - p.y_mm) <= r]
         # its unit moved: it left its place with them, and the detector missed it where it went
-        if pictures_compared and not alike and p.unit not in unit_moves:
+        if pictures_compared and not reachable and p.unit not in unit_moves:
             out.casualties.append(p)
+            # ... unless it was moved farther than it may go: that is the player's to answer
+            if alike:
+                out.questions.append((p, alike, r))
             continue
         # its unit moved as a unit: it went with them, unseen at its place in the group
         x, y = unit_moves.get(p.unit or "", GroupMove()).place(p.x_mm, p.y_mm)

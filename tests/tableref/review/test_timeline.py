@@ -82,12 +82,15 @@ R1_CHANGED = {**STILL, "r1": 0.9}
         ([(400.0, 400.0), (440.0, 400.0)], None, None, [], ["r3"], 0, 0),
         # a reinforcement
         ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0), (1500.0, 200.0)], None, STILL, [], [], 1, 0),
-        # a base of r3's size beyond its reach (15" + margin): a question, not a move
-        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 430.0)], None, R3_CHANGED, [], ["r3"], 1, 1),
+        # a base of r3's size beyond its reach (15" + margin), its place seen empty: a casualty, and a question
+        # (r3 moved too far?), not a move
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 430.0)], None, R3_CHANGED, ["r3"], [], 1, 1),
+        # ... within its reach (and its unit standing still): unseen, and the question
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 300.0)], None, R3_CHANGED, [], ["r3"], 1, 1),
         # another base size where r3 stood: r3 was taken off, a new model put down
         ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0)], [32.0, 32.0, 50.0], R3_CHANGED, ["r3"], [], 1, 0),
-        # r1 gone from its place, a base of its size far off: a question
-        ([(440.0, 400.0), (480.0, 400.0), (1700.0, 1100.0)], None, R1_CHANGED, [], ["r1"], 1, 1),
+        # r1 gone from its place, a base of its size far off: a casualty, and a question
+        ([(440.0, 400.0), (480.0, 400.0), (1700.0, 1100.0)], None, R1_CHANGED, ["r1"], [], 1, 1),
     ],
 )
 def test_removed_unseen_and_added_models(

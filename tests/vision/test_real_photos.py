@@ -32,15 +32,15 @@ STONE_RADIUS_MM = 11.0
 MAX_FALSE_BASES_EMPTY = {
     "laser_empty_board.jpg": 0,  # 1920x1080, 1.18 px/mm
     "laser_empty_board_2.jpg": 1,  # 1920x1080, 1.52 px/mm
-    "empty_overhead.jpeg": 5,  # 480x640, 0.66 px/mm (top-down view made at 1.0 px/mm)
-    "empty_angled.jpeg": 3,  # 480x640, 0.50 px/mm, 3 markers (top-down view made at 1.0 px/mm)
+    "empty_overhead.jpeg": 3,  # 480x640, 0.66 px/mm (top-down view made at 1.0 px/mm)
+    "empty_angled.jpeg": 1,  # 480x640, 0.50 px/mm, 3 markers (top-down view made at 1.0 px/mm)
 }
 
 # photo with stones -> (labelled stones, at most this many bases away from every stone: today's count)
 MAX_FALSE_BASES_STONES = {
     "stones_overhead.jpg": (19, 0),  # 1512x2016, 1.87 px/mm; 11 stones found today
-    "few_stones_overhead.jpeg": (4, 0),  # 1512x2016, 2.36 px/mm; 3 stones found today
-    "few_stones_glare.jpg": (4, 1),  # 1512x2016, 1.62 px/mm; 1 stone found today
+    "few_stones_overhead.jpeg": (4, 1),  # 1512x2016, 2.36 px/mm; 3 stones found today
+    "few_stones_glare.jpg": (4, 0),  # 1512x2016, 1.62 px/mm; no stone found today
 }
 
 

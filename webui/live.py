@@ -43,7 +43,7 @@ from webui.empty import EmptyTables
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, Scene
 from webui.hub import STARTING, FrameView, Hub, Result
-from webui.roster import declared_bases, empty_roster, follow, roster_match
+from webui.roster import declared_bases, empty_roster, follow, roster_match, units_on_table
 from webui.settings import WebuiSettings
 from webui.threads import DetectJob, Jobs, RateMeter
 
@@ -459,12 +459,24 @@ class LiveTable:
                 spec = self._spec
                 reference = self.empties.of(scene.key)
                 # bases the user declared are measured at their size and rim height, as `tableref analyze` does
-                declared = declared_bases(self._rosters.get(scene.key, scene.roster))
+                roster = self._rosters.get(scene.key, scene.roster)
+                declared = declared_bases(roster)
+                # a model of a unit not found where the frame is measured whole is looked for about where it was
+                looked_for = units_on_table(roster)
                 # only what changed since is measured again, while the calibration and the declared bases hold
                 previous = None if job.whole else self._analyses.get(scene.key)
             # a knocked camera is calibrated afresh, and the frame measured whole
             settled = measure_settled(
-                job.frame.image_bgr, spec, self.config, scene.camera, cal, declared, previous, True, reference
+                job.frame.image_bgr,
+                spec,
+                self.config,
+                scene.camera,
+                cal,
+                declared,
+                previous,
+                True,
+                reference,
+                looked_for=looked_for,
             )
             analysis = settled.analysis
             with self._lock:

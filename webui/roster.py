@@ -55,6 +55,20 @@ def declared_bases(roster: rules.TableState | None) -> rules.TableState | None:
     return standing_on(roster.table, roster.models, base_overrides(roster))
 
 
+def units_on_table(roster: rules.TableState | None) -> rules.TableState | None:
+    """The roster's models that belong to a unit, seen or not, each where it was last seen: the bases a frame
+    measured whole looks for where it lacks them (``looked_for`` of :func:`tableref.pipeline.frame.detect_frame`).
+    A model of no unit is only what the detector once found, perhaps wrongly, and is not looked for again. None
+    when no unit has a model."""
+    if roster is None:
+        return None
+    models = tuple(m for m in roster.models if m.unit is not None)
+    unseen = tuple(m for m in roster.unseen if m.unit is not None)
+    if not models and not unseen:
+        return None
+    return replace(roster, models=models, unseen=unseen)
+
+
 def roster_from_json(data: Any) -> rules.TableState:
     """A roster from parsed JSON (the table state format). Raises :class:`UploadError` saying what is wrong."""
     try:

@@ -144,6 +144,7 @@ def detect_frame(
     reference: EmptyTable | None = None,
     whole_roster: bool = False,
     snap_to_roster: bool = True,
+    looked_for: rules.TableState | None = None,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
     (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a ``roster`` (the
@@ -163,7 +164,11 @@ def detect_frame(
     (``keep_overview``: the first frame of a watch). ``reference``, the table seen empty: a base must have changed
     since (see :func:`vision.detect_bases`). ``whole_roster``: the roster lists every model on the table, so a base
     is of one of its sizes (see :func:`roster_sizes`; with ``snap_to_roster`` False, of any standard size), and
-    the bases of a size found fewer times than it lists are looked for (see :func:`roster_expectation`)."""
+    the bases of a size found fewer times than it lists are looked for (see :func:`roster_expectation`).
+    ``looked_for``: models known to be on the table, each where it was last seen, looked for in the same way where
+    the frame is measured whole, without the roster's sizes or declarations (a dashboard's roster of units)."""
+    if whole_roster and roster is not None:
+        looked_for = roster
     if whole_roster and roster is not None and snap_to_roster:
         config = roster_sizes(config, roster)
     settings: PipelineSettings = config.pipeline
@@ -199,7 +204,7 @@ def detect_frame(
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
         detections, diameter, height = _measure_whole(
-            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px, whole_roster
+            frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px, looked_for
         )
         remeasured = 1.0
         kept = None
@@ -238,19 +243,19 @@ def _measure_whole(
     reference: EmptyTable | None,
     timings: dict[str, float],
     blur_px: float = 0.0,
-    whole_roster: bool = False,
+    looked_for: rules.TableState | None = None,
 ) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
     """Every base of the whole frame, fitted again at the roster's sizes and rim heights where it declares them:
     (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared). Adds the rectification's
     and the detection's times (ms) to ``timings``. The view is smoothed by ``blur_px`` (see
-    :func:`~tableref.pipeline.view.smoothed`). ``whole_roster``: ``roster`` lists every model on the table, and the
-    bases it lists that are not found are looked for (:func:`roster_expectation`)."""
+    :func:`~tableref.pipeline.view.smoothed`). The bases ``looked_for`` lists that are not found are looked for
+    (:func:`roster_expectation`)."""
     t = time.perf_counter()
     topdown = smoothed(calibration.rectify(frame_bgr, px_per_mm), blur_px)
     timings["rectify"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     empty = None if reference is None else reference.topdown(px_per_mm)
-    wanted = roster_expectation(roster, px_per_mm, config.pipeline) if whole_roster and roster is not None else None
+    wanted = None if looked_for is None else roster_expectation(looked_for, px_per_mm, config.pipeline)
     detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty, expected=wanted)
     diameter = height = np.full(len(detections), np.nan)
     if roster is not None:

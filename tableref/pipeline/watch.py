@@ -99,6 +99,7 @@ def measure_settled(
     reference: EmptyTable | None = None,
     whole_roster: bool = False,
     snap_to_roster: bool = True,
+    looked_for: rules.TableState | None = None,
 ) -> Settled:
     """Measure a settled frame (:func:`~tableref.pipeline.frame.detect_frame`, whose arguments the others are) with
     the ``calibration`` kept from an earlier frame, or a new one where :func:`settled_calibration` says so. A
@@ -116,5 +117,6 @@ def measure_settled(
         reference=reference,
         whole_roster=whole_roster,
         snap_to_roster=snap_to_roster,
+        looked_for=looked_for,
     )
     return Settled(analysis, fresh)

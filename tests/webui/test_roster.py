@@ -10,7 +10,7 @@ import pytest
 import rules
 from tests.webui.conftest import two_sides
 from webui.errors import UploadError
-from webui.roster import declared_bases, follow, roster_from_bytes, roster_from_json, suggest_units
+from webui.roster import declared_bases, follow, roster_from_bytes, roster_from_json, suggest_units, units_on_table
 
 GATE_MM = 40.0
 
@@ -94,6 +94,41 @@ def test_declared_bases_are_the_overridden_ones_where_the_roster_last_saw_them(
     assert got is not None
     assert {m.id: m.base for m in got.models} == declared
     assert all((m.x_mm, m.y_mm) == (roster.model(m.id).x_mm, roster.model(m.id).y_mm) for m in got.models)
+
+
+@pytest.mark.parametrize(
+    ("units_of", "unseen", "looked_for"),
+    [
+        # a model of no unit (x1) is only what the detector once found: not looked for
+        ({}, (), {"r1", "r2", "b1", "b2"}),
+        # a unit's model not seen in the last frame is looked for where it was last seen
+        ({}, ("b2",), {"r1", "r2", "b1", "b2"}),
+        ({"x1": "b"}, (), {"r1", "r2", "x1", "b1", "b2"}),
+        # nothing put in a unit: nothing looked for
+        ({"r1": None, "r2": None, "b1": None, "b2": None}, (), None),
+    ],
+)
+def test_the_models_of_units_are_looked_for_where_they_were_last_seen(
+    units_of: dict[str, str | None], unseen: tuple[str, ...], looked_for: set[str] | None
+):
+    data = two_sides()
+    for m in data["models"]:
+        m["unit"] = units_of.get(m["id"], m["unit"])
+    data["units"] = [u for u in data["units"] if any(m["unit"] == u["id"] for m in data["models"])]
+    data["unseen"] = [m for m in data["models"] if m["id"] in unseen]
+    data["models"] = [m for m in data["models"] if m["id"] not in unseen]
+    roster = roster_from_json(data)
+    got = units_on_table(roster)
+    if looked_for is None:
+        assert got is None
+        return
+    assert got is not None
+    assert {m.id for m in got.models + got.unseen} == looked_for
+    everyone = {m.id: m for m in roster.models + roster.unseen}
+    assert all(
+        (m.x_mm, m.y_mm, m.base) == (everyone[m.id].x_mm, everyone[m.id].y_mm, everyone[m.id].base)
+        for m in got.models + got.unseen
+    )
 
 
 def test_roster_drops_frame_sections():

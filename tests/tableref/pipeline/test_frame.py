@@ -471,3 +471,59 @@ def test_a_whole_roster_need_not_cut_the_sizes_a_base_snaps_to(
     truth_sizes = {2.0 * m.base.semi_axes_mm[0] for m in truth.models}
     assert len(truth_sizes) > 1
     assert (sizes == {32.0}) is only_roster_sizes
+
+
+_R1 = rules.Model("r1", "red", 300.0, 300.0, rules.RoundBase(32.0))
+_X1 = rules.Model("x1", None, 600.0, 300.0, rules.RoundBase(25.0))
+
+
+@pytest.mark.parametrize(
+    ("roster", "whole_roster", "looked_for", "wanted_mm"),
+    [
+        (None, False, None, None),
+        # a roster that only declares bases looks for none of them
+        ([_R1], False, None, None),
+        ([_R1], True, None, [32.0]),
+        # models looked for without a roster of the whole table (a dashboard's units)
+        (None, False, [_R1, _X1], [32.0, 25.0]),
+        # a whole roster is what is looked for
+        ([_X1], True, [_R1], [25.0]),
+    ],
+)
+def test_the_bases_looked_for_reach_the_detector(
+    monkeypatch: pytest.MonkeyPatch,
+    empty_table: Rendered,
+    config: Settings,
+    roster: list[rules.Model] | None,
+    whole_roster: bool,
+    looked_for: list[rules.Model] | None,
+    wanted_mm: list[float] | None,
+) -> None:
+    table = rules.Table(empty_table.spec.width_mm, empty_table.spec.depth_mm)
+    units = (rules.Unit("red", player="A", move_in=6.0),)
+
+    def state(models: list[rules.Model] | None) -> rules.TableState | None:
+        return None if models is None else rules.TableState(table, units, tuple(models))
+
+    seen: list[object] = []
+
+    def detect(*args: object, expected: object = None, **kwargs: object) -> BaseDetections:
+        seen.append(expected)
+        return BaseDetections.empty()
+
+    monkeypatch.setattr("tableref.pipeline.frame.detect_bases", detect)
+    detect_frame(
+        empty_table.image,
+        empty_table.spec,
+        config,
+        empty_table.camera,
+        roster=state(roster),
+        whole_roster=whole_roster,
+        looked_for=state(looked_for),
+    )
+    (expected,) = seen
+    if wanted_mm is None:
+        assert expected is None
+        return
+    assert expected is not None
+    assert expected.diameter_mm.tolist() == wanted_mm

@@ -477,6 +477,31 @@ def draw_raised_base(
     return _sensed(image, view, seed)
 
 
+# Softening widths past which a normal CDF is below 1e-15: no change to a float64 grey level.
+_SHADOW_REACH = 8.2
+
+
+def _window(
+    view: RaisedView, center_px: tuple[float, float], cast_px: NDArray[np.float64], reach_px: float
+) -> tuple[slice, slice]:
+    """Rows and columns of the fine grid within ``reach_px`` of a base's footprint, its top (shifted from the
+    nadir by at most the view's shift of the far corner) and its footprint swept by ``cast_px``."""
+    h, w = view.size_px
+    far_px = view.shift_ratio * (abs(center_px[0] - view.nadir_px[0]) + abs(center_px[1] - view.nadir_px[1]))
+    reach_px += far_px
+    x0 = min(center_px[0], center_px[0] + cast_px[0]) - reach_px
+    x1 = max(center_px[0], center_px[0] + cast_px[0]) + reach_px
+    y0 = min(center_px[1], center_px[1] + cast_px[1]) - reach_px
+    y1 = max(center_px[1], center_px[1] + cast_px[1]) + reach_px
+
+    def span(lo: float, hi: float, size: int) -> slice:
+        first = int(np.clip(np.floor((lo + 0.5) * _SUPERSAMPLE), 0, size * _SUPERSAMPLE))
+        last = int(np.clip(np.ceil((hi + 0.5) * _SUPERSAMPLE) + 1, 0, size * _SUPERSAMPLE))
+        return slice(first, last)
+
+    return span(y0, y1, h), span(x0, x1, w)
+
+
 def draw_raised_bases(
     view: RaisedView,
     centers_px: list[tuple[float, float]],
@@ -499,15 +524,17 @@ def draw_raised_bases(
     cast = np.asarray(cast_px, dtype=np.float64)
     cast2 = max(float(cast @ cast), 1e-12)
     for cx, cy in centers_px:
-        fx, fy = xs - cx, ys - cy
+        # beyond _SHADOW_REACH softening widths of the footprint, its sweep and the top, a base changes nothing
+        rows, cols = _window(view, (cx, cy), cast, r * (1.0 + view.shift_ratio) + _SHADOW_REACH * blur)
+        fx, fy = xs[rows, cols] - cx, ys[rows, cols] - cy
         along = np.clip((fx * cast[0] + fy * cast[1]) / cast2, 0.0, 1.0)
         d_cast = np.hypot(fx - along * cast[0], fy - along * cast[1]) - r
         d_foot = np.hypot(fx, fy) - r
-        light *= 1.0 - shadow * normal_cdf(-d_foot / blur)
-        light *= 1.0 - cast_depth * normal_cdf(-d_cast / (0.4 * blur))
+        light[rows, cols] *= 1.0 - shadow * normal_cdf(-d_foot / blur)
+        light[rows, cols] *= 1.0 - cast_depth * normal_cdf(-d_cast / (0.4 * blur))
         shift = view.shift_ratio * np.array([cx - view.nadir_px[0], cy - view.nadir_px[1]])
         d_top = np.hypot(fx - shift[0], fy - shift[1]) - r * (1.0 + view.shift_ratio)
-        inside = np.where(d_foot <= 0, wall, inside)
-        inside = np.where(d_top <= 0, top, inside)
+        inside[rows, cols] = np.where(d_foot <= 0, wall, inside[rows, cols])
+        inside[rows, cols] = np.where(d_top <= 0, top, inside[rows, cols])
     image = np.where(np.isnan(inside), mat * light, inside)
     return _sensed(image, view, seed)

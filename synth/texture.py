@@ -73,11 +73,18 @@ def mat_texture(mat: Mat, width_mm: float, depth_mm: float) -> NDArray[np.uint8]
     table corner. Cached: frames of one table share it (read only)."""
     rng = np.random.default_rng(mat.seed)
     shape = (math.ceil(depth_mm / MAT_TEXEL_MM) + 2, math.ceil(width_mm / MAT_TEXEL_MM) + 2)
+    # A table's texture is millions of texels: computed a colour plane at a time and in place, which gives the same
+    # values as whole-array expressions in a fraction of the time (no temporaries of its size).
     mix = _smooth_field(rng, shape, _PATCH_MM / MAT_TEXEL_MM)
-    mix = np.clip(0.5 + 0.35 * mix, 0.0, 1.0)[..., None]
-    colour = ((1.0 - mix) * np.asarray(mat.colour_a, np.float32) + mix * np.asarray(mat.colour_b, np.float32)).astype(
-        np.float32
-    )
+    mix *= np.float32(0.35)
+    mix += np.float32(0.5)
+    np.clip(mix, 0.0, 1.0, out=mix)
+    rest = np.float32(1.0) - mix
+    planes = []
+    for a, b in zip(mat.colour_a, mat.colour_b, strict=True):
+        plane = rest * np.float32(a)
+        plane += mix * np.float32(b)
+        planes.append(plane)
     fibres = rng.standard_normal(shape, dtype=np.float32)
     fibres = np.asarray(cv2.GaussianBlur(fibres, (0, 0), _FIBRE_BLUR_TEXELS), dtype=np.float32)
     fibres /= max(float(fibres.std()), 1e-6)
@@ -91,8 +98,17 @@ def mat_texture(mat: Mat, width_mm: float, depth_mm: float) -> NDArray[np.uint8]
     gain = 2.0 * math.pi * _SPECK_BLUR_TEXELS**2
     bright = np.clip(cv2.GaussianBlur((draw < share).astype(np.float32), (0, 0), _SPECK_BLUR_TEXELS) * gain, 0, 1)
     dark = np.clip(cv2.GaussianBlur((draw > 1.0 - share).astype(np.float32), (0, 0), _SPECK_BLUR_TEXELS) * gain, 0, 1)
-    for ch in range(3):
-        colour[..., ch] *= 1.0 + grain + _SPECK_BRIGHT[ch] * bright + _SPECK_DARK[ch] * dark
-    out: NDArray[np.uint8] = np.clip(colour * np.float32(255.0) + np.float32(0.5), 0, 255).astype(np.uint8)
+    grain += np.float32(1.0)
+    lit, fleck = np.empty_like(grain), np.empty_like(grain)
+    for ch, plane in enumerate(planes):
+        np.multiply(bright, np.float32(_SPECK_BRIGHT[ch]), out=fleck)
+        np.add(grain, fleck, out=lit)
+        np.multiply(dark, np.float32(_SPECK_DARK[ch]), out=fleck)
+        lit += fleck
+        plane *= lit
+        plane *= np.float32(255.0)
+        plane += np.float32(0.5)
+        np.clip(plane, 0, 255, out=plane)
+    out: NDArray[np.uint8] = np.asarray(cv2.merge([p.astype(np.uint8) for p in planes]), dtype=np.uint8)
     out.flags.writeable = False
     return out

@@ -44,26 +44,39 @@ def mat_image(mat: MatLook, table: TableSpec, camera: Camera) -> Image:
     flecks, paving joints; the floor past the table's edges."""
     rng = np.random.default_rng(mat.seed)
     x, y = table_map(camera)
-    blotch = _field(rng, table, mat.blotch_mm, x, y)
-    mix = np.clip(0.5 + 0.6 * blotch, 0.0, 1.0) * np.float32(mat.blotch)
-    a, b = np.asarray(mat.colour_a, np.float32), np.asarray(mat.colour_b, np.float32)
-    out = a * (1 - mix)[..., None] + b * mix[..., None]
+    # A colour plane at a time and in place where it can be: a frame's worth of temporaries costs more than the
+    # arithmetic (the same values as whole-image expressions).
+    mix = _field(rng, table, mat.blotch_mm, x, y)
+    mix *= np.float32(0.6)
+    mix += np.float32(0.5)
+    np.clip(mix, 0.0, 1.0, out=mix)
+    mix *= np.float32(mat.blotch)
+    rest = np.float32(1.0) - mix
+    planes = []
+    for a, b in zip(np.asarray(mat.colour_a, np.float32), np.asarray(mat.colour_b, np.float32), strict=True):
+        plane = rest * a
+        plane += mix * b
+        planes.append(plane)
     mottle = 0.7 * _field(rng, table, mat.mottle_mm, x, y) + 0.3 * _field(rng, table, 3.0 * mat.mottle_mm, x, y)
     grain = cv2.GaussianBlur(rng.standard_normal(x.shape).astype(np.float32), (0, 0), 0.7) * 1.6
-    out *= (1.0 + mat.mottle * mottle + mat.grain * grain)[..., None]
+    lit = 1.0 + mat.mottle * mottle + mat.grain * grain
+    for plane in planes:
+        plane *= lit
     if mat.speckle > 0:
         u = rng.random(x.shape, dtype=np.float32)
-        bright = u < mat.speckle * 0.6
-        dark = (u >= mat.speckle * 0.6) & (u < mat.speckle)
-        out[bright] += _BRIGHT_FLECK
-        out[dark] *= 1.0 + _DARK_FLECK * 0.8
+        bright = np.nonzero(u < mat.speckle * 0.6)
+        dark = np.nonzero((u >= mat.speckle * 0.6) & (u < mat.speckle))
+        for plane, up, down in zip(planes, _BRIGHT_FLECK, 1.0 + _DARK_FLECK * 0.8, strict=True):
+            plane[bright] += up
+            plane[dark] *= down
     if mat.paving_mm > 0:
         fx = np.abs(np.mod(x, mat.paving_mm) - mat.paving_mm / 2) > mat.paving_mm / 2 - PAVING_JOINT_MM / 2
         fy = np.abs(
             np.mod(y + 0.5 * mat.paving_mm * (np.floor(x / mat.paving_mm) % 2), mat.paving_mm) - mat.paving_mm / 2
         )
-        joint = fx | (fy > mat.paving_mm / 2 - PAVING_JOINT_MM / 2)
-        out[joint] *= 0.6
+        joint = np.nonzero(fx | (fy > mat.paving_mm / 2 - PAVING_JOINT_MM / 2))
+        for plane in planes:
+            plane[joint] *= 0.6
     off = (x < 0) | (x > table.width_mm) | (y < 0) | (y > table.depth_mm)
     if off.any():
         # The floor or the room round the table: a plain surface with broad uneven patches and fine grain.
@@ -71,9 +84,13 @@ def mat_image(mat: MatLook, table: TableSpec, camera: Camera) -> Image:
         broad = cv2.resize(
             rng.standard_normal((h // 96 + 2, w // 96 + 2)).astype(np.float32), (w, h), interpolation=cv2.INTER_CUBIC
         )
-        floor = 1.0 + 0.12 * broad[off] + 0.05 * grain[off]
-        out[off] = np.asarray(mat.floor, np.float32) * floor[:, None]
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float32)
+        where = np.nonzero(off)
+        floor = 1.0 + 0.12 * broad[where] + 0.05 * grain[where]
+        for plane, colour in zip(planes, np.asarray(mat.floor, np.float32), strict=True):
+            plane[where] = colour * floor
+    for plane in planes:
+        np.clip(plane, 0.0, 1.0, out=plane)
+    return np.asarray(cv2.merge(planes), dtype=np.float32)
 
 
 # --------------------------------------------------------------------------------------------------------------

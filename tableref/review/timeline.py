@@ -210,7 +210,8 @@ def identify(
     ``changed`` (model id -> share of its base's place that changed in the picture since the state before; None: not
     known) decides what became of a model of the state before that the detector did not find (:func:`_fates`): where its
     place did not change it is still there; where it changed and no new base of its size appeared within its reach, its
-    place was seen empty: a casualty, removed. Otherwise it stays on the table, unseen, at its last place; a new base of
+    place was seen empty: a casualty, removed (with a ``roster``, only a model it lists; the going of a base it does
+    not list is a question). Otherwise it stays on the table, unseen, at its last place; a new base of
     its size it was not paired with is a question (an event), never a move. Detections left over are added, with fresh
     ids and suggested units.
 
@@ -259,7 +260,14 @@ def identify(
         fresh = [models[k] for k in new]
         fates = _fates(previous, gone, reach, matched, fresh, unit_moves, stays, changed is not None, settings)
         models += fates.still_seen
-        removed += [Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)) for p in fates.casualties]
+        listed = None if roster is None else {m.id for m in roster.models + roster.unseen}
+        for p in fates.casualties:
+            if listed is None or p.id in listed:
+                removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
+            else:
+                # a base the roster does not list is as likely a printed ring or a token the detector took for
+                # one as a model the roster forgot: its going is a question, not a casualty
+                questions.append(_unlisted_gone(p, index))
         gone = fates.gone
         questions += [_question(p, alike, r, index) for p, alike, r in fates.questions]
     if new:
@@ -492,6 +500,15 @@ def _as_known(detected: rules.Model, known: rules.Model) -> rules.Model:
     """A detection that is ``known``: its id and unit, and its base where the detector read the size no more surely
     (a base does not change between states: a roster's declared size, or the first reading, stands)."""
     return with_identity(detected, known, take_base=known.base.size_sigma_mm <= detected.base.size_sigma_mm)
+
+
+def _unlisted_gone(lost: rules.Model, index: int) -> Event:
+    """A base the roster does not list, seen before, whose place was seen empty."""
+    detail = (
+        f"{lost.id}, a base the roster does not list, is gone from ({lost.x_mm:.0f}, {lost.y_mm:.0f}) mm: taken off, "
+        "or never a model (a printed ring or a token read as a base)"
+    )
+    return Event(index, "question", (lost.unit,) if lost.unit else (), (lost.id,), detail)
 
 
 def _question(lost: rules.Model, alike: Sequence[rules.Model], reach: float, index: int) -> Event:

@@ -115,6 +115,31 @@ def test_removed_unseen_and_added_models(
     assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
 
 
+@pytest.mark.parametrize(
+    ("with_roster", "removed_count", "asked"),
+    [
+        # the roster lists every model: a base it does not list that goes is a question, not a casualty
+        (True, 0, ["a base the roster does not list, is gone from (900, 300) mm"]),
+        # no roster: every model is the review's own, and one whose place was seen empty is a casualty
+        (False, 1, []),
+    ],
+)
+def test_a_base_the_roster_does_not_list_is_no_casualty_when_it_goes(
+    with_roster: bool, removed_count: int, asked: list[str]
+) -> None:
+    start = roster(LINE) if with_roster else None
+    points = [(x, y) for _, x, y in LINE.values()]
+    first, *_, track, _ = identify(detected([*points, (900.0, 300.0)]), EMPTY_TRACK, 0, SETTINGS, start)
+    (extra,) = [m for m in first.models if (m.x_mm, m.y_mm) == (900.0, 300.0)]
+    changed = {m.id: (0.9 if m.id == extra.id else 0.0) for m in first.models}
+    state, removed, _, after, questions = identify(detected(points), track, 1, SETTINGS, start, SKIRMISH, changed)
+    assert [p.model for p in removed] == [extra.id] * removed_count
+    assert [q.detail.removeprefix(f"{extra.id}, ").split(":")[0] for q in questions] == asked
+    assert all(q.kind == "question" and q.models == (extra.id,) for q in questions)
+    # gone either way: neither on the table nor unseen
+    assert extra.id not in {m.id for m in state.models} | set(after.gone)
+
+
 # r3's reading, 32 mm bases: a picture unchanged at its place hides a move of at most changed_share pi r / 2 (6.3 mm)
 @pytest.mark.parametrize(
     ("r3_read", "changed", "r3_at"),

@@ -1,9 +1,10 @@
-"""Render a wide-look set: ``python -m synth.wide --out DIR --count N --seed S [--resolution R]``.
+"""Render a wide-look set: ``python -m synth.wide --out DIR --count N --seed S [--resolution R] [--empty]``.
 
 Frame ``k`` is made from seed ``S + k`` (same arguments, same frames), at the resolution asked for, or with
 ``mixed`` at 1080p, 4K and 12 MP in turn. Per frame ``NAME.jpg``, ``NAME.truth.json`` and ``NAME.camera.json``
-(the layout ``tableref evaluate DIR`` reads), and the spec of every table used, ``table_NAME.toml``, plus
-``table.toml`` (the bundled default). One line per frame is printed.
+(the layout ``tableref evaluate DIR`` reads; with ``--empty`` also ``NAME.empty.jpg``, the table seen empty), and
+the spec of every table used, ``table_NAME.toml``, plus ``table.toml`` (the bundled default). One line per frame
+is printed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from synth.wide.frame import seen_count, write_frame
+from synth.wide.frame import seen_count, write_empty, write_frame
 from synth.wide.layout import random_scene
 from synth.wide.tables import TABLES, spec_toml
 from synth.wide.view import RESOLUTIONS
@@ -27,6 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=10, help="number of frames (default: 10)")
     parser.add_argument("--seed", type=int, default=30000, help="seed of the first frame (default: 30000)")
     parser.add_argument("--resolution", choices=[*sorted(RESOLUTIONS), "mixed"], default="4k")
+    parser.add_argument(
+        "--empty", action="store_true", help="also the table with no models, dice or hands: NAME.empty.jpg"
+    )
     args = parser.parse_args(argv)
     if args.count < 1:
         print("wide: --count must be at least 1", file=sys.stderr)
@@ -41,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
         name = f"wide_{resolution}_{seed}"
         seconds, truth = write_frame(scene, seed, args.out, name)
+        if args.empty:
+            write_empty(scene, seed, args.out, name)
         total += seconds
         look = truth.params["look"]
         print(

@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from synth.make_samples import EMPTY_SEED_OFFSET
 from synth.render import Truth
 from synth.wide.draw import base_item, block_item, part_item
 from synth.wide.light import develop, room_light, shading
@@ -197,6 +198,16 @@ def write_frame(scene: WideScene, seed: int, out: Path, name: str) -> tuple[floa
     (out / f"{name}.truth.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     (out / f"{name}.camera.json").write_text(json.dumps(dict(truth.camera), indent=2) + "\n", encoding="utf-8")
     return seconds, truth
+
+
+def write_empty(scene: WideScene, seed: int, out: Path, name: str) -> None:
+    """Write ``NAME.empty.jpg``: the table of ``scene`` with its terrain and prints but no models, dice or hands, as
+    a reference captured at set-up, with sensor noise of its own."""
+    terrain = tuple(b for b in scene.blocks if b.kind != "die")
+    bare = dataclasses.replace(scene, units=(), bases=(), hands=(), blocks=terrain)
+    image, _truth = render_frame(bare, seed + EMPTY_SEED_OFFSET)
+    if not cv2.imwrite(str(out / f"{name}.empty.jpg"), image, [cv2.IMWRITE_JPEG_QUALITY, scene.imaging.jpeg_quality]):
+        raise OSError(f"could not write {out / name}.empty.jpg")
 
 
 def seen_count(truth: Truth, threshold: float = 0.6) -> int:

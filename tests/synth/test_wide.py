@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from types import MappingProxyType
 
+import cv2
 import numpy as np
 import pytest
 
 from calibration import calibrate_table, camera_from_dict
 from synth.wide import TABLES, View, make_camera, random_scene, render_frame
+from synth.wide.frame import write_empty, write_frame
 from synth.wide.layout import plain_scene
 from synth.wide.looks import random_mat
 from synth.wide.scene import Block, MatLook, WideBase, contacts
@@ -47,6 +50,28 @@ def test_the_same_seed_gives_the_same_frame(seed: int) -> None:
     assert json.dumps(truth_a.to_dict(), sort_keys=True) == json.dumps(truth_b.to_dict(), sort_keys=True)
     other, _ = render_frame(random_scene(seed + 100, "custom", view=small_view(8.0, -0.05)), seed + 100)
     assert not np.array_equal(first, other)
+
+
+def test_the_empty_table_shows_the_mat_and_terrain_without_the_models(tmp_path: Path) -> None:
+    scene = random_scene(12, "custom", view=small_view())
+    write_frame(scene, 12, tmp_path, "frame")
+    write_empty(scene, 12, tmp_path, "frame")
+    game, empty = (cv2.imread(str(tmp_path / f"frame{end}.jpg")).astype(np.float32) for end in ("", ".empty"))
+    camera = scene.camera
+    on_bases = np.zeros(game.shape[:2], np.uint8)
+    for b in scene.bases:
+        (u, v), edge = camera.project(np.array([[b.x_mm, b.y_mm, 0.0], [b.x_mm + b.radius_mm, b.y_mm, 0.0]]))
+        cv2.circle(on_bases, (round(u), round(v)), round(1.5 * abs(edge[0] - u)) + 3, 1, -1)
+    dice = [k for k in scene.blocks if k.kind == "die"]
+    for k in dice:
+        (u, v), *_ = camera.project(np.array([[k.x_mm, k.y_mm, 0.0]]))
+        cv2.circle(on_bases, (round(u), round(v)), 12, 1, -1)
+    changed = np.abs(game - empty).max(axis=2) > 40
+    # the models are gone (their figures may overhang their bases a little)
+    assert changed[on_bases == 1].mean() > 0.3
+    # the rest is the same table, mat, prints and terrain, under its own sensor noise (hands aside)
+    away = changed[on_bases == 0].mean()
+    assert away < (0.05 if scene.hands else 0.01)
 
 
 def test_a_random_frame_has_its_looks_in_the_truth() -> None:

@@ -258,6 +258,10 @@ def identify(
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
         matched = {known[j].id for j in to_known.values()}
         fresh = [models[k] for k in new]
+        # a unit a model of which was seen to move, though too few were found for the move of the whole unit: one of
+        # its models not found more likely went with it than was taken off, and stays unseen at its last place
+        seen_moving = _seen_moving(detected.models, previous, to_known, settings.still_reach_mm)
+        unit_moves = {**{u: GroupMove() for u in seen_moving}, **unit_moves}
         fates = _fates(previous, gone, reach, matched, fresh, unit_moves, stays, changed is not None, settings)
         models += fates.still_seen
         listed = None if roster is None else {m.id for m in roster.models + roster.unseen}
@@ -278,6 +282,21 @@ def identify(
     models.sort(key=lambda m: m.id)
     state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
     return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _seen_moving(
+    detected: Sequence[rules.Model], previous: Sequence[rules.Model], to_known: Mapping[int, int], still_mm: float
+) -> set[str]:
+    """The units a model of which, seen in the state before, was paired (``to_known``: detected index -> index in
+    ``previous`` and beyond) with a base more than ``still_mm`` from its place."""
+    out: set[str] = set()
+    for k, j in to_known.items():
+        if j >= len(previous):
+            continue
+        was, now = previous[j], detected[k]
+        if was.unit is not None and math.hypot(now.x_mm - was.x_mm, now.y_mm - was.y_mm) > still_mm:
+            out.add(was.unit)
+    return out
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,27 @@ def test_a_base_the_roster_does_not_list_is_no_casualty_when_it_goes(
     assert extra.id not in {m.id for m in state.models} | set(after.gone)
 
 
+@pytest.mark.parametrize(
+    ("r1_to", "removed_ids", "unseen_ids"),
+    [
+        # r1 seen to move along a line its unit-mates did not take: they are not found, their places changed, and
+        # they more likely went with their unit than were taken off: unseen, at their last places
+        ((400.0, 480.0), [], ["r2", "r3"]),
+        # r1 where it stood: nothing of red was seen to move, and r2 and r3 were taken off
+        ((400.0, 400.0), ["r2", "r3"], []),
+    ],
+)
+def test_a_model_not_found_whose_unit_was_seen_to_move_is_unseen_not_removed(
+    r1_to: tuple[float, float], removed_ids: list[str], unseen_ids: list[str]
+) -> None:
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
+    changed = {"r1": 0.9, "r2": 0.9, "r3": 0.9}
+    state, removed, _, after, _ = identify(detected([r1_to]), track, 1, SETTINGS, None, SKIRMISH, changed)
+    assert sorted(p.model for p in removed) == removed_ids
+    assert sorted(m.id for m in state.unseen) == unseen_ids == sorted(after.gone)
+    assert [(m.id, m.x_mm, m.y_mm) for m in state.models] == [("r1", *r1_to)]
+
+
 # r3's reading, 32 mm bases: a picture unchanged at its place hides a move of at most changed_share pi r / 2 (6.3 mm)
 @pytest.mark.parametrize(
     ("r3_read", "changed", "r3_at"),

@@ -21,7 +21,7 @@ import cv2
 
 from calibration.spec import TableSpec, table_spec_from_dict
 from synth.generate import Clutter, fit_camera, random_scene
-from synth.render import render
+from synth.render import EMPTY_SEED_OFFSET, render
 from synth.scene import Scene
 from synth.wide.tables import spec_toml
 
@@ -102,10 +102,6 @@ SAMPLES = (
         5,
     ),
 )
-
-
-# The empty table's frame is rendered with other sensor noise than the game's: a capture of its own.
-EMPTY_SEED_OFFSET = 1_000_003
 
 
 def write_sample(sample: Sample, out: Path, empty: bool = False) -> float:

@@ -774,6 +774,10 @@ def _develop(radiance: NDArray[np.float32], scene: Scene, rng: np.random.Generat
     return out
 
 
+# The empty table's frame is rendered with other sensor noise than the game's: a capture of its own.
+EMPTY_SEED_OFFSET = 1_000_003
+
+
 def render(scene: Scene, seed: int) -> tuple[Image, Truth]:
     """Render one frame of ``scene``.
 

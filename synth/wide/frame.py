@@ -21,8 +21,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from synth.make_samples import EMPTY_SEED_OFFSET
-from synth.render import Truth
+from synth.render import EMPTY_SEED_OFFSET, Truth
 from synth.wide.draw import base_item, block_item, part_item
 from synth.wide.light import develop, room_light, shading
 from synth.wide.mat import draw_markers, draw_prints, mat_image

@@ -72,7 +72,7 @@ from vision.measure import measure_bases, scored
 from vision.other_readings import widen_for_other_readings
 from vision.overlaps import resolve, resolve_overlaps
 from vision.parallax import RimParallax
-from vision.reference import change_map, changed_share
+from vision.reference import changed_share, compare, outline_share
 from vision.refine import refine_rims
 from vision.rim import ray_directions
 from vision.seeds import Seeds, find_seeds
@@ -104,13 +104,14 @@ def detect_bases(
     :mod:`vision.expected`; only where the finder looks).
 
     ``reference_bgr``, the same view of the table empty (its terrain, no models; (H, W, 3) or (H, W) uint8 like
-    ``topdown_bgr``), when given: a base must have changed since (``reference_min_changed_share`` of its inside, see
-    :mod:`vision.reference`), as no printed circle or texture of the mat has."""
+    ``topdown_bgr``), when given: a base must have changed since (``reference_min_changed_share`` of its inside, or
+    its outline new: ``reference_outline_share``; see :mod:`vision.reference`), as no printed circle or texture of
+    the mat has."""
     found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px, expected)
     scale = check_scale(px_per_mm, settings)
     if reference_bgr is None:
         return found
-    change = change_map(
+    seen = compare(
         np.asarray(topdown_bgr),
         np.asarray(reference_bgr),
         scale,
@@ -118,8 +119,12 @@ def detect_bases(
         settings.reference_light_cell_mm,
         settings.reference_light_reach_cells,
     )
-    share = changed_share(change, found.center_px, found.radius_px, settings.reference_min_change)
-    return found[share >= settings.reference_min_changed_share]
+    share = changed_share(seen.change, found.center_px, found.radius_px, settings.reference_min_change)
+    changed = share >= settings.reference_min_changed_share
+    # a base whose colours are the mat's changes its inside little, but its outline is new
+    outline = outline_share(seen, found.center_px[~changed], found.radius_px[~changed])
+    changed[~changed] = outline < settings.reference_outline_share
+    return found[changed]
 
 
 def _detect_bases(

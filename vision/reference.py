@@ -11,6 +11,8 @@ themselves do not set it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +31,11 @@ _SHARE_RADII = (0.15, 0.35, 0.55, 0.75)
 _SHARE_ANGLES = 24
 # A picture is told grey from colour on every this many pixels across and down.
 _GREY_STEP_PX = 7
+# Where a circle's outline is read (fractions of its radius: a fit a little off still has its edge among them), at
+# this many angles; edges weaker than the floor (grey levels per pixel, about the smoothed sensor noise) are no edge.
+_OUTLINE_RADII = (0.9, 0.95, 1.0, 1.05, 1.1)
+_OUTLINE_ANGLES = 48
+_EDGE_FLOOR = 0.5
 
 
 def _colour(image: NDArray[np.uint8], name: str) -> NDArray[np.float32]:
@@ -52,16 +59,26 @@ def _grey_bgr(image: NDArray[np.float32]) -> NDArray[np.float32]:
     return np.asarray(cv2.merge([grey, grey, grey]), np.float32)
 
 
-def change_map(
+@dataclass(frozen=True)
+class Comparison:
+    """The table now and as seen empty, at one scale and in one light: ``now`` and ``lit`` (H, W, 3) float32, both
+    smoothed, the empty table's picture relit to the light of now; ``change`` (H, W) float32, how far each pixel's
+    colour moved (grey levels, the largest of the three channels' differences)."""
+
+    now: NDArray[np.float32]
+    lit: NDArray[np.float32]
+    change: NDArray[np.float32]
+
+
+def compare(
     topdown_bgr: NDArray[np.uint8],
     reference_bgr: NDArray[np.uint8],
     px_per_mm: float,
     blur_mm: float,
     light_cell_mm: float,
     light_reach_cells: int,
-) -> NDArray[np.float32]:
-    """(H, W) float32: how far each pixel's colour moved from the empty table's, in grey levels (the largest of the
-    three channels' differences), after the light's slow change was taken out.
+) -> Comparison:
+    """The table now against the table empty, after the light's slow change between them was taken out.
 
     ``topdown_bgr`` and ``reference_bgr`` (H, W, 3) or (H, W) uint8, the table now and empty, at ``px_per_mm``.
     Both are smoothed by ``blur_mm`` (sensor noise, a fraction of a pixel of misregistration); the light's gain is
@@ -95,8 +112,21 @@ def change_map(
     gain = cv2.resize(gain, (w, h), interpolation=cv2.INTER_LINEAR)
     if gain.ndim == 2:
         gain = gain[..., None]
-    lit = (empty + _DARK_FLOOR) * gain - _DARK_FLOOR
-    return np.asarray(np.abs(now - lit).max(axis=2), np.float32)
+    lit = np.asarray((empty + _DARK_FLOOR) * gain - _DARK_FLOOR, np.float32)
+    return Comparison(now, lit, np.asarray(np.abs(now - lit).max(axis=2), np.float32))
+
+
+def change_map(
+    topdown_bgr: NDArray[np.uint8],
+    reference_bgr: NDArray[np.uint8],
+    px_per_mm: float,
+    blur_mm: float,
+    light_cell_mm: float,
+    light_reach_cells: int,
+) -> NDArray[np.float32]:
+    """(H, W) float32: how far each pixel's colour moved from the empty table's (:attr:`Comparison.change` of
+    :func:`compare`, which takes the same arguments)."""
+    return compare(topdown_bgr, reference_bgr, px_per_mm, blur_mm, light_cell_mm, light_reach_cells).change
 
 
 def changed_share(
@@ -119,3 +149,38 @@ def changed_share(
     values = np.zeros(col.shape, np.float32)
     values[inside] = change[row[inside], col[inside]]
     return np.asarray((values >= min_change).mean(axis=1), np.float64)
+
+
+def outline_share(comparison: Comparison, center_px: FloatArray, radius_px: FloatArray) -> FloatArray:
+    """(N,) how much of each circle's outline (``center_px`` (N, 2), ``radius_px`` (N,)) the empty table already
+    showed: its edges along the circle (at each angle the strongest within a tenth of the radius either side, the
+    median over the angles) as a share of the edges there now. About 1 for a printed ring, a tyre or the mat's own
+    blotch, which were there; well under 1 for a base put down since, even one whose colours are the mat's (its wall,
+    rim and shadow are new). Points off the image count as no edge."""
+    center = np.asarray(center_px, np.float64).reshape(-1, 2)
+    radius = np.asarray(radius_px, np.float64).reshape(-1)
+    if len(center) == 0:
+        return np.zeros(0)
+    angles = np.linspace(0.0, 2 * np.pi, _OUTLINE_ANGLES, endpoint=False)
+    unit = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    # (N, radii, angles, 2)
+    points = center[:, None, None, :] + (
+        radius[:, None, None, None] * np.asarray(_OUTLINE_RADII)[None, :, None, None] * unit[None, None, :, :]
+    )
+    strength = [
+        np.median(_edges_at(image.mean(axis=2), points).max(axis=1), axis=1)
+        for image in (comparison.lit, comparison.now)
+    ]
+    return np.asarray(strength[0] / np.maximum(strength[1], _EDGE_FLOOR), np.float64)
+
+
+def _edges_at(grey: NDArray[np.float32], points: FloatArray) -> FloatArray:
+    """The grey level's slope (levels per pixel, central differences) at ``points`` (..., 2), 0 off the image."""
+    col = np.round(points[..., 0]).astype(np.intp)
+    row = np.round(points[..., 1]).astype(np.intp)
+    h, w = grey.shape
+    inside = (col >= 1) & (col < w - 1) & (row >= 1) & (row < h - 1)
+    c, r = col[inside], row[inside]
+    out = np.zeros(col.shape, np.float64)
+    out[inside] = 0.5 * np.hypot(grey[r, c + 1] - grey[r, c - 1], grey[r + 1, c] - grey[r - 1, c])
+    return out

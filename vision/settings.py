@@ -111,6 +111,7 @@ _NON_NEGATIVE = (
     "reference_light_reach_cells",
     "reference_min_change",
     "reference_min_changed_share",
+    "reference_outline_share",
     "colour_min_figure_contrast",
     "colour_clear_figure_contrast",
     "colour_clear_figure_grey",
@@ -372,7 +373,10 @@ class VisionSettings:
         reference_light_cell_mm, reference_light_reach_cells: the light's slow change between the two is read per
             cell of this side, as the median over this many cells square (odd, at least 3).
         reference_min_change: a pixel whose colour moved by at least this many grey levels changed.
-        reference_min_changed_share: a base changed at least this share of its inside since the table was empty.
+        reference_min_changed_share: a base changed at least this share of its inside since the table was empty,
+        reference_outline_share: ... or the empty table showed less than this share of its outline's edges (a dark
+            base on a dark mat changes its inside little, but its wall, rim and shadow are new; a printed ring's
+            outline was there).
     Second look, in colour (see :mod:`vision.colour`)
         colour_gain: grey levels of the colour-contrast image per unit of chromaticity distance from the mat
             (0: no second look).
@@ -555,6 +559,7 @@ class VisionSettings:
     reference_light_reach_cells: int
     reference_min_change: float
     reference_min_changed_share: float
+    reference_outline_share: float
     colour_gain: float
     colour_blur_px: float
     colour_mask_margin_mm: float

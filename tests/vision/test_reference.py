@@ -11,7 +11,7 @@ import pytest
 import tests.vision.vision_scenes as vs
 from tableref.config import load_config
 from vision import ImageError, detect_bases
-from vision.reference import change_map, changed_share
+from vision.reference import change_map, changed_share, compare, outline_share
 
 SETTINGS = load_config().vision
 PX_PER_MM = 1.5
@@ -134,3 +134,62 @@ def test_without_a_change_bar_the_reference_keeps_every_base() -> None:
     )
     lax = dataclasses.replace(SETTINGS, reference_min_changed_share=0.0)
     assert len(detect_bases(scene.image_bgr, PX_PER_MM, lax, reference_bgr=scene.image_bgr)) == 1
+
+
+DARK_MAT_BGR = (20.0, 18.0, 16.0)
+CENTRE_PX, RADIUS_PX = (120.0, 75.0), 24.0
+
+
+def _drawn(mat_bgr: tuple[float, float, float], things: list[tuple[str, float]], seed: int) -> np.ndarray:
+    """A plain mat with sensor noise and ``things`` drawn at CENTRE_PX: ("ring", grey level of a 3 px printed line)
+    or ("disc", the level a base's top adds to the mat, its rim a line 12 levels brighter still)."""
+    image = np.zeros((*SHAPE, 3), np.float32) + np.array(mat_bgr, np.float32)
+    centre, r = (round(CENTRE_PX[0]), round(CENTRE_PX[1])), round(RADIUS_PX)
+    for kind, level in things:
+        if kind == "ring":
+            cv2.circle(image, centre, r, (level, level, level), 3, cv2.LINE_AA)
+        else:
+            top = tuple(float(c) + level for c in mat_bgr)
+            cv2.circle(image, centre, r, top, -1, cv2.LINE_AA)
+            cv2.circle(image, centre, r, tuple(c + 12.0 for c in top), 1, cv2.LINE_AA)
+    return _noisy(image, seed)
+
+
+@pytest.mark.parametrize(
+    ("case", "now", "empty", "gain", "outline_at_least", "outline_below"),
+    [
+        ("a printed ring, there when the table was empty", [("ring", 200.0)], [("ring", 200.0)], 1.0, 0.9, None),
+        ("the same ring in a light 25 % brighter", [("ring", 160.0)], [("ring", 160.0)], 1.25, 0.9, None),
+        ("the plain mat: nothing new, nothing to read", [], [], 1.0, 0.8, None),
+        # a black base on a black mat: its inside moved by fewer grey levels than a change, its outline is new
+        ("a dark base on a dark mat, put down since", [("disc", 6.0)], [], 1.0, None, 0.5),
+    ],
+)
+def test_the_outline_a_printed_circle_had_and_a_base_brings(
+    case: str,
+    now: list[tuple[str, float]],
+    empty: list[tuple[str, float]],
+    gain: float,
+    outline_at_least: float | None,
+    outline_below: float | None,
+) -> None:
+    frame = _drawn(DARK_MAT_BGR, now, 1)
+    if gain != 1.0:
+        frame = np.clip(frame.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+    seen = compare(
+        frame,
+        _drawn(DARK_MAT_BGR, empty, 2),
+        PX_PER_MM,
+        SETTINGS.reference_blur_mm,
+        SETTINGS.reference_light_cell_mm,
+        SETTINGS.reference_light_reach_cells,
+    )
+    centre, radius = np.array([CENTRE_PX]), np.array([RADIUS_PX])
+    (share,) = outline_share(seen, centre, radius)
+    if outline_at_least is not None:
+        assert share >= outline_at_least, case
+    if outline_below is not None:
+        assert share < outline_below, case
+    # none of them changed its inside enough for the inside's rule alone
+    assert changed_share(seen.change, centre, radius, SETTINGS.reference_min_change)[0] < 0.5, case
+    assert seen.change.shape == SHAPE and np.array_equal(seen.change, _changes(frame, _drawn(DARK_MAT_BGR, empty, 2)))

@@ -45,6 +45,7 @@ from synth.scene import (
     TerrainBlock,
     Token,
 )
+from synth.sensor import develop
 from synth.texture import MAT_TEXEL_MM, mat_texture, value_noise
 
 FloatArray = NDArray[np.float64]
@@ -751,22 +752,7 @@ def _params(scene: Scene, seed: int) -> dict[str, Any]:
 def _develop(radiance: NDArray[np.float32], scene: Scene, rng: np.random.Generator) -> Image:
     """Blur, sensor noise, 8-bit quantisation and JPEG: what the camera adds to the light it gets."""
     im = scene.imaging
-    # in place where it can be: a frame's worth of temporaries costs more than the arithmetic (the same values)
-    signal = np.asarray(radiance * np.float32(255.0), dtype=np.float32)
-    if im.blur_px > 0:
-        signal = np.asarray(cv2.GaussianBlur(signal, (0, 0), im.blur_px), dtype=np.float32)
-    if im.read_noise > 0 or im.shot_noise > 0:
-        spread = np.clip(signal, 0.0, None)
-        spread *= np.float32(im.shot_noise**2)
-        spread /= np.float32(255.0)
-        spread += np.float32(im.read_noise**2)
-        np.sqrt(spread, out=spread)
-        noise = rng.standard_normal(signal.shape, dtype=np.float32)
-        noise *= spread
-        signal += noise
-    np.rint(signal, out=signal)
-    np.clip(signal, 0, 255, out=signal)
-    out: Image = signal.astype(np.uint8)
+    out: Image = develop(radiance, im.blur_px, im.read_noise, im.shot_noise, rng)
     if im.jpeg_quality > 0:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, im.jpeg_quality])
         assert ok, "cv2.imencode failed on a plain uint8 BGR image"

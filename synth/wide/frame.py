@@ -22,8 +22,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from synth.render import EMPTY_SEED_OFFSET, Truth
+from synth.sensor import develop
 from synth.wide.draw import base_item, block_item, part_item
-from synth.wide.light import develop, room_light, shading
+from synth.wide.light import room_light, shading
 from synth.wide.mat import draw_markers, draw_prints, mat_image
 from synth.wide.order import Item, painter_order
 from synth.wide.raster import Canvas, Shade, circle

@@ -1,5 +1,5 @@
-"""Light and the camera's own doing: cast shadows, tint, brightness, uneven light, vignetting, glare, optics
-blur, sensor noise.
+"""Light and the camera's own doing: cast shadows, tint, brightness, uneven light, vignetting, glare (the sensor's
+blur and noise: :mod:`synth.sensor`).
 
 Shadows are planar: every caster's surface points are pushed along each lamp's direction down to the table
 (z = 0), their convex hull there is the shadow, drawn into a frame-sized mask and blurred by the lamp's softness.
@@ -92,24 +92,3 @@ def room_light(image: Image, light: LightLook) -> Image:
         spot = np.exp(-(px**2 + py**2) / np.float32(2 * (radius * w) ** 2))
         out += (strength * spot)[..., None] * np.asarray((0.95, 0.97, 1.0), dtype=np.float32)
     return np.asarray(out, dtype=np.float32)
-
-
-def develop(
-    radiance: Image, blur_px: float, read_noise: float, shot_noise: float, rng: np.random.Generator
-) -> NDArray[np.uint8]:
-    """Optics blur, sensor noise (grey levels; shot noise grows with the signal), 8-bit quantisation."""
-    signal = radiance * np.float32(255.0)
-    if blur_px > 0:
-        signal = np.asarray(cv2.GaussianBlur(signal, (0, 0), blur_px), dtype=np.float32)
-    # in place: a frame's worth of temporaries costs more than the arithmetic (the same values)
-    spread = np.clip(signal, 0.0, None)
-    spread *= np.float32(shot_noise**2)
-    spread /= np.float32(255.0)
-    spread += np.float32(read_noise**2)
-    np.sqrt(spread, out=spread)
-    noise = rng.standard_normal(signal.shape, dtype=np.float32)
-    noise *= spread
-    signal += noise
-    np.rint(signal, out=signal)
-    np.clip(signal, 0, 255, out=signal)
-    return signal.astype(np.uint8)

@@ -193,3 +193,28 @@ def test_the_outline_a_printed_circle_had_and_a_base_brings(
     # none of them changed its inside enough for the inside's rule alone
     assert changed_share(seen.change, centre, radius, SETTINGS.reference_min_change)[0] < 0.5, case
     assert seen.change.shape == SHAPE and np.array_equal(seen.change, _changes(frame, _drawn(DARK_MAT_BGR, empty, 2)))
+
+
+@pytest.mark.parametrize(("outline_share_bar", "found"), [(SETTINGS.reference_outline_share, 1), (0.0, 0)])
+def test_a_base_whose_inside_did_not_change_is_kept_where_its_outline_is_new(
+    outline_share_bar: float, found: int
+) -> None:
+    # the empty table shows the base's inside as it is now (a top the mat's colour, to the comparison) but not its
+    # wall and rim: a band from 0.7 to 1.5 radii round it is the bare mat
+    scene = vs.draw_scene(
+        BASE_SCENE_SHAPE, PX_PER_MM, [vs.Placed(BASE_CENTRE_PX, 32.0)], np.random.default_rng(4), vs.TEXTURED
+    )
+    bare = vs.draw_scene(BASE_SCENE_SHAPE, PX_PER_MM, [], np.random.default_rng(4), vs.TEXTURED).image_bgr
+    rows, cols = np.mgrid[0 : BASE_SCENE_SHAPE[0], 0 : BASE_SCENE_SHAPE[1]]
+    r = np.hypot(cols - BASE_CENTRE_PX[0], rows - BASE_CENTRE_PX[1]) / (16.0 * PX_PER_MM)
+    band = (r > 0.7) & (r < 1.5)
+    empty = scene.image_bgr.copy()
+    empty[band] = bare[band]
+    settings = dataclasses.replace(SETTINGS, reference_outline_share=outline_share_bar)
+    alone = detect_bases(scene.image_bgr, PX_PER_MM, SETTINGS)
+    assert len(alone) == 1
+    got = detect_bases(scene.image_bgr, PX_PER_MM, settings, reference_bgr=empty)
+    assert len(got) == found
+    # the inside alone would not have kept it
+    seen = compare(scene.image_bgr, empty, PX_PER_MM, 0.6, 8.0, 13)
+    assert changed_share(seen.change, alone.center_px, alone.radius_px, SETTINGS.reference_min_change)[0] < 0.5

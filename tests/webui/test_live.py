@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import rules
+import webui.live as live_module
 from calibration.spec import load_table_spec
 from tableref.config import load_config
 from tableref.pipeline.motion import SettleWatch, changed_fraction, thumbnail
@@ -396,6 +397,29 @@ def test_declared_bases_are_measured_at_their_size_and_rim_height(declared: bool
     errors = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in result.state.models]
     # the same frame from the command line: median 0.14 mm detected alone, 0.10 mm at the declared bases
     assert (float(np.median(errors)) < 0.12) == declared, np.median(errors)
+
+
+@pytest.mark.parametrize(("with_roster", "looked_for"), [(True, "the units' models"), (False, None)])
+def test_a_frame_measured_whole_looks_for_the_models_of_the_rosters_units(
+    monkeypatch: pytest.MonkeyPatch, with_roster: bool, looked_for: str | None
+):
+    sample = load_sample_scenes(REPO / "sample_images", ("skirmish_1080p",))[0]
+    scene = sample.scene if with_roster else dataclasses.replace(sample.scene, roster=None)
+    asked: list[rules.TableState | None] = []
+    measure = live_module.measure_settled
+
+    def measured(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs.get("looked_for"))
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(live_module, "measure_settled", measured)
+    _first_result(ImageFeed(sample.image_bgr, "skirmish_1080p.jpg", scene, 20.0), 30)
+    if looked_for is None:
+        assert asked[0] is None
+        return
+    assert sample.scene.roster is not None and asked[0] is not None
+    units_models = {m.id: (m.x_mm, m.y_mm) for m in sample.scene.roster.models if m.unit is not None}
+    assert units_models and {m.id: (m.x_mm, m.y_mm) for m in asked[0].models} == units_models
 
 
 class _MoveFeed(Feed):

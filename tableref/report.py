@@ -129,7 +129,7 @@ def _clock(time_s: float) -> str:
 
 def format_game(doc: dict[str, Any]) -> str:
     """What happened in a reviewed game, state by state, from its timeline document
-    (:func:`tableref.review.timeline.timeline`): moves with their verdicts, casualties, arrivals, events and
+    (:func:`tableref.review.export.timeline`): moves with their verdicts, casualties, arrivals, events and
     questions."""
     moves: dict[tuple[int, str], list[dict[str, Any]]] = {}
     for m in doc["moves"]:

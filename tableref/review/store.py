@@ -25,18 +25,8 @@ from numpy.typing import NDArray
 import rules
 from rules.actions import activations_from
 from tableref.errors import StoreError, UsageError
-from tableref.review.timeline import (
-    Event,
-    Move,
-    Placement,
-    ReviewedState,
-    Track,
-    event_to_dict,
-    move_to_dict,
-    placement_to_dict,
-    timeline,
-    verdict_to_dict,
-)
+from tableref.review.export import event_to_dict, move_to_dict, placement_to_dict, timeline, verdict_to_dict
+from tableref.review.timeline import Event, Move, Placement, ReviewedState, Track
 
 # Schema 2 keeps a SHA-256 of every stored frame (the JPEG and the change-detection copy), checked when it is read.
 # A schema 1 database is still read, its frames unchecked; a review resumed into one adds the checksum columns, so
@@ -531,7 +521,7 @@ class ReviewStore:
 
     @_guarded
     def timeline(self) -> dict[str, Any]:
-        """The timeline document (see :func:`tableref.review.timeline.timeline`), with what was reviewed."""
+        """The timeline document (see :func:`tableref.review.export.timeline`), with what was reviewed."""
         meta = self.meta()
         doc = timeline(self.states(), meta.get("profile", ""))
         doc = {"source": meta.get("source"), "complete": meta.get("complete") == "1", **doc}

@@ -12,13 +12,13 @@ import pytest
 import rules
 from tableref.config import load_config
 from tableref.pipeline.identity import suggest_units
+from tableref.review.export import timeline
 from tableref.review.timeline import (
     EMPTY_TRACK,
     _match,
     identify,
     review_states,
     roster_bases_where_seen,
-    timeline,
 )
 
 INCH = 25.4

@@ -116,19 +116,6 @@ def compare(
     return Comparison(now, lit, np.asarray(np.abs(now - lit).max(axis=2), np.float32))
 
 
-def change_map(
-    topdown_bgr: NDArray[np.uint8],
-    reference_bgr: NDArray[np.uint8],
-    px_per_mm: float,
-    blur_mm: float,
-    light_cell_mm: float,
-    light_reach_cells: int,
-) -> NDArray[np.float32]:
-    """(H, W) float32: how far each pixel's colour moved from the empty table's (:attr:`Comparison.change` of
-    :func:`compare`, which takes the same arguments)."""
-    return compare(topdown_bgr, reference_bgr, px_per_mm, blur_mm, light_cell_mm, light_reach_cells).change
-
-
 def changed_share(
     change: NDArray[np.float32], center_px: FloatArray, radius_px: FloatArray, min_change: float
 ) -> FloatArray:

@@ -121,21 +121,16 @@ def changed_share(
 ) -> FloatArray:
     """(N,) the share of the inside of each circle (``center_px`` (N, 2), ``radius_px`` (N,)) where ``change`` (H, W)
     is at least ``min_change``; points off the image count as unchanged."""
-    center = np.asarray(center_px, np.float64).reshape(-1, 2)
-    radius = np.asarray(radius_px, np.float64).reshape(-1)
-    if len(center) == 0:
+    if len(np.asarray(center_px).reshape(-1, 2)) == 0:
         return np.zeros(0)
-    angles = np.linspace(0.0, 2 * np.pi, _SHARE_ANGLES, endpoint=False)
-    unit = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-    offsets = (np.asarray(_SHARE_RADII)[:, None, None] * unit[None, :, :]).reshape(-1, 2)
-    points = center[:, None, :] + radius[:, None, None] * offsets[None, :, :]
+    points = _circle_points(center_px, radius_px, _SHARE_RADII, _SHARE_ANGLES)
     col = np.round(points[..., 0]).astype(np.intp)
     row = np.round(points[..., 1]).astype(np.intp)
     h, w = change.shape
     inside = (col >= 0) & (col < w) & (row >= 0) & (row < h)
     values = np.zeros(col.shape, np.float32)
     values[inside] = change[row[inside], col[inside]]
-    return np.asarray((values >= min_change).mean(axis=1), np.float64)
+    return np.asarray((values >= min_change).mean(axis=(1, 2)), np.float64)
 
 
 def outline_share(comparison: Comparison, center_px: FloatArray, radius_px: FloatArray) -> FloatArray:
@@ -144,21 +139,24 @@ def outline_share(comparison: Comparison, center_px: FloatArray, radius_px: Floa
     median over the angles) as a share of the edges there now. About 1 for a printed ring, a tyre or the mat's own
     blotch, which were there; well under 1 for a base put down since, even one whose colours are the mat's (its wall,
     rim and shadow are new). Points off the image count as no edge."""
-    center = np.asarray(center_px, np.float64).reshape(-1, 2)
-    radius = np.asarray(radius_px, np.float64).reshape(-1)
-    if len(center) == 0:
+    if len(np.asarray(center_px).reshape(-1, 2)) == 0:
         return np.zeros(0)
-    angles = np.linspace(0.0, 2 * np.pi, _OUTLINE_ANGLES, endpoint=False)
-    unit = np.stack([np.cos(angles), np.sin(angles)], axis=1)
-    # (N, radii, angles, 2)
-    points = center[:, None, None, :] + (
-        radius[:, None, None, None] * np.asarray(_OUTLINE_RADII)[None, :, None, None] * unit[None, None, :, :]
-    )
+    points = _circle_points(center_px, radius_px, _OUTLINE_RADII, _OUTLINE_ANGLES)
     strength = [
         np.median(_edges_at(image.mean(axis=2), points).max(axis=1), axis=1)
         for image in (comparison.lit, comparison.now)
     ]
     return np.asarray(strength[0] / np.maximum(strength[1], _EDGE_FLOOR), np.float64)
+
+
+def _circle_points(center_px: FloatArray, radius_px: FloatArray, radii: tuple[float, ...], angles: int) -> FloatArray:
+    """(N, len(radii), angles, 2): points round each circle (``center_px`` (N, 2), ``radius_px`` (N,)) at ``radii``
+    (fractions of its radius) and ``angles`` evenly spaced angles."""
+    center = np.asarray(center_px, np.float64).reshape(-1, 2)
+    radius = np.asarray(radius_px, np.float64).reshape(-1)
+    turns = np.linspace(0.0, 2 * np.pi, angles, endpoint=False)
+    offsets = np.asarray(radii)[:, None, None] * np.stack([np.cos(turns), np.sin(turns)], axis=1)[None, :, :]
+    return np.asarray(center[:, None, None, :] + radius[:, None, None, None] * offsets[None], np.float64)
 
 
 def _edges_at(grey: NDArray[np.float32], points: FloatArray) -> FloatArray:

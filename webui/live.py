@@ -459,10 +459,10 @@ class LiveTable:
                 spec = self._spec
                 reference = self.empties.of(scene.key)
                 # bases the user declared are measured at their size and rim height, as `tableref analyze` does
-                roster = self._rosters.get(scene.key, scene.roster)
-                declared = declared_bases(roster)
-                # a model of a unit not found where the frame is measured whole is looked for about where it was
-                looked_for = units_on_table(roster)
+                kept = self._rosters.get(scene.key, scene.roster)
+                declared = declared_bases(kept)
+                # a model of a unit not found where the frame is measured whole is looked for about its last place
+                looked_for = units_on_table(kept)
                 # only what changed since is measured again, while the calibration and the declared bases hold
                 previous = None if job.whole else self._analyses.get(scene.key)
             # a knocked camera is calibrated afresh, and the frame measured whole

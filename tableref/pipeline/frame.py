@@ -166,7 +166,8 @@ def detect_frame(
     is of one of its sizes (see :func:`roster_sizes`; with ``snap_to_roster`` False, of any standard size), and
     the bases of a size found fewer times than it lists are looked for (see :func:`roster_expectation`).
     ``looked_for``: models known to be on the table, each where it was last seen, looked for in the same way where
-    the frame is measured whole, without the roster's sizes or declarations (a dashboard's roster of units)."""
+    the frame is measured whole, without the roster's sizes or declarations (a dashboard's roster of units); with a
+    whole roster, the roster is what is looked for."""
     if whole_roster and roster is not None:
         looked_for = roster
     if whole_roster and roster is not None and snap_to_roster:

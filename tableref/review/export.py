@@ -72,12 +72,13 @@ def verdict_to_dict(v: rules.UnitMove, to_state: int) -> dict[str, Any]:
 
 def state_entry(s: ReviewedState) -> dict[str, Any]:
     """The timeline entry of one settled state."""
+    state = rules.state_to_dict(s.state)
     return {
         "index": s.index,
         "frame": s.frame,
         "time_s": round(s.time_s, 3),
-        "models": rules.state_to_dict(s.state)["models"],
-        "units": rules.state_to_dict(s.state)["units"],
+        "models": state["models"],
+        "units": state["units"],
         "findings": [f.to_dict() for f in s.findings],
     }
 

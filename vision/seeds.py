@@ -199,10 +199,10 @@ def find_seeds(
     ignore: NDArray[np.uint8] | None = None,
     weak_fraction: float | None = None,
 ) -> Seeds:
-    """Circle candidates for every standard base size, in full-image pixels: those of :func:`vote_seeds` and of
-    :func:`hough_seeds` together (``grey`` (H, W) uint8, ``ignore`` (H, W) uint8 nonzero where nothing is to be
-    found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose radius range overlaps
-    its own adds nothing (the rim search about the voted one covers it) and is left out.
+    """Circle candidates for every standard base size, in full-image pixels: those of :func:`vote_seeds` and (where
+    ``seed_hough_circles``) of :func:`hough_seeds` together (``grey`` (H, W) uint8, ``ignore`` (H, W) uint8 nonzero
+    where nothing is to be found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose
+    radius range overlaps its own adds nothing (the rim search about the voted one covers it) and is left out.
     ``weak_fraction`` (below ``vote_fraction``): voted seeds with that share of votes are returned too, at the end,
     for a caller to use where a base is likely (their ``votes`` tell them apart; the others are as without)."""
     strong_bar = settings.vote_fraction
@@ -217,9 +217,10 @@ def find_seeds(
     # takes. Each search's bands come back in band order, as in one call.
     with ThreadPoolExecutor(max_workers=max(1, min(2 * len(extras), os.cpu_count() or 1))) as pool:
         votes = [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1])]
-        houghs = [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1])]
+        hough_extras = extras if settings.seed_hough_circles else []
+        houghs = [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, hough_extras[:1])]
         votes += [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
-        houghs += [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
+        houghs += [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in hough_extras[1:]]
         voted = Seeds.concatenate([v.result() for v in votes])
         hough = Seeds.concatenate([h.result() for h in houghs])
     weak_seeds = voted[voted.vote_share < strong_bar] if weak else voted[np.zeros(len(voted), np.bool_)]

@@ -132,6 +132,8 @@ class VisionSettings:
         base_sizes_mm: the standard round base diameters a detection may snap to.
         snap_tolerance_mm: largest difference between a fitted diameter and the size it snaps to.
     Seeds (HoughCircles on reduced copies of the image)
+        seed_hough_circles: whether ``cv2.HoughCircles`` adds seeds to the voted ones (the size bands and reduced
+            copies below serve the voting too).
         seed_radius_px: each size band is searched on a copy reduced (by a whole factor, never enlarged) until
             its smallest base is about this radius in px.
         seed_blur_px: Gaussian smoothing of a reduced copy before the circle search (px at its scale).
@@ -409,6 +411,7 @@ class VisionSettings:
 
     base_sizes_mm: tuple[float, ...]
     snap_tolerance_mm: float
+    seed_hough_circles: bool
     seed_radius_px: float
     seed_blur_px: float
     seed_band_ratio: float

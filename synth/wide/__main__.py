@@ -1,4 +1,4 @@
-"""Render a wide-look set: ``python -m synth.wide --out DIR --count N --seed S [--resolution R] [--empty]``.
+"""Render a wide-look set: ``python -m synth.wide --out DIR --count N --seed S [--resolution R] [--dark] [--empty]``.
 
 Frame ``k`` is made from seed ``S + k`` (same arguments, same frames), at the resolution asked for, or with
 ``mixed`` at 1080p, 4K and 12 MP in turn. Per frame ``NAME.jpg``, ``NAME.truth.json`` and ``NAME.camera.json``
@@ -29,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=30000, help="seed of the first frame (default: 30000)")
     parser.add_argument("--resolution", choices=[*sorted(RESOLUTIONS), "mixed"], default="4k")
     parser.add_argument(
+        "--dark", action="store_true", help="the black space mat and black tops made common (for fitting sets)"
+    )
+    parser.add_argument(
         "--empty", action="store_true", help="also the table with no models, dice or hands: NAME.empty.jpg"
     )
     args = parser.parse_args(argv)
@@ -41,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for k in range(args.count):
         seed = args.seed + k
         resolution = MIXED[k % len(MIXED)] if args.resolution == "mixed" else args.resolution
-        scene = random_scene(seed, resolution)
+        scene = random_scene(seed, resolution, dark=args.dark)
         (args.out / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
         name = f"wide_{resolution}_{seed}"
         seconds, truth = write_frame(scene, seed, args.out, name)

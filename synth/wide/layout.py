@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -448,9 +448,33 @@ def place_units(rng: np.random.Generator, region: Region, target: int) -> tuple[
 # Scenes
 
 
-def random_scene(seed: int, resolution: str = "4k", view: View | None = None) -> WideScene:
+# A dark frame: the black space mat this often, and black tops on this share of the units (the looks a detector
+# finds hardest, made common for fitting sets; the frame's camera, terrain and models stand where its seed puts them
+# without ``dark``).
+DARK_SPACE_SHARE = 0.7
+DARK_TOP_SHARE = 0.6
+
+
+def _darkened(seed: int, bases: Sequence[WideBase], mat: MatLook) -> tuple[list[WideBase], MatLook]:
+    rng = np.random.default_rng([seed, 0xDA])
+    if rng.random() < DARK_SPACE_SHARE:
+        mat = looks.random_mat(rng, "space")
+    black = {u: looks.base_look(rng, "black") for u in sorted({b.unit for b in bases}) if rng.random() < DARK_TOP_SHARE}
+    out = []
+    for b in bases:
+        bl = black.get(b.unit)
+        if bl is not None:
+            b = replace(
+                b, top="black", top_colour=looks.vary(rng, bl.top_colour, 0.04), rim=bl.rim, rim_colour=bl.rim_colour
+            )
+        out.append(b)
+    return out, mat
+
+
+def random_scene(seed: int, resolution: str = "4k", view: View | None = None, dark: bool = False) -> WideScene:
     """A random wide-look frame: camera (unless ``view`` is given), terrain, 20-80 models, dice, a hand now and
-    then, mat and prints, light and imaging, all from ``seed``."""
+    then, mat and prints, light and imaging, all from ``seed``; with ``dark`` the black mat and black tops made
+    common (see ``DARK_SPACE_SHARE``)."""
     rng = np.random.default_rng(seed)
     if view is None:
         view = choose_view(rng, RESOLUTIONS[resolution])
@@ -466,6 +490,8 @@ def random_scene(seed: int, resolution: str = "4k", view: View | None = None) ->
         if hand is not None:
             hands.append(hand)
     mat = looks.random_mat(rng)
+    if dark:
+        bases, mat = _darkened(seed, bases, mat)
     return WideScene(
         table=view.table,
         table_name=view.table_name,

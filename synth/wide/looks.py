@@ -110,9 +110,11 @@ def top_colour(rng: np.random.Generator, top: str) -> Colour:
     return (0.92, 0.93, 0.93)
 
 
-def base_look(rng: np.random.Generator) -> BaseLook:
-    """A unit's bases: top, rim (often black, or the top's colour), rim height 2-6 mm, sometimes a bevel."""
-    top = str(rng.choice(TOPS, p=TOP_WEIGHTS))
+def base_look(rng: np.random.Generator, top: str | None = None) -> BaseLook:
+    """A unit's bases: top (random when None), rim (often black, or the top's colour), rim height 2-6 mm, sometimes
+    a bevel."""
+    if top is None:
+        top = str(rng.choice(TOPS, p=TOP_WEIGHTS))
     colour = top_colour(rng, top)
     if top == "acrylic":
         rim, rim_colour = "clear", colour
@@ -324,9 +326,10 @@ _PRINT_RADIUS_MM: MappingProxyType[str, tuple[float, float]] = MappingProxyType(
 )
 
 
-def random_mat(rng: np.random.Generator) -> MatLook:
-    """A mat of a random kind with texture at three scales."""
-    kind = str(rng.choice(MATS))
+def random_mat(rng: np.random.Generator, kind: str | None = None) -> MatLook:
+    """A mat of ``kind`` (random when None) with texture at three scales."""
+    if kind is None:
+        kind = str(rng.choice(MATS))
     a, b = _MAT_COLOURS[kind]
     return MatLook(
         kind=kind,

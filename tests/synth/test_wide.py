@@ -155,6 +155,26 @@ def test_random_mats_cover_every_kind() -> None:
     assert kinds == {"grass", "desert", "urban", "space"}
 
 
+def test_a_dark_frame_keeps_its_seed_s_layout_and_makes_black_tops_and_the_space_mat_common() -> None:
+    seeds = range(30, 42)
+    plain = [random_scene(s, "custom", view=small_view()) for s in seeds]
+    dark = [random_scene(s, "custom", view=small_view(), dark=True) for s in seeds]
+    for a, b in zip(plain, dark, strict=True):
+        assert [(p.id, p.x_mm, p.y_mm, p.diameter_mm) for p in a.bases] == [
+            (q.id, q.x_mm, q.y_mm, q.diameter_mm) for q in b.bases
+        ]
+        assert a.blocks == b.blocks and a.camera == b.camera
+    share = {
+        name: (
+            np.mean([sc.mat.kind == "space" for sc in scenes]),
+            np.mean([p.top == "black" for sc in scenes for p in sc.bases]),
+        )
+        for name, scenes in (("plain", plain), ("dark", dark))
+    }
+    assert share["dark"][0] >= 0.5 > share["plain"][0]
+    assert share["dark"][1] >= 0.45 > share["plain"][1]
+
+
 def test_contact_means_within_half_a_millimetre() -> None:
     bases = [base("a", 100.0, 100.0), base("b", 132.4, 100.0), base("c", 100.0, 140.0)]
     assert contacts(bases) == [True, True, False]

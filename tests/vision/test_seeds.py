@@ -131,6 +131,16 @@ def test_searches_split_by_level_give_what_one_call_gives(px_per_mm: float) -> N
             np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
 
 
+@pytest.mark.parametrize(("hough", "more_than_voted"), [(False, False), (True, True)])
+def test_hough_circles_add_seeds_to_the_voted_ones_only_where_asked(hough: bool, more_than_voted: bool) -> None:
+    grey, _scene = textured_scene(2.0, count=10, seed=9)
+    settings = dataclasses.replace(SETTINGS, seed_hough_circles=hough)
+    seeds = find_seeds(grey, 2.0, settings)
+    voted = vote_seeds(grey, 2.0, settings)
+    np.testing.assert_array_equal(seeds.center_px[: len(voted)], voted.center_px)
+    assert (len(seeds) > len(voted)) == more_than_voted
+
+
 @pytest.mark.parametrize(
     ("px_per_mm", "cell_mm"),
     [(1.0, 0.5), (1.0, 2.0), (2.0, 1.0), (2.0, 2.0), (2.0, 3.0)],

@@ -124,6 +124,9 @@ class ReviewSettings:
     reach_margin_mm: float = field(metadata=at_least(0))
     changed_share: float = field(metadata=at_least(0, 1))
     still_reach_mm: float = field(metadata=at_least(0))
+    # A model whose place did not change, read again farther off than its picture's change allows and than
+    # still_misread_sigmas of the two readings' combined sigma, was misread: it keeps its place.
+    still_misread_sigmas: float = field(metadata=at_least(0))
     # A unit's models moved alike land within group_fit_mm of where the unit's displacement takes them; once it is
     # known, each of them is paired only within group_reach_mm of that place.
     group_fit_mm: float = field(metadata=positive())

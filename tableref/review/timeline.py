@@ -245,7 +245,8 @@ def identify(
                 new.append(len(models) - 1)
                 continue
             j = to_known[k]
-            models.append(_as_known(_unmoved(m, known[j], stays[j], settings), known[j]))
+            share = changed.get(known[j].id, 1.0) if changed is not None else 1.0
+            models.append(_as_known(_unmoved(m, known[j], stays[j], share, settings), known[j]))
             if j >= len(previous):
                 del gone[known[j].id]
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
@@ -497,13 +498,17 @@ def pair_within_reach(
     return replace(state, models=tuple(models), unseen=tuple(m for m in unseen if m.id not in paired))
 
 
-def _unmoved(detected: rules.Model, known: rules.Model, still: bool, settings: ReviewSettings) -> rules.Model:
+def _unmoved(
+    detected: rules.Model, known: rules.Model, still: bool, share: float, settings: ReviewSettings
+) -> rules.Model:
     """``detected``, paired with ``known``; where ``known`` is ``still`` (its picture did not change), at its last
-    place when the reading lies farther off than a move the picture would have shown: a disc of radius r shifted by d
-    changes about 2d / (pi r) of its place, so under ``changed_share`` it moved less than changed_share pi r / 2 (5 mm
-    for a 25 mm base). A reading beyond that is the detector's error, not a move."""
-    hidden_mm = settings.changed_share * math.pi * min(known.base.semi_axes_mm) / 2.0
-    if not still or math.hypot(detected.x_mm - known.x_mm, detected.y_mm - known.y_mm) <= hidden_mm:
+    place when the reading lies farther off than both a move the picture would have shown (a disc of radius r
+    shifted by d changes about 2d / (pi r) of its place, so where ``share`` of it changed it moved about
+    share pi r / 2; nothing changed: it did not move) and ``still_misread_sigmas`` of the two readings' combined
+    sigma. A reading beyond both is the detector's error, not a move."""
+    hidden_mm = share * math.pi * min(known.base.semi_axes_mm) / 2.0
+    noise_mm = settings.still_misread_sigmas * math.hypot(detected.sigma_mm, known.sigma_mm)
+    if not still or math.hypot(detected.x_mm - known.x_mm, detected.y_mm - known.y_mm) <= max(hidden_mm, noise_mm):
         return detected
     return replace(detected, x_mm=known.x_mm, y_mm=known.y_mm, sigma_mm=known.sigma_mm, doubt_mm=known.doubt_mm)
 

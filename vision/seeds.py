@@ -217,6 +217,7 @@ def find_seeds(
     # takes. Each search's bands come back in band order, as in one call.
     with ThreadPoolExecutor(max_workers=max(1, min(2 * len(extras), os.cpu_count() or 1))) as pool:
         votes = [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1])]
+        # with HoughCircles off its one job searches no band and returns no seed (the results keep one shape)
         hough_extras = extras if settings.seed_hough_circles else []
         houghs = [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, hough_extras[:1])]
         votes += [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]

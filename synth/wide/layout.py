@@ -456,6 +456,8 @@ DARK_TOP_SHARE = 0.6
 
 
 def _darkened(seed: int, bases: Sequence[WideBase], mat: MatLook) -> tuple[list[WideBase], MatLook]:
+    """``bases`` with black tops on a share of their units, and ``mat`` often the space mat, from a generator of
+    their own (the seed's other draws stay as they were)."""
     rng = np.random.default_rng([seed, 0xDA])
     if rng.random() < DARK_SPACE_SHARE:
         mat = looks.random_mat(rng, "space")

@@ -84,7 +84,11 @@ def changed_mask(
     """(h, w) True where two small copies of the same size differ: by more than ``noise_sigmas`` times their
     difference's own noise (the RMS of its calmest 99 %), and at least ``min_delta`` grey levels, once the whole
     picture's shift (a light that flickers, a camera's exposure) is taken out; in regions of at least ``min_pixels``
-    such pixels (8-connected), grown by a pixel so that the pieces of one change join."""
+    such pixels (8-connected), grown by a pixel so that the pieces of one change join. Copies in colour ((h, w, 3))
+    differ where any of their channels does: a purple base taken off a dark green mat hardly changes the grey."""
+    if thumb.ndim == 3:
+        channels = [changed_mask(thumb[..., c], before[..., c], min_delta, noise_sigmas, min_pixels) for c in range(3)]
+        return np.asarray(np.logical_or.reduce(channels), dtype=np.bool_)
     diff = np.asarray(cv2.subtract(thumb, before, dtype=cv2.CV_16S), dtype=np.int16)
     # a sparse sample tells the shift and the noise as well as every pixel, at a fraction of the time
     sample = diff[::_NOISE_STEP, ::_NOISE_STEP].astype(np.float64)

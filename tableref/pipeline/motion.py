@@ -17,12 +17,13 @@ _BLUR_KERNEL = (3, 3)
 _JOIN_KERNEL = (3, 3)
 
 
-def thumbnail(image_bgr: NDArray[np.uint8], width_px: int) -> NDArray[np.uint8]:
-    """(h, width_px) blurred grey copy of a (H, W, 3) BGR (or (H, W) grey) frame, keeping its aspect ratio."""
+def thumbnail(image_bgr: NDArray[np.uint8], width_px: int, colour: bool = False) -> NDArray[np.uint8]:
+    """(h, width_px) blurred grey copy of a (H, W, 3) BGR (or (H, W) grey) frame, keeping its aspect ratio; with
+    ``colour``, (h, width_px, 3) a blurred copy in the frame's own colours."""
     height, width = image_bgr.shape[:2]
     small_h = max(1, round(height * width_px / width))
     small = cv2.resize(image_bgr, (width_px, small_h), interpolation=cv2.INTER_AREA)
-    grey = small if small.ndim == 2 else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    grey = small if small.ndim == 2 or colour else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     return np.asarray(cv2.GaussianBlur(grey, _BLUR_KERNEL, 0), dtype=np.uint8)
 
 

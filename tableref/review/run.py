@@ -247,7 +247,7 @@ class Reviewer:
         self.last_view: NDArray[np.uint8] | None = None
 
     def _view(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
-        return thumbnail(image, min(self.config.pipeline.change_thumb_px, image.shape[1]))
+        return thumbnail(image, min(self.config.pipeline.change_thumb_px, image.shape[1]), colour=True)
 
     def _changed(
         self, view: NDArray[np.uint8], previous: ReviewedState | None, cal: TableCalibration, fresh: bool

@@ -7,6 +7,7 @@ import math
 import zlib
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 import pytest
 
@@ -16,9 +17,10 @@ from calibration.spec import TableSpec, load_table_spec
 from synth.generate import fit_camera, make_figure, plain_scene, with_models
 from synth.render import render
 from synth.scene import Scene, SceneModel
-from tableref.pipeline.changes import Box, changed_boxes, merged
+from tableref.pipeline.changes import Box, changed_boxes, changed_mask, merged
 from tableref.pipeline.frame import FrameAnalysis, detect_frame, fuse_frames
 from tableref.pipeline.identity import carry_identities
+from tableref.pipeline.motion import thumbnail
 from tableref.settings import Settings
 from tests.tableref.conftest import CAMERA_POSITION_MM, LENS, Rendered
 
@@ -251,3 +253,22 @@ def test_frames_measured_in_part_are_not_fused(table: Table, config: Settings) -
     part = _after_first(table, config, table.scene, seed=5)
     with pytest.raises(ValueError, match="measured in part"):
         fuse_frames([table.first, part], config.pipeline.roster_gate_mm)
+
+
+# A disc taken off a mat of about its grey level: a purple base on a dark green mat, both grey level 61.
+PURPLE_BGR = (110, 32, 100)
+DARK_GREEN_BGR = (40, 72, 46)
+
+
+@pytest.mark.parametrize(("colour", "changed_inside"), [(False, False), (True, True)])
+def test_a_disc_of_the_mats_grey_taken_off_changes_the_colour_copy(colour: bool, changed_inside: bool) -> None:
+    rng = np.random.default_rng(7)
+    before = np.clip(np.full((240, 320, 3), DARK_GREEN_BGR, np.float64) + rng.normal(0, 2, (240, 320, 3)), 0, 255)
+    after = np.clip(np.full((240, 320, 3), DARK_GREEN_BGR, np.float64) + rng.normal(0, 2, (240, 320, 3)), 0, 255)
+    before = before.astype(np.uint8)
+    cv2.circle(before, (160, 120), 30, PURPLE_BGR, -1)
+    assert abs(int(cv2.cvtColor(before, cv2.COLOR_BGR2GRAY)[120, 160]) - 61) <= 2
+    views = [thumbnail(im, 320, colour=colour) for im in (before, after.astype(np.uint8))]
+    mask = changed_mask(views[1], views[0], 8, 4.0, 4)
+    assert bool(mask[110:130, 150:170].all()) is changed_inside
+    assert not mask[:40, :40].any()

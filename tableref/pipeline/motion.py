@@ -23,8 +23,8 @@ def thumbnail(image_bgr: NDArray[np.uint8], width_px: int, colour: bool = False)
     height, width = image_bgr.shape[:2]
     small_h = max(1, round(height * width_px / width))
     small = cv2.resize(image_bgr, (width_px, small_h), interpolation=cv2.INTER_AREA)
-    grey = small if small.ndim == 2 or colour else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    return np.asarray(cv2.GaussianBlur(grey, _BLUR_KERNEL, 0), dtype=np.uint8)
+    copy = small if small.ndim == 2 or colour else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    return np.asarray(cv2.GaussianBlur(copy, _BLUR_KERNEL, 0), dtype=np.uint8)
 
 
 def changed_fraction(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: int) -> float:

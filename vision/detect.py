@@ -184,16 +184,16 @@ def _detect_bases(
         seeds: Seeds,
         colour: NDArray[np.uint8] | None = None,
     ) -> BaseDetections:
-        bases = _verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, groups=True)
+        maps = load_finder(settings.finder_file or None).read(bgr, scale) if finder_on else None
+        bases = _verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, maps, True)
         # a pack grows only from bases the verifier believes in, and its readings are verified in turn
         weak = seeds[seeds.vote_share < settings.vote_fraction]
         packed = _pack_look(grey, bgr, bases, weak, blur_px, scale, settings, ignore, parallax, wanted_px)
-        packed = _verified(packed, bgr, scale, settings, groups=False)
+        packed = _verified(packed, bgr, scale, settings, maps, False)
         if len(packed):
             bases = final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
-        if not finder_on:
+        if maps is None:
             return bases
-        maps = load_finder(settings.finder_file or None).read(bgr, scale)
         bases = _finder_look(grey, bgr, colour, bases, maps, blur_px, scale, settings, ignore, parallax, wanted_px)
         bases = _finder_sizes(bases, maps, bgr, scale, settings)
         if expected is None or settings.expected_min_probability <= 0:
@@ -309,17 +309,33 @@ def fit_known_bases(
 
 
 def _verified(
-    found: BaseDetections, bgr: NDArray[np.uint8], scale: float, settings: VisionSettings, groups: bool
+    found: BaseDetections,
+    bgr: NDArray[np.uint8],
+    scale: float,
+    settings: VisionSettings,
+    maps: FinderMaps | None,
+    groups: bool,
 ) -> BaseDetections:
-    """The rows of ``found`` the learned verifier takes for bases (all where it is off); with ``groups``, also those
-    standing in a group of plain discs alike (:func:`vision.units.plain_groups`)."""
+    """The rows of ``found`` the learned verifier takes for bases (all where it is off), or the finder's ``maps``
+    (None: no finder) vouches for (:func:`_finder_trusts`); with ``groups``, also those standing in a group of plain
+    discs alike (:func:`vision.units.plain_groups`)."""
     if settings.verifier_min_probability <= 0 or len(found) == 0:
         return found
-    likely = _verifier_says(found, bgr, scale, settings)
+    likely = _verifier_says(found, bgr, scale, settings) | _finder_trusts(found, maps, settings)
     if groups:
         # a lone plain disc reads like a token to the verifier; a unit of them, side by side and alike, is bases
         likely |= plain_groups(found, bgr, scale, settings)
     return found[likely]
+
+
+def _finder_trusts(found: BaseDetections, maps: FinderMaps | None, settings: VisionSettings) -> NDArray[np.bool_]:
+    """(len(found),) which rows of ``found`` the finder is sure enough of to stand whatever the verifier says:
+    ``finder_trust_probability`` or more within ``finder_reach_mm`` of the centre, at a size it was fitted on."""
+    if maps is None or settings.finder_trust_probability <= 0 or len(found) == 0:
+        return np.zeros(len(found), np.bool_)
+    near = maps.probability_near(found.center_px, settings.finder_reach_mm)
+    fitted = found.diameter_mm <= settings.finder_max_diameter_mm
+    return np.asarray((near >= settings.finder_trust_probability) & fitted, np.bool_)
 
 
 def _verifier_says(
@@ -427,7 +443,7 @@ def _finder_look(
     )
     if settings.verifier_min_probability > 0 and len(more):
         bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
-        likely = _verifier_says(more, bgr, scale, bar)
+        likely = _verifier_says(more, bgr, scale, bar) | _finder_trusts(more, maps, settings)
         more = more[likely | _finder_units(found, more, maps, bgr, scale, settings)]
     both, kept = _kept_after(found, more, scale, settings)
     return both[np.sort(kept)]

@@ -57,6 +57,7 @@ _NON_NEGATIVE = (
     "expected_size_share",
     "finder_verifier_probability",
     "finder_unit_probability",
+    "finder_trust_probability",
     "finder_sure_probability",
     "finder_seed_probability",
     "finder_keep_probability",
@@ -362,6 +363,8 @@ class VisionSettings:
             where the verifier gives it at least this (0: whatever the verifier says).
         finder_unit_probability: what only the finder sees at least this stands whatever the verifier says where at
             least two such bases stand as one unit's (``kin_group_min`` in all with the bases found; 0: never).
+        finder_trust_probability: a circle read (of a size up to ``finder_max_diameter_mm``) stands whatever the
+            verifier says where the finder gives at least this within ``finder_reach_mm`` of its centre (0: never).
         finder_size_weight: each base's size is voted (see ``size_vote_*``) again once the finder has looked, on a
             reading that blends this share of the finder's diameter there with (1 - this) of the rim's fitted one
             (0: the rim's alone; bases over ``finder_max_diameter_mm`` keep the rim's).
@@ -551,6 +554,7 @@ class VisionSettings:
     finder_sure_probability: float
     finder_verifier_probability: float
     finder_unit_probability: float
+    finder_trust_probability: float
     finder_centre_sigma_mm: float
     finder_diameter_sigma_mm: float
     finder_size_weight: float

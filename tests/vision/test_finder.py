@@ -123,14 +123,16 @@ def test_the_shipped_finder_sees_the_bases_of_a_sample_frame_and_not_a_bare_mat(
 
 
 def _wide_scores(
-    seed: int, resolution: str, folder: Path, off: str = "finder_seed_probability"
+    seed: int, resolution: str, folder: Path, off: str = "finder_seed_probability", both_off: tuple[str, ...] = ()
 ) -> tuple[FrameScore, FrameScore]:
-    """(with the setting ``off`` at 0, as shipped) on one frame of the wide-look renderer (never fitted on)."""
+    """(with the setting ``off`` at 0, as shipped) on one frame of the wide-look renderer (never fitted on); the
+    settings ``both_off`` at 0 in both, so that ``off`` is measured alone."""
     scene = random_scene(seed, resolution)
     (folder / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
     write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
     (sample,) = load_samples(folder)
     config = load_config()
+    config = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **dict.fromkeys(both_off, 0.0)))
     without = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **{off: 0.0}))
     return score_frame(sample, without, without.evaluate), score_frame(sample, config, config.evaluate)
 
@@ -159,12 +161,27 @@ def test_the_finders_look_finds_bases_the_others_missed_and_keeps_what_they_foun
 def test_a_unit_only_the_finder_sees_stands_whatever_the_verifier_says(
     seed: int, resolution: str, more: int, tmp_path: Path
 ) -> None:
-    without, with_units = _wide_scores(seed, resolution, tmp_path, off="finder_unit_probability")
+    without, with_units = _wide_scores(
+        seed, resolution, tmp_path, off="finder_unit_probability", both_off=("finder_trust_probability",)
+    )
     found_before = without.truth_matched & without.truth_visible
     found_after = with_units.truth_matched & with_units.truth_visible
     assert np.sum(found_after & ~found_before) >= more
     assert np.sum(found_before & ~found_after) == 0
     assert with_units.detected - with_units.matched <= without.detected - without.matched
+
+
+# a development frame: a 60 mm base, painted yellow with a light figure, that the verifier takes for a token (4K)
+@pytest.mark.parametrize(("seed", "resolution"), [(30013, "4k")])
+def test_a_base_the_finder_is_sure_of_stands_whatever_the_verifier_says(
+    seed: int, resolution: str, tmp_path: Path
+) -> None:
+    without, with_trust = _wide_scores(seed, resolution, tmp_path, off="finder_trust_probability")
+    found_before = without.truth_matched & without.truth_visible
+    found_after = with_trust.truth_matched & with_trust.truth_visible
+    assert np.sum(found_after & ~found_before) >= 1
+    assert np.sum(found_before & ~found_after) == 0
+    assert with_trust.detected - with_trust.matched <= without.detected - without.matched
 
 
 @pytest.mark.parametrize(

@@ -95,8 +95,17 @@ def model_move(scene: Scene, rng: np.random.Generator) -> dict[str, tuple[float,
 
 def changed_px(shot: np.ndarray, before: np.ndarray, width_px: int, p: PipelineSettings) -> int:
     """How many pixels of the small copy of ``shot`` count as changed since ``before``."""
-    small = thumbnail(np.asarray(shot), width_px)
-    return int(changed_mask(small, before, p.change_min_delta, p.change_noise_sigmas, p.change_min_pixels).sum())
+    small = thumbnail(np.asarray(shot), width_px, colour=True)
+    changed = changed_mask(
+        small,
+        before,
+        p.change_min_delta,
+        p.change_noise_sigmas,
+        p.change_min_pixels,
+        p.change_colour_min_pixels,
+        p.change_colour_min_delta,
+    )
+    return int(changed.sum())
 
 
 def errors_mm(state: rules.TableState, truth: rules.TableState) -> dict[str, float]:
@@ -168,7 +177,7 @@ def main() -> int:
                 )
             # the change detection alone: another shot of the same table, and single models nudged
             width_px = min(p.change_thumb_px, first_image.shape[1])
-            before = thumbnail(np.asarray(first_image), width_px)
+            before = thumbnail(np.asarray(first_image), width_px, colour=True)
 
             for k in range(args.shots):
                 shot = render(scene, seed + 1 + 100 * k)[0]

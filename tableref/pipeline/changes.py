@@ -1,10 +1,11 @@
 """Where a frame differs from the one measured before it, as boxes on the table, so that only those places are
 measured again (see :func:`tableref.pipeline.frame.detect_frame`'s ``previous``).
 
-Frames are compared as small blurred grey copies (:func:`tableref.pipeline.motion.thumbnail`): sensor noise and JPEG
-artefacts average out, a model moved by a fraction of a millimetre does not. Each region of changed pixels becomes
-the box on the table its outline maps to (at table height: a figure's head seen far from its base only makes the
-box larger), grown by a margin for what fades out below the threshold (the edge of a soft shadow).
+Frames are compared as small blurred copies in colour (:func:`tableref.pipeline.motion.thumbnail`), in grey and
+channel by channel: sensor noise and JPEG artefacts average out, a model moved by a fraction of a millimetre does not.
+Each region of changed pixels becomes the box on the table its outline maps to (at table height: a figure's head seen
+far from its base only makes the box larger), grown by a margin for what fades out below the threshold (the edge of a
+soft shadow).
 """
 
 from __future__ import annotations
@@ -79,16 +80,33 @@ class Box:
 
 
 def changed_mask(
-    thumb: NDArray[np.uint8], before: NDArray[np.uint8], min_delta: int, noise_sigmas: float, min_pixels: int
+    thumb: NDArray[np.uint8],
+    before: NDArray[np.uint8],
+    min_delta: int,
+    noise_sigmas: float,
+    min_pixels: int,
+    colour_min_pixels: int = 0,
+    colour_min_delta: int = 0,
 ) -> NDArray[np.bool_]:
     """(h, w) True where two small copies of the same size differ: by more than ``noise_sigmas`` times their
     difference's own noise (the RMS of its calmest 99 %), and at least ``min_delta`` grey levels, once the whole
     picture's shift (a light that flickers, a camera's exposure) is taken out; in regions of at least ``min_pixels``
     such pixels (8-connected), grown by a pixel so that the pieces of one change join. Copies in colour ((h, w, 3))
-    differ where any of their channels does: a purple base taken off a dark green mat hardly changes the grey."""
+    differ where their grey copies do, and where any of their channels does, by at least ``colour_min_delta`` levels
+    too, in a region of at least ``colour_min_pixels`` that the grey did not show: a purple base taken off a dark
+    green mat hardly changes the grey, while a JPEG's colours are coarser and noisier than its grey."""
     if thumb.ndim == 3:
-        channels = [changed_mask(thumb[..., c], before[..., c], min_delta, noise_sigmas, min_pixels) for c in range(3)]
-        return np.asarray(np.logical_or.reduce(channels), dtype=np.bool_)
+        grey = changed_mask(_grey(thumb), _grey(before), min_delta, noise_sigmas, min_pixels)
+        delta = max(min_delta, colour_min_delta)
+        channels = [changed_mask(thumb[..., c], before[..., c], delta, noise_sigmas, min_pixels) for c in range(3)]
+        only = (np.logical_or.reduce(channels) & ~grey).view(np.uint8)
+        found = _regions(only)
+        if found is None:
+            return grey
+        stats, labels, (x, y) = found
+        big = np.concatenate([[False], stats[:, cv2.CC_STAT_AREA] >= colour_min_pixels])
+        grey[y : y + labels.shape[0], x : x + labels.shape[1]] |= big[labels]
+        return grey
     diff = np.asarray(cv2.subtract(thumb, before, dtype=cv2.CV_16S), dtype=np.int16)
     # a sparse sample tells the shift and the noise as well as every pixel, at a fraction of the time
     sample = diff[::_NOISE_STEP, ::_NOISE_STEP].astype(np.float64)
@@ -110,6 +128,10 @@ def changed_mask(
     keep = np.zeros_like(raw)
     keep[y : y + labels.shape[0], x : x + labels.shape[1]] = big.astype(np.uint8)[labels]
     return np.asarray(cv2.dilate(keep, _JOIN_KERNEL), dtype=np.uint8) > 0
+
+
+def _grey(image_bgr: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    return np.asarray(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
 
 
 def _regions(mask: NDArray[np.uint8]) -> tuple[NDArray[np.int32], NDArray[np.int32], tuple[int, int]] | None:

@@ -105,7 +105,7 @@ class FrameAnalysis:
     # (N,) the part of each model's sigma that changes from frame to frame (the edge fit), in state order: it
     # averages down over a burst of frames, the rest (calibration, rim height, lens) does not.
     sigma_random_mm: NDArray[np.float64]
-    # (h, w) small grey copy of the frame as it was where each place was last measured
+    # (h, w, 3) small copy of the frame, in its colours, as it was where each place was last measured
     # (:mod:`tableref.pipeline.changes`): the next frame is compared with it. None: the next frame is measured whole.
     overview: NDArray[np.uint8] | None = None
     # share (0-1) of the top-down view measured in this frame; the rest was kept from the frame before
@@ -187,7 +187,8 @@ def detect_frame(
     t = time.perf_counter()
     overview = None
     if previous is not None or keep_overview:
-        overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width))
+        # in colour: a base taken off a mat of its grey level changes no grey copy
+        overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width), colour=True)
     windows = None
     if previous is not None and overview is not None and comparable(previous, calibration, px_per_mm, overview, roster):
         max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm

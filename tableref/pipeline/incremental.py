@@ -77,9 +77,17 @@ def changed_windows(
     assert previous.overview is not None
     calibration, px_per_mm = previous.calibration, previous.px_per_mm
     changed = changed_mask(
-        overview, previous.overview, settings.change_min_delta, settings.change_noise_sigmas, settings.change_min_pixels
+        overview,
+        previous.overview,
+        settings.change_min_delta,
+        settings.change_noise_sigmas,
+        settings.change_min_pixels,
+        settings.change_colour_min_pixels,
+        settings.change_colour_min_delta,
     )
-    kept_overview = np.where(changed, overview, previous.overview).astype(np.uint8)
+    # a colour copy's channels change together
+    where = changed[..., None] if overview.ndim == 3 else changed
+    kept_overview = np.where(where, overview, previous.overview).astype(np.uint8)
     boxes = changed_boxes(changed, calibration, settings.change_margin_mm)
     spec = calibration.spec
     # a base that reaches into a changed box lies wholly within the largest base's diameter of it

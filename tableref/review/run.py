@@ -257,7 +257,15 @@ class Reviewer:
         if previous is None or self.last_view is None or fresh or self.last_view.shape != view.shape:
             return None
         p = self.config.pipeline
-        mask = changed_mask(view, self.last_view, p.change_min_delta, p.change_noise_sigmas, p.change_min_pixels)
+        mask = changed_mask(
+            view,
+            self.last_view,
+            p.change_min_delta,
+            p.change_noise_sigmas,
+            p.change_min_pixels,
+            p.change_colour_min_pixels,
+            p.change_colour_min_delta,
+        )
         models = previous.state.models + previous.state.unseen
         centers = np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
         radii = np.array([min(m.base.semi_axes_mm) for m in models], dtype=np.float64)

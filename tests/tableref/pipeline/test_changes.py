@@ -260,15 +260,47 @@ PURPLE_BGR = (110, 32, 100)
 DARK_GREEN_BGR = (40, 72, 46)
 
 
-@pytest.mark.parametrize(("colour", "changed_inside"), [(False, False), (True, True)])
-def test_a_disc_of_the_mats_grey_taken_off_changes_the_colour_copy(colour: bool, changed_inside: bool) -> None:
+@pytest.mark.parametrize(
+    ("colour", "radius_px", "colour_min_pixels", "changed_inside"),
+    [
+        (False, 30, 0, False),
+        (True, 30, 0, True),
+        (True, 30, 60, True),
+        # a speck that only a colour channel shows counts only in a region of colour_min_pixels
+        (True, 2, 0, True),
+        (True, 2, 60, False),
+    ],
+)
+def test_a_disc_of_the_mats_grey_taken_off_changes_the_colour_copy(
+    colour: bool, radius_px: int, colour_min_pixels: int, changed_inside: bool
+) -> None:
     rng = np.random.default_rng(7)
     before = np.clip(np.full((240, 320, 3), DARK_GREEN_BGR, np.float64) + rng.normal(0, 2, (240, 320, 3)), 0, 255)
     after = np.clip(np.full((240, 320, 3), DARK_GREEN_BGR, np.float64) + rng.normal(0, 2, (240, 320, 3)), 0, 255)
     before = before.astype(np.uint8)
-    cv2.circle(before, (160, 120), 30, PURPLE_BGR, -1)
+    cv2.circle(before, (160, 120), radius_px, PURPLE_BGR, -1)
     assert abs(int(cv2.cvtColor(before, cv2.COLOR_BGR2GRAY)[120, 160]) - 61) <= 2
     views = [thumbnail(im, 320, colour=colour) for im in (before, after.astype(np.uint8))]
-    mask = changed_mask(views[1], views[0], 8, 4.0, 4)
-    assert bool(mask[110:130, 150:170].all()) is changed_inside
+    mask = changed_mask(views[1], views[0], 8, 4.0, 4, colour_min_pixels)
+    assert bool(mask[119:122, 159:162].all()) is changed_inside
     assert not mask[:40, :40].any()
+
+
+def test_a_change_of_colour_alone_is_measured_again(table: Table, config: Settings) -> None:
+    # the first frame again, with a patch of mat beside c1 shifted in hue at its grey level, as a purple base taken
+    # off a dark green mat leaves it: the grey copies hardly differ, the colour ones do
+    image, truth = render(table.scene, seed=1)
+    shot = np.asarray(image).astype(np.int16)
+    ((u, v),) = table.first.calibration.table_to_image(np.array([[MODELS["c1"][0] + 60.0, MODELS["c1"][1]]]))
+    patch = np.zeros(shot.shape[:2], np.uint8)
+    cv2.circle(patch, (round(u), round(v)), 18, 255, -1)
+    # B and R up, G down, in the weights of the grey level (0.114, 0.587, 0.299): the grey stays
+    shot[patch > 0] += np.array([40, -28, 40], np.int16)
+    shot = np.clip(shot, 0, 255).astype(np.uint8)
+    grey_before, grey_after = (cv2.cvtColor(im, cv2.COLOR_BGR2GRAY) for im in (np.asarray(image), shot))
+    assert np.abs(grey_after.astype(int) - grey_before)[patch > 0].mean() < 2
+    part = detect_frame(
+        shot, table.spec, config, camera_from_dict(dict(truth.camera)), table.first.calibration, previous=table.first
+    )
+    assert 0.0 < part.remeasured_share < 0.5
+    assert part.overview is not None and part.overview.ndim == 3

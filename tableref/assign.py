@@ -71,20 +71,31 @@ def min_cost_assignment(cost: FloatArray) -> tuple[IntArray, IntArray]:
     return rows[order].astype(np.intp), cols[order].astype(np.intp)
 
 
-def gated_assignment(cost: FloatArray, gate: float) -> tuple[IntArray, IntArray]:
+def gated_assignment(cost: FloatArray, gate: float, unmatched_cost: float | None = None) -> tuple[IntArray, IntArray]:
     """Minimum-cost matching in which no pair costs more than ``gate``; others stay unmatched.
 
     Gated-out pairs get a cost above any feasible total, so the solver prefers leaving both ends unmatched to
-    using them, and any that are still chosen are dropped. Returns (rows, cols) of the kept pairs.
+    using them, and any that are still chosen are dropped: as many pairs as the gate allows. With
+    ``unmatched_cost``, a row may instead stay unmatched at that cost: one more pair is not worth moving the others
+    by more than it in all. Returns (rows, cols) of the kept pairs.
     """
     cost = np.asarray(cost, dtype=np.float64)
     if cost.size == 0:
         empty = np.empty(0, dtype=np.intp)
         return empty, empty.copy()
     allowed = cost <= gate
-    penalty = (float(np.abs(cost[allowed]).sum()) if allowed.any() else 0.0) + gate + 1.0
+    n_rows, n_cols = cost.shape
+    spare = 0.0 if unmatched_cost is None else unmatched_cost * n_rows
+    penalty = (float(np.abs(cost[allowed]).sum()) if allowed.any() else 0.0) + gate + spare + 1.0
     padded = np.where(allowed, cost, penalty)
+    if unmatched_cost is not None:
+        # a column of its own per row, open to that row alone: leaving it unmatched
+        alone = np.full((n_rows, n_rows), penalty)
+        np.fill_diagonal(alone, unmatched_cost)
+        padded = np.hstack([padded, alone])
     rows, cols = min_cost_assignment(padded)
+    real = cols < n_cols
+    rows, cols = rows[real], cols[real]
     keep = allowed[rows, cols]
     return rows[keep], cols[keep]
 

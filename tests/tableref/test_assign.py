@@ -49,3 +49,23 @@ def test_crossing_moves_keep_identities() -> None:
 def test_gated_assignment(cost: list[list[float]], gate: float, pairs: list[tuple[int, int]]) -> None:
     r, c = gated_assignment(np.asarray(cost, dtype=float), gate)
     assert list(zip(r.tolist(), c.tolist(), strict=True)) == pairs
+
+
+@pytest.mark.parametrize(
+    ("cost", "unmatched", "pairs"),
+    [
+        # a pair 0.7 apart is not broken to pair the other row as well: that would move the first by 24 more
+        ([[0.7, 24.6], [25.1, 45.0]], 40.0, [(0, 0)]),
+        ([[0.7, 24.6], [25.1, 45.0]], None, [(0, 1), (1, 0)]),
+        # where the second pair costs less than leaving its row alone, both are paired
+        ([[1.0, 2.0], [3.0, 50.0]], 10.0, [(0, 1), (1, 0)]),
+        ([[1.0, 50.0], [50.0, 2.0]], 10.0, [(0, 0), (1, 1)]),
+        # more rows than columns: the best row takes the column
+        ([[5.0], [1.0], [3.0]], 40.0, [(1, 0)]),
+    ],
+)
+def test_a_row_left_alone_costs_the_unmatched_cost(
+    cost: list[list[float]], unmatched: float | None, pairs: list[tuple[int, int]]
+) -> None:
+    r, c = gated_assignment(np.asarray(cost, dtype=float), 40.0, unmatched_cost=unmatched)
+    assert list(zip(r.tolist(), c.tolist(), strict=True)) == pairs

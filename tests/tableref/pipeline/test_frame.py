@@ -158,6 +158,9 @@ def test_an_outline_read_by_its_top_disc_stands_a_whole_shift_from_its_base(
         ([(120.0, 100.0), (160.0, 100.0)], {"a1": (120.0, 100.0), "a2": (160.0, 100.0)}),
         # One model not seen (the leader): the other keeps its id; the leader is unseen, still the unit's leader.
         ([(140.0, 100.0)], {"a2": (140.0, 100.0)}),
+        # A model found 1 mm from its place keeps its name, though a base 25 mm beside it (a false one, say) could
+        # take it and push the model to the other's place 39 mm off: the other stays unseen, the stray base is new.
+        ([(101.0, 100.0), (76.0, 100.0)], {"a1": (101.0, 100.0), "m1": (76.0, 100.0)}),
         # A newcomer far from every roster model gets a fresh id.
         (
             [(100.0, 100.0), (140.0, 100.0), (900.0, 900.0)],

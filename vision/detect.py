@@ -156,7 +156,9 @@ def _detect_bases(
 
     # on seeds this weak only the learned verifier tells a base from a circle its neighbours' rims make up
     packs = settings.pack_vote_fraction > 0 and settings.verifier_min_probability > 0
-    finder_on = settings.finder_seed_probability > 0
+    # the finder's net (OpenCV, without the interpreter lock) reads the view beside the looks, which need its maps
+    # only at the end
+    pending_maps = _finder_pending(bgr, scale, settings)
 
     def grey_look(
         chroma_pending: Future[NDArray[np.uint8] | None] | None, seeds: Seeds
@@ -184,7 +186,7 @@ def _detect_bases(
         seeds: Seeds,
         colour: NDArray[np.uint8] | None = None,
     ) -> BaseDetections:
-        maps = load_finder(settings.finder_file or None).read(bgr, scale) if finder_on else None
+        maps = None if pending_maps is None else pending_maps.result()
         bases = _verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, maps, True)
         # a pack grows only from bases the verifier believes in, and its readings are verified in turn
         weak = seeds[seeds.vote_share < settings.vote_fraction]
@@ -306,6 +308,19 @@ def fit_known_bases(
                 grey, scale, part_settings, detections, part, known, heights, declared, parallax, top_lab
             )
     return detections
+
+
+def _finder_pending(bgr: NDArray[np.uint8], scale: float, settings: VisionSettings) -> Future[FinderMaps] | None:
+    """The finder's maps of ``bgr`` (H, W, 3) at ``scale`` px/mm, read in a thread of their own (None: no finder)."""
+    if settings.finder_seed_probability <= 0:
+        return None
+    finder = load_finder(settings.finder_file or None)
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(finder.read, bgr, scale)
+    finally:
+        # the read goes on; the pool takes no more and its thread ends with it
+        pool.shutdown(wait=False)
 
 
 def _verified(

@@ -105,9 +105,12 @@ def centres_mm(models: Sequence[rules.Model]) -> FloatArray:
     return np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
 
 
-def match_models(a: Sequence[rules.Model], b: Sequence[rules.Model], gate_mm: float) -> tuple[IntArray, IntArray]:
+def match_models(
+    a: Sequence[rules.Model], b: Sequence[rules.Model], gate_mm: float, unmatched_mm: float | None = None
+) -> tuple[IntArray, IntArray]:
     """Which model of ``b`` each model of ``a`` is: minimum total centre distance, no pair farther apart than
-    ``gate_mm``. Returns (rows into a, cols into b) of the matched pairs."""
+    ``gate_mm`` (a model of ``a`` left unmatched at the cost of ``unmatched_mm``; None: as many pairs as the gate
+    allows; see :func:`gated_assignment`). Returns (rows into a, cols into b) of the matched pairs."""
     pa, pb = centres_mm(a), centres_mm(b)
     cost = np.hypot(pa[:, None, 0] - pb[None, :, 0], pa[:, None, 1] - pb[None, :, 1])
-    return gated_assignment(cost, gate_mm)
+    return gated_assignment(cost, gate_mm, unmatched_mm)

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import rules
-from tableref.assign import centres_mm, gated_assignment
+from tableref.assign import gated_assignment, match_models
 
 MODEL_ID_PREFIX = "m"
 
@@ -50,9 +50,7 @@ def nearest_pairing(detected: Sequence[rules.Model], known: Sequence[rules.Model
     """Detected index -> known index: least total centre distance, no pair farther apart than ``gate_mm``, and a
     detection left unpaired at the cost of ``gate_mm``: a base found 1 mm from a model's place keeps that model's
     name, though another base 25 mm beside it (a false one, say) could then be paired too."""
-    centres = centres_mm(detected), centres_mm(known)
-    cost = np.hypot(*(centres[0][:, None, :] - centres[1][None, :, :]).transpose(2, 0, 1))
-    rows, cols = gated_assignment(cost, gate_mm, unmatched_cost=gate_mm)
+    rows, cols = match_models(detected, known, gate_mm, unmatched_mm=gate_mm)
     return dict(zip(rows.tolist(), cols.tolist(), strict=True))
 
 

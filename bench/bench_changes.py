@@ -34,10 +34,9 @@ from synth.generate import random_scene, with_models
 from synth.render import render
 from synth.scene import Scene
 from tableref.config import load_config
-from tableref.pipeline.changes import changed_mask
+from tableref.pipeline.changes import change_view, changed_since
 from tableref.pipeline.frame import detect_frame
 from tableref.pipeline.identity import carry_identities
-from tableref.pipeline.motion import thumbnail
 from tableref.settings import PipelineSettings
 
 HEADER = "| frame | unit | share measured | whole ms | in part ms | moved: whole, in part | all: whole, in part |"
@@ -93,19 +92,9 @@ def model_move(scene: Scene, rng: np.random.Generator) -> dict[str, tuple[float,
     return None
 
 
-def changed_px(shot: np.ndarray, before: np.ndarray, width_px: int, p: PipelineSettings) -> int:
+def changed_px(shot: np.ndarray, before: np.ndarray, p: PipelineSettings) -> int:
     """How many pixels of the small copy of ``shot`` count as changed since ``before``."""
-    small = thumbnail(np.asarray(shot), width_px, colour=True)
-    changed = changed_mask(
-        small,
-        before,
-        p.change_min_delta,
-        p.change_noise_sigmas,
-        p.change_min_pixels,
-        p.change_colour_min_pixels,
-        p.change_colour_min_delta,
-    )
-    return int(changed.sum())
+    return int(changed_since(change_view(np.asarray(shot), p), before, p).sum())
 
 
 def errors_mm(state: rules.TableState, truth: rules.TableState) -> dict[str, float]:
@@ -176,19 +165,18 @@ def main() -> int:
                     flush=True,
                 )
             # the change detection alone: another shot of the same table, and single models nudged
-            width_px = min(p.change_thumb_px, first_image.shape[1])
-            before = thumbnail(np.asarray(first_image), width_px, colour=True)
+            before = change_view(np.asarray(first_image), p)
 
             for k in range(args.shots):
                 shot = render(scene, seed + 1 + 100 * k)[0]
-                noise_px.setdefault(res, []).append(changed_px(shot, before, width_px, p))
+                noise_px.setdefault(res, []).append(changed_px(shot, before, p))
             for k in rng.choice(len(scene.models), min(args.nudged, len(scene.models)), replace=False):
                 m = scene.models[int(k)].model
                 for d in NUDGES_MM:
                     angle = rng.uniform(0.0, 2.0 * math.pi)
                     nudged = with_models(scene, {m.id: (m.x_mm + d * math.cos(angle), m.y_mm + d * math.sin(angle))})
                     noticed.setdefault(res, {}).setdefault(d, []).append(
-                        changed_px(render(nudged, seed + 2)[0], before, width_px, p) > 0
+                        changed_px(render(nudged, seed + 2)[0], before, p) > 0
                     )
     print()
     print("Columns moved/all: bases found of those at least 60 % visible, median centre error (mm).")

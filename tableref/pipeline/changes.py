@@ -18,6 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.table import TableCalibration
+from tableref.pipeline.motion import thumbnail
+from tableref.settings import PipelineSettings
 
 # Changed pixels this close (a 3x3 neighbourhood of the small copy) belong to one region.
 _JOIN_KERNEL = np.ones((3, 3), np.uint8)
@@ -77,6 +79,25 @@ class Box:
             min(width, math.ceil(self.x1_mm * px_per_mm)),
             min(height, math.ceil(self.y1_mm * px_per_mm)),
         )
+
+
+def change_view(frame_bgr: NDArray[np.uint8], settings: PipelineSettings) -> NDArray[np.uint8]:
+    """(h, w, 3) the small blurred copy, in colour, that frames are compared by: ``change_thumb_px`` wide at most."""
+    return thumbnail(frame_bgr, min(settings.change_thumb_px, frame_bgr.shape[1]), colour=True)
+
+
+def changed_since(view: NDArray[np.uint8], before: NDArray[np.uint8], settings: PipelineSettings) -> NDArray[np.bool_]:
+    """(h, w) where the :func:`change_view` ``view`` differs from ``before`` by the ``change_*`` settings (see
+    :func:`changed_mask`)."""
+    return changed_mask(
+        view,
+        before,
+        settings.change_min_delta,
+        settings.change_noise_sigmas,
+        settings.change_min_pixels,
+        settings.change_colour_min_pixels,
+        settings.change_colour_min_delta,
+    )
 
 
 def changed_mask(

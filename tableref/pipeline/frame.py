@@ -20,8 +20,8 @@ from calibration.spec import TableSpec
 from calibration.table import TableCalibration, calibrate_table, table_to_rectified
 from tableref.assign import centres_mm, match_models
 from tableref.outlines import outlines_mm
+from tableref.pipeline.changes import change_view
 from tableref.pipeline.incremental import changed_windows, comparable, measure_again, roster_key
-from tableref.pipeline.motion import thumbnail
 from tableref.pipeline.state import (
     DeclaredBases,
     calibration_section,
@@ -187,8 +187,7 @@ def detect_frame(
     t = time.perf_counter()
     overview = None
     if previous is not None or keep_overview:
-        # in colour: a base taken off a mat of its grey level changes no grey copy
-        overview = thumbnail(frame_bgr, min(settings.change_thumb_px, calibration.image_width), colour=True)
+        overview = change_view(frame_bgr, settings)
     windows = None
     if previous is not None and overview is not None and comparable(previous, calibration, px_per_mm, overview, roster):
         max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 import rules
 from calibration.table import TableCalibration, table_to_rectified
-from tableref.pipeline.changes import changed_boxes, changed_mask, merged
+from tableref.pipeline.changes import changed_boxes, changed_since, merged
 from tableref.pipeline.state import known_bases
 from tableref.pipeline.view import smoothed
 from tableref.settings import PipelineSettings, Settings
@@ -76,15 +76,7 @@ def changed_windows(
     windows. The windows' views are smoothed by ``blur_px`` (see :func:`~tableref.pipeline.view.smoothed`)."""
     assert previous.overview is not None
     calibration, px_per_mm = previous.calibration, previous.px_per_mm
-    changed = changed_mask(
-        overview,
-        previous.overview,
-        settings.change_min_delta,
-        settings.change_noise_sigmas,
-        settings.change_min_pixels,
-        settings.change_colour_min_pixels,
-        settings.change_colour_min_delta,
-    )
+    changed = changed_since(overview, previous.overview, settings)
     # a colour copy's channels change together
     where = changed[..., None] if overview.ndim == 3 else changed
     kept_overview = np.where(where, overview, previous.overview).astype(np.uint8)

@@ -30,7 +30,7 @@ from rules.actions import read_actions
 from rules.state import check_regular_file
 from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
-from tableref.pipeline.changes import changed_mask, changed_share
+from tableref.pipeline.changes import change_view, changed_share, changed_since
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, empty_table
 from tableref.pipeline.motion import bases_explain, reaching_region, thumbnail
 from tableref.pipeline.watch import COVERED, SAME, TableWatch, measure_settled
@@ -247,7 +247,7 @@ class Reviewer:
         self.last_view: NDArray[np.uint8] | None = None
 
     def _view(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
-        return thumbnail(image, min(self.config.pipeline.change_thumb_px, image.shape[1]), colour=True)
+        return change_view(image, self.config.pipeline)
 
     def _changed(
         self, view: NDArray[np.uint8], previous: ReviewedState | None, cal: TableCalibration, fresh: bool
@@ -256,16 +256,7 @@ class Reviewer:
         cannot be told (the first state, or a camera that moved)."""
         if previous is None or self.last_view is None or fresh or self.last_view.shape != view.shape:
             return None
-        p = self.config.pipeline
-        mask = changed_mask(
-            view,
-            self.last_view,
-            p.change_min_delta,
-            p.change_noise_sigmas,
-            p.change_min_pixels,
-            p.change_colour_min_pixels,
-            p.change_colour_min_delta,
-        )
+        mask = changed_since(view, self.last_view, self.config.pipeline)
         models = previous.state.models + previous.state.unseen
         centers = np.array([[m.x_mm, m.y_mm] for m in models], dtype=np.float64).reshape(-1, 2)
         radii = np.array([min(m.base.semi_axes_mm) for m in models], dtype=np.float64)

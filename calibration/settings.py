@@ -1,4 +1,5 @@
-"""Tunable settings of the calibration stage. The values live in ``tableref/defaults.toml`` ([calibration])."""
+"""Tunable settings of the calibration stage. The values live beside them, in ``calibration/defaults.toml``
+([calibration])."""
 
 from __future__ import annotations
 

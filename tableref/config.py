@@ -1,6 +1,6 @@
 """The settings loader: every stage's settings (:class:`tableref.settings.Settings`) from TOML.
-``tableref/defaults.toml`` holds every default (the one place they live); a user's file overrides any of them,
-section by section.
+Each default lives in one place: the calibration and vision stages' in their own ``defaults.toml`` beside their
+settings, the rest in ``tableref/defaults.toml``; a user's file overrides any of them, section by section.
 
 Each stage declares its settings as a frozen dataclass with no defaults of its own; a section of the TOML file
 fills it, and a key that the dataclass does not know, or a missing one, is an error that names it.
@@ -53,6 +53,9 @@ _MOST = 10_000
 _MOST_COUNT = 1_000
 # Vision's lengths are about one base (the largest is 100 mm across): its searches and windows scale with them.
 _SECTION_MOST_MM = {"vision": 1_000}
+# The stages whose defaults live beside their settings (``<stage>/defaults.toml``); the rest are in
+# ``tableref/defaults.toml``.
+STAGES_WITH_DEFAULTS = ("calibration", "vision")
 
 
 class ConfigError(ValueError):
@@ -173,8 +176,16 @@ def _merge(base: dict[str, Any], top: dict[str, Any], where: str, section: str |
 
 
 def default_settings() -> dict[str, Any]:
-    """The parsed defaults file."""
-    return tomllib.loads(resources.files("tableref").joinpath("defaults.toml").read_text("utf-8"))
+    """Every default: the app layer's file and each stage's own (its one section), as one parsed settings file."""
+    app = tomllib.loads(resources.files("tableref").joinpath("defaults.toml").read_text("utf-8"))
+    data: dict[str, Any] = {}
+    for stage in STAGES_WITH_DEFAULTS:
+        own = tomllib.loads(resources.files(stage).joinpath("defaults.toml").read_text("utf-8"))
+        # each default lives in one place: a stage's file holds its own section and nothing else
+        if set(own) != {stage} or stage in app:
+            raise ConfigError(f"{stage}/defaults.toml: expected only a [{stage}] section, found {sorted(own)}")
+        data[stage] = own[stage]
+    return data | app
 
 
 def _settings_data(path: str | Path | None) -> dict[str, Any]:

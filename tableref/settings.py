@@ -155,9 +155,11 @@ class ReviewSettings:
 @dataclass(frozen=True)
 class Settings:
     """Settings of every stage: one field per stage, filled from the [section] of the same name by
-    :func:`tableref.config.load_config`.
+        :func:`tableref.config.load_config`.
 
-    A stage that gains settings adds a field here (its settings dataclass) and the section to defaults.toml.
+        A stage that gains settings adds a field here (its settings dataclass) and its section to its defaults file
+    (``<stage>/defaults.toml`` for the stages in :data:`tableref.config.STAGES_WITH_DEFAULTS`, else
+    ``tableref/defaults.toml``).
     """
 
     calibration: CalibrationSettings

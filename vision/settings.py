@@ -1,5 +1,5 @@
-"""Settings of the vision stage. Every value comes from the ``[vision]`` section of ``tableref/defaults.toml``
-(or a user's settings file); the dataclass holds no defaults of its own."""
+"""Settings of the vision stage. Every value comes from the ``[vision]`` section of ``vision/defaults.toml``, beside
+this file (or a user's settings file); the dataclass holds no defaults of its own."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ def add_table_options(p: argparse.ArgumentParser, camera: bool = True) -> None:
 
 def add_config_option(p: argparse.ArgumentParser, section: str | None = None) -> None:
     """``--config SETTINGS.toml``; ``section`` names the part of the settings the command reads."""
-    where = f"tableref's defaults ([{section}] section)" if section else "tableref/defaults.toml"
+    where = f"tableref's defaults ([{section}] section)" if section else "tableref's defaults"
     p.add_argument("--config", help=f"settings TOML overriding {where}")
 
 

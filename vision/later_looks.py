@@ -1,0 +1,256 @@
+"""The looks after the first two (steps 10-13 of :mod:`vision.detect`): the learned verifier's say, the pack's
+look beside the bases found, the learned finder's look and sizes, and the bases a roster expects where the finder
+sees them."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.circles import centre_distances, snap_diameters, unexplained
+from vision.detections import BaseDetections
+from vision.expected import ExpectedBases, expected_look
+from vision.finder import FinderMaps, load_finder
+from vision.look import kept_after, read_beside
+from vision.parallax import RimParallax
+from vision.seeds import Seeds
+from vision.settings import VisionSettings
+from vision.units import plain_groups, top_colours, units_of_new, vote_sizes
+from vision.verify import features, load_verifier
+
+FloatArray = NDArray[np.float64]
+
+
+def finder_pending(bgr: NDArray[np.uint8], scale: float, settings: VisionSettings) -> Future[FinderMaps] | None:
+    """The finder's maps of ``bgr`` (H, W, 3) at ``scale`` px/mm, read in a thread of their own (None: no finder)."""
+    if settings.finder_seed_probability <= 0:
+        return None
+    finder = load_finder(settings.finder_file or None)
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(finder.read, bgr, scale)
+    finally:
+        # the read goes on; the pool takes no more and its thread ends with it
+        pool.shutdown(wait=False)
+
+
+def verified(
+    found: BaseDetections,
+    bgr: NDArray[np.uint8],
+    scale: float,
+    settings: VisionSettings,
+    maps: FinderMaps | None,
+    groups: bool,
+) -> BaseDetections:
+    """The rows of ``found`` the learned verifier takes for bases (all where it is off), or the finder's ``maps``
+    (None: no finder) vouches for (:func:`_finder_trusts`); with ``groups``, also those standing in a group of plain
+    discs alike (:func:`vision.units.plain_groups`)."""
+    if settings.verifier_min_probability <= 0 or len(found) == 0:
+        return found
+    likely = _verifier_says(found, bgr, scale, settings) | _finder_trusts(found, maps, settings)
+    if groups:
+        # a lone plain disc reads like a token to the verifier; a unit of them, side by side and alike, is bases
+        likely |= plain_groups(found, bgr, scale, settings)
+    return found[likely]
+
+
+def _finder_trusts(found: BaseDetections, maps: FinderMaps | None, settings: VisionSettings) -> NDArray[np.bool_]:
+    """(len(found),) which rows of ``found`` the finder is sure enough of to stand whatever the verifier says:
+    ``finder_trust_probability`` or more within ``finder_reach_mm`` of the centre, at a size it was fitted on."""
+    if maps is None or settings.finder_trust_probability <= 0 or len(found) == 0:
+        return np.zeros(len(found), np.bool_)
+    near = maps.probability_near(found.center_px, settings.finder_reach_mm)
+    fitted = found.diameter_mm <= settings.finder_max_diameter_mm
+    return np.asarray((near >= settings.finder_trust_probability) & fitted, np.bool_)
+
+
+def _verifier_says(
+    found: BaseDetections, bgr: NDArray[np.uint8], scale: float, settings: VisionSettings
+) -> NDArray[np.bool_]:
+    """(N,) which rows of ``found`` the learned verifier gives at least ``verifier_min_probability``."""
+    verifier = load_verifier(settings.verifier_file or None)
+    return np.asarray(verifier.probability(features(bgr, found, scale)) >= settings.verifier_min_probability)
+
+
+def pack_look(
+    grey: NDArray[np.uint8],
+    bgr: NDArray[np.uint8],
+    found: BaseDetections,
+    weak_seeds: Seeds,
+    blur_px: FloatArray,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+    parallax: RimParallax | None,
+    wanted_px: FloatArray | None,
+) -> BaseDetections:
+    """Step 11: the bases of a pack that the first looks missed, read in grey beside the bases found (``found``) from
+    the seeds with fewer votes than the first looks need (``weak_seeds``, at least ``pack_vote_fraction`` of a rim's)
+    that lie where a base touching a found one would stand (its centre at least ``pack_min_apart`` of a found base's
+    radius from that base's centre, at most the two radii apart), and scoring at least ``pack_min_score``. Returns
+    the new readings that clash with none of ``found``."""
+    if len(found) == 0 or len(weak_seeds) == 0:
+        return BaseDetections.empty()
+    dist = centre_distances(weak_seeds.center_px, found.center_px)
+    near = np.any(dist <= found.radius_px[None, :] + weak_seeds.band_px[:, 1:2], axis=1)
+    apart = np.all(dist >= settings.pack_min_apart * found.radius_px[None, :], axis=1)
+    if not np.any(near & apart):
+        return BaseDetections.empty()
+    more = read_beside(
+        grey, bgr, found, weak_seeds[near & apart], None, blur_px, scale, settings, ignore, parallax, wanted_px
+    )
+    # a seed on few votes must be borne out by a clear reading: between two bases apart, their rims alone can vote
+    # for a circle in the notch, which has no rim of its own
+    more = more[more.score >= settings.pack_min_score]
+    if len(more) == 0:
+        return more
+    _both, kept = kept_after(found, more, scale, settings)
+    # a pack's reading stands only beside the bases found, never in the place of one
+    return more[np.sort(kept[kept >= len(found)]) - len(found)]
+
+
+def finder_look(
+    grey: NDArray[np.uint8],
+    bgr: NDArray[np.uint8],
+    colour: NDArray[np.uint8] | None,
+    found: BaseDetections,
+    maps: FinderMaps,
+    blur_px: FloatArray,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+    parallax: RimParallax | None,
+    wanted_px: FloatArray | None,
+) -> BaseDetections:
+    """Step 12: what the learned finder (:mod:`vision.finder`) sees. A base found (of a size up to
+    ``finder_max_diameter_mm``) where the finder gives less than ``finder_keep_probability`` near its centre is
+    dropped; where the finder sees a base (``finder_seed_probability``)
+    that none found explains, its rim is read about that place (steps 2-6 from a seed there) and the reading stands
+    where it clashes with no base found; where no rim is read and the finder is sure (``finder_sure_probability``),
+    its own centre and size stand. Both only where the verifier gives them at least ``finder_verifier_probability``."""
+    if settings.finder_keep_probability > 0 and len(found):
+        near = maps.probability_near(found.center_px, settings.finder_reach_mm)
+        # it was fitted on bases of up to finder_max_diameter_mm: of larger ones it says nothing
+        unknown = found.diameter_mm > settings.finder_max_diameter_mm
+        found = found[unknown | (near >= settings.finder_keep_probability)]
+    centre_px, diameter_mm, prob = maps.peaks(settings.finder_seed_probability)
+    if len(centre_px) == 0:
+        return found
+    size_mm = snap_diameters(diameter_mm, settings.base_sizes_mm, np.inf)[0]
+    radius_px = 0.5 * size_mm * scale
+    lone = unexplained(centre_px, radius_px, found.center_px, found.radius_px, ignore)
+    if not np.any(lone):
+        return found
+    r = radius_px[lone]
+    margin = settings.finder_band_margin
+    seeds = Seeds(
+        centre_px[lone],
+        r,
+        np.stack([r * (1 - margin), r * (1 + margin)], axis=1),
+        np.ones(len(r), np.intp),
+        np.full(len(r), np.inf),
+    )
+    # the colour contrast tells a printed ring from a base's contact shadow, as in the grey look
+    chroma: Future[NDArray[np.uint8] | None] = Future()
+    chroma.set_result(colour)
+    more = read_beside(grey, bgr, found, seeds, chroma, blur_px, scale, settings, ignore, parallax, wanted_px)
+    # a reading stands only where the finder saw a base
+    reach_px = settings.finder_reach_mm * scale
+    if len(more):
+        more = more[np.min(centre_distances(more.center_px, centre_px[lone]), axis=1) <= reach_px]
+    sure = lone.copy()
+    sure[lone] = prob[lone] >= settings.finder_sure_probability
+    if len(more):
+        sure[lone] &= ~np.any(centre_distances(centre_px[lone], more.center_px) <= reach_px, axis=1)
+    # what only the finder sees must not look to the verifier like a printed ring or a token: it is fitted on other
+    # looks, and only its own bar is asked for
+    more = BaseDetections.concatenate(
+        [more, _finder_bases(centre_px[sure], size_mm[sure], prob[sure], scale, settings)]
+    )
+    if settings.verifier_min_probability > 0 and len(more):
+        bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
+        likely = _verifier_says(more, bgr, scale, bar) | _finder_trusts(more, maps, settings)
+        more = more[likely | _finder_units(found, more, maps, bgr, scale, settings)]
+    both, kept = kept_after(found, more, scale, settings)
+    return both[np.sort(kept)]
+
+
+def _finder_units(
+    found: BaseDetections,
+    more: BaseDetections,
+    maps: FinderMaps,
+    bgr: NDArray[np.uint8],
+    scale: float,
+    settings: VisionSettings,
+) -> NDArray[np.bool_]:
+    """(len(more),) which of ``more`` the finder sees at ``finder_unit_probability`` or more, standing as a unit
+    (:func:`vision.units.units_of_new`) with the bases ``found``."""
+    unit = np.zeros(len(more), np.bool_)
+    if settings.finder_unit_probability <= 0:
+        return unit
+    sure = maps.probability_near(more.center_px, settings.finder_reach_mm) >= settings.finder_unit_probability
+    if np.count_nonzero(sure) < 2:
+        return unit
+    both = BaseDetections.concatenate([found, more[sure]])
+    lab = top_colours(bgr, both.center_px, both.radius_px, settings)
+    unit[sure] = units_of_new(found, more[sure], lab, scale, settings)
+    return unit
+
+
+def finder_sizes(
+    found: BaseDetections, maps: FinderMaps, bgr: NDArray[np.uint8], scale: float, settings: VisionSettings
+) -> BaseDetections:
+    """``found`` with its sizes voted again on readings that blend the finder's diameter near each base with the
+    rim's fitted one (``finder_size_weight``): the two err apart (the rim's fit leans with bevels, clear walls and
+    flock, the finder's with the look of the whole base), so their mean scatters less than either."""
+    weight = settings.finder_size_weight
+    if weight <= 0 or len(found) == 0:
+        return found
+    fitted_mm = 2.0 * found.radius_px / scale
+    seen_mm = maps.diameter_near(found.center_px, settings.finder_reach_mm)
+    blend = np.isfinite(seen_mm) & (found.diameter_mm <= settings.finder_max_diameter_mm)
+    reading_mm = np.where(blend, (1.0 - weight) * fitted_mm + weight * np.nan_to_num(seen_mm), fitted_mm)
+    lab = top_colours(bgr, found.center_px, found.radius_px, settings)
+    return vote_sizes(found, lab, scale, settings, reading_mm)
+
+
+def expected_bases(
+    found: BaseDetections,
+    maps: FinderMaps,
+    expected: ExpectedBases,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+) -> BaseDetections:
+    """Step 13: ``found`` and, where it lacks bases ``expected`` lists, the finder's own bases that stand for them
+    (:func:`vision.expected.expected_look`), each where it clashes with no base found."""
+    centre_px, size_mm, prob = expected_look(
+        found, maps, expected, scale, settings.expected_min_probability, settings.expected_size_share, ignore
+    )
+    if len(size_mm) == 0:
+        return found
+    both, kept = kept_after(found, _finder_bases(centre_px, size_mm, prob, scale, settings), scale, settings)
+    return both[np.sort(kept)]
+
+
+def _finder_bases(
+    centre_px: FloatArray, size_mm: FloatArray, probability: FloatArray, scale: float, settings: VisionSettings
+) -> BaseDetections:
+    """Bases where only the finder sees them: its centre (K, 2) in px and standard size (K,) in mm, its centre's
+    typical error as their sigma, and a score below any reading's."""
+    n = len(size_mm)
+    return BaseDetections(
+        centre_px,
+        0.5 * size_mm * scale,
+        size_mm,
+        0.1 * probability,
+        np.zeros(n),
+        np.zeros(n),
+        np.full(n, settings.finder_centre_sigma_mm * scale),
+        np.full(n, settings.finder_diameter_sigma_mm),
+        np.zeros(n),
+        np.ones(n),
+    )

@@ -37,7 +37,7 @@ from bad_inputs_make import (
 )
 
 # ---------------------------------------------------------------------------------------------------------------
-# Settings: every key of every section of defaults.toml (but [webui], which `serve` reads: bad_inputs_web.py)
+# Settings: every key of every section of the defaults (but [webui], which `serve` reads: bad_inputs_web.py)
 
 
 def _section_commands(fx: Fixtures, section: str, config: Path, tag: str) -> list[list[str]]:

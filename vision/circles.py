@@ -95,3 +95,23 @@ def unexplained(
         v = np.clip(np.round(centre_px[:, 1]).astype(np.intp), 0, h - 1)
         lone &= ignore[v, u] == 0
     return np.asarray(lone, dtype=np.bool_)
+
+
+def pushed_apart(
+    centre_px: FloatArray, radius_px: FloatArray, fixed_px: FloatArray, fixed_radius_px: FloatArray, steps: int = 20
+) -> FloatArray:
+    """(K, 2) each of K circles (``centre_px`` (K, 2), ``radius_px`` (K,)) moved out of the fixed circles
+    (``fixed_px`` (N, 2), ``fixed_radius_px`` (N,)) it overlaps, as solid discs cannot: each step moves it by half its
+    overlaps, each along the line from that circle's centre, for ``steps`` steps (the K do not push one another)."""
+    moved = np.array(centre_px, dtype=np.float64, copy=True).reshape(-1, 2)
+    if len(moved) == 0 or len(fixed_px) == 0:
+        return moved
+    reach = radius_px[:, None] + fixed_radius_px[None, :]
+    for _ in range(steps):
+        away = moved[:, None, :] - fixed_px[None, :, :]
+        dist = np.maximum(np.hypot(away[..., 0], away[..., 1]), 1e-9)
+        overlap = np.maximum(reach - dist, 0.0)
+        if not np.any(overlap > 1e-6):
+            break
+        moved += 0.5 * np.sum(away / dist[..., None] * overlap[..., None], axis=1)
+    return moved

@@ -41,7 +41,8 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
 12. The finder's look (:func:`vision.later_looks.finder_look`): a small learned net (:mod:`vision.finder`) that sees the
     whole view marks where bases stand. A base found where it sees none is dropped; where it sees one that nothing found
     explains, steps 2-6 read the rim from a seed there, and where no rim is read but the net is sure, its own centre and
-    size stand with wider sigmas.
+    size stand with wider sigmas. Where it sees a base less surely but one there would touch several bases found of its
+    size, a base of theirs stands (:func:`vision.later_looks.pack_completion`).
 13. Where a roster's bases are given, the finder's peaks of a size found too few times, within reach of where the
     missing models were last seen, stand for them (:mod:`vision.expected`).
 14. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).
@@ -62,10 +63,19 @@ from vision.colour import chroma_contrast
 from vision.detections import BaseDetections
 from vision.errors import VisionError
 from vision.expected import ExpectedBases
+from vision.finder import FinderMaps
 from vision.inputs import check_mask, check_scale, grey_image
 from vision.known import fit_at_sizes
-from vision.later_looks import expected_bases, finder_look, finder_pending, finder_sizes, pack_look, verified
-from vision.look import covered, kept_after, one_look
+from vision.later_looks import (
+    expected_bases,
+    finder_look,
+    finder_pending,
+    finder_sizes,
+    pack_completion,
+    pack_look,
+    verified,
+)
+from vision.look import View, covered, kept_after, one_look
 from vision.overlaps import resolve_overlaps
 from vision.parallax import RimParallax
 from vision.reference import changed_share, compare, outline_share
@@ -144,89 +154,78 @@ def _detect_bases(
     grey = grey_image(topdown_bgr)
     scale = check_scale(px_per_mm, settings)
     ignore = check_mask(mask, grey.shape)
-    bgr = np.asarray(topdown_bgr)
-
-    # on seeds this weak only the learned verifier tells a base from a circle its neighbours' rims make up
-    packs = settings.pack_vote_fraction > 0 and settings.verifier_min_probability > 0
+    view = View(grey, np.asarray(topdown_bgr), scale, settings, ignore, parallax, wanted_px)
     # the finder's net (OpenCV, without the interpreter lock) reads the view beside the looks, which need its maps
     # only at the end
-    pending_maps = finder_pending(bgr, scale, settings)
-
-    def grey_look(
-        chroma_pending: Future[NDArray[np.uint8] | None] | None, seeds: Seeds
-    ) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
-        return one_look(
-            grey,
-            grey,
-            settings.min_figure_contrast,
-            scale,
-            settings,
-            ignore,
-            parallax,
-            chroma_pending,
-            second_readings=True,
-            bgr=bgr,
-            wanted_px=wanted_px,
-            seeds=seeds[seeds.vote_share >= settings.vote_fraction],
-        )
-
-    def finish(
-        found: BaseDetections,
-        more: BaseDetections,
-        kin_only: BaseDetections,
-        blur_px: FloatArray,
-        seeds: Seeds,
-        colour: NDArray[np.uint8] | None = None,
-    ) -> BaseDetections:
-        maps = None if pending_maps is None else pending_maps.result()
-        bases = verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, maps, True)
-        # a pack grows only from bases the verifier believes in, and its readings are verified in turn
-        weak = seeds[seeds.vote_share < settings.vote_fraction]
-        packed = pack_look(grey, bgr, bases, weak, blur_px, scale, settings, ignore, parallax, wanted_px)
-        packed = verified(packed, bgr, scale, settings, maps, False)
-        if len(packed):
-            bases = final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
-        if maps is None:
-            return bases
-        bases = finder_look(grey, bgr, colour, bases, maps, blur_px, scale, settings, ignore, parallax, wanted_px)
-        bases = finder_sizes(bases, maps, bgr, scale, settings)
-        if expected is None or settings.expected_min_probability <= 0:
-            return bases
-        return expected_bases(bases, maps, expected, scale, settings, ignore)
-
-    def grey_seeds() -> Seeds:
-        return find_seeds(grey, scale, settings, ignore, settings.pack_vote_fraction if packs else None)
-
+    pending_maps = finder_pending(view.bgr, scale, settings)
+    min_figure = settings.min_figure_contrast
     if settings.colour_gain <= 0:
-        seeds = grey_seeds()
-        return finish(*grey_look(None, seeds), seeds)
+        strong, weak = _grey_seeds(view)
+        first = one_look(view, grey, min_figure, None, second_readings=True, seeds=strong)
+        return _later_looks(view, *first, weak, None, pending_maps, expected)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(chroma_contrast, bgr, ignore, settings.colour_gain, settings.colour_blur_px)
-        seeds = grey_seeds()
-        found, spare, kin_only, blur_px = grey_look(pending, seeds)
+        pending = pool.submit(chroma_contrast, view.bgr, ignore, settings.colour_gain, settings.colour_blur_px)
+        strong, weak = _grey_seeds(view)
+        found, spare, kin_only, blur_px = one_look(view, grey, min_figure, pending, second_readings=True, seeds=strong)
         colour = pending.result()
     if colour is None:
-        return finish(found, spare, kin_only, blur_px, seeds, colour)
-    found, rival, kin_colour = _colour_look(
-        colour, grey, bgr, found, spare, blur_px, scale, settings, ignore, parallax, wanted_px
-    )
-    return finish(found, rival, BaseDetections.concatenate([kin_only, kin_colour]), blur_px, seeds, colour)
+        return _later_looks(view, found, spare, kin_only, blur_px, weak, colour, pending_maps, expected)
+    found, rival, kin_colour = _colour_look(view, colour, found, spare, blur_px)
+    kin_only = BaseDetections.concatenate([kin_only, kin_colour])
+    return _later_looks(view, found, rival, kin_only, blur_px, weak, colour, pending_maps, expected)
+
+
+def _grey_seeds(view: View) -> tuple[Seeds, Seeds]:
+    """The seeds in the view's grey image: those with the votes the first looks need, and the weaker ones the pack's
+    look may use (none where it is off)."""
+    settings = view.settings
+    # on seeds this weak only the learned verifier tells a base from a circle its neighbours' rims make up
+    packs = settings.pack_vote_fraction > 0 and settings.verifier_min_probability > 0
+    seeds = find_seeds(view.grey, view.scale, settings, view.ignore, settings.pack_vote_fraction if packs else None)
+    share = seeds.vote_share
+    return seeds[share >= settings.vote_fraction], seeds[share < settings.vote_fraction]
+
+
+def _later_looks(
+    view: View,
+    found: BaseDetections,
+    more: BaseDetections,
+    kin_only: BaseDetections,
+    blur_px: FloatArray,
+    weak_seeds: Seeds,
+    colour: NDArray[np.uint8] | None,
+    pending_maps: Future[FinderMaps] | None,
+    expected: ExpectedBases | None,
+) -> BaseDetections:
+    """Steps 8-13 after the first looks' bases ``found``, their rival readings ``more`` and kin-only readings
+    ``kin_only`` (whose fits blurred by ``blur_px``): the bases that stand, verified; the pack's look from
+    ``weak_seeds``; the finder's look (its maps ``pending_maps``; None: no finder) with the colour contrast
+    ``colour`` (None: none); the bases ``expected`` where the finder sees them."""
+    bgr, scale, settings = view.bgr, view.scale, view.settings
+    maps = None if pending_maps is None else pending_maps.result()
+    bases = verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, maps, True)
+    # a pack grows only from bases the verifier believes in, and its readings are verified in turn
+    packed = verified(pack_look(view, bases, weak_seeds, blur_px), bgr, scale, settings, maps, False)
+    if len(packed):
+        bases = final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
+    if maps is None:
+        return bases
+    bases = finder_look(view, colour, bases, maps, blur_px)
+    bases = pack_completion(bases, maps, scale, settings, view.ignore)
+    bases = finder_sizes(bases, maps, bgr, scale, settings)
+    if expected is None or settings.expected_min_probability <= 0:
+        return bases
+    return expected_bases(bases, maps, expected, scale, settings, view.ignore)
 
 
 def _colour_look(
+    view: View,
     colour: NDArray[np.uint8],
-    grey: NDArray[np.uint8],
-    bgr: NDArray[np.uint8],
     found: BaseDetections,
     spare: BaseDetections,
     blur_px: FloatArray,
-    scale: float,
-    settings: VisionSettings,
-    ignore: NDArray[np.uint8] | None,
-    parallax: RimParallax | None,
-    wanted_px: FloatArray | None,
 ) -> tuple[BaseDetections, BaseDetections, BaseDetections]:
     """Step 7: steps 1-6 again on the colour contrast ``colour`` (H, W) uint8, beside the grey look's bases ``found``
     and second readings ``spare`` (whose fits blurred by ``blur_px``). Returns the grey look's bases that stand, the
@@ -234,21 +233,12 @@ def _colour_look(
     colour look's kin-only readings."""
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
-    seen = covered(ignore, grey.shape, found, settings.colour_mask_margin_mm * scale)
+    scale, settings = view.scale, view.settings
+    seen = covered(view.ignore, view.grey.shape, found, settings.colour_mask_margin_mm * scale)
     # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
+    min_figure = settings.colour_min_figure_contrast
     more, _spare, kin_colour, _blur = one_look(
-        colour,
-        grey,
-        settings.colour_min_figure_contrast,
-        scale,
-        settings,
-        seen,
-        parallax,
-        None,
-        blur_px,
-        bgr=bgr,
-        wanted_px=wanted_px,
-        anchors=found,
+        replace(view, ignore=seen), colour, min_figure, None, blur_px, anchors=found
     )
     # where the colour look read a base round bases the grey look found (a figure's outline read in grey, say), it may
     # take their place; elsewhere the grey look's bases stand

@@ -10,12 +10,12 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.circles import centre_distances, snap_diameters, unexplained
+from vision.circles import centre_distances, pushed_apart, snap_diameters, unexplained
 from vision.detections import BaseDetections
 from vision.expected import ExpectedBases, expected_look
 from vision.finder import FinderMaps, load_finder
-from vision.look import kept_after, read_beside
-from vision.parallax import RimParallax
+from vision.look import View, kept_after, read_beside
+from vision.overlaps import resolve_overlaps
 from vision.seeds import Seeds
 from vision.settings import VisionSettings
 from vision.units import plain_groups, top_colours, units_of_new, vote_sizes
@@ -76,22 +76,17 @@ def _verifier_says(
 
 
 def pack_look(
-    grey: NDArray[np.uint8],
-    bgr: NDArray[np.uint8],
+    view: View,
     found: BaseDetections,
     weak_seeds: Seeds,
     blur_px: FloatArray,
-    scale: float,
-    settings: VisionSettings,
-    ignore: NDArray[np.uint8] | None,
-    parallax: RimParallax | None,
-    wanted_px: FloatArray | None,
 ) -> BaseDetections:
     """Step 11: the bases of a pack that the first looks missed, read in grey beside the bases found (``found``) from
     the seeds with fewer votes than the first looks need (``weak_seeds``, at least ``pack_vote_fraction`` of a rim's)
     that lie where a base touching a found one would stand (its centre at least ``pack_min_apart`` of a found base's
     radius from that base's centre, at most the two radii apart), and scoring at least ``pack_min_score``. Returns
     the new readings that clash with none of ``found``."""
+    scale, settings = view.scale, view.settings
     if len(found) == 0 or len(weak_seeds) == 0:
         return BaseDetections.empty()
     dist = centre_distances(weak_seeds.center_px, found.center_px)
@@ -99,9 +94,7 @@ def pack_look(
     apart = np.all(dist >= settings.pack_min_apart * found.radius_px[None, :], axis=1)
     if not np.any(near & apart):
         return BaseDetections.empty()
-    more = read_beside(
-        grey, bgr, found, weak_seeds[near & apart], None, blur_px, scale, settings, ignore, parallax, wanted_px
-    )
+    more = read_beside(view, found, weak_seeds[near & apart], None, blur_px)
     # a seed on few votes must be borne out by a clear reading: between two bases apart, their rims alone can vote
     # for a circle in the notch, which has no rim of its own
     more = more[more.score >= settings.pack_min_score]
@@ -113,17 +106,11 @@ def pack_look(
 
 
 def finder_look(
-    grey: NDArray[np.uint8],
-    bgr: NDArray[np.uint8],
+    view: View,
     colour: NDArray[np.uint8] | None,
     found: BaseDetections,
     maps: FinderMaps,
     blur_px: FloatArray,
-    scale: float,
-    settings: VisionSettings,
-    ignore: NDArray[np.uint8] | None,
-    parallax: RimParallax | None,
-    wanted_px: FloatArray | None,
 ) -> BaseDetections:
     """Step 12: what the learned finder (:mod:`vision.finder`) sees. A base found (of a size up to
     ``finder_max_diameter_mm``) where the finder gives less than ``finder_keep_probability`` near its centre is
@@ -131,6 +118,7 @@ def finder_look(
     that none found explains, its rim is read about that place (steps 2-6 from a seed there) and the reading stands
     where it clashes with no base found; where no rim is read and the finder is sure (``finder_sure_probability``),
     its own centre and size stand. Both only where the verifier gives them at least ``finder_verifier_probability``."""
+    bgr, scale, settings, ignore = view.bgr, view.scale, view.settings, view.ignore
     if settings.finder_keep_probability > 0 and len(found):
         near = maps.probability_near(found.center_px, settings.finder_reach_mm)
         # it was fitted on bases of up to finder_max_diameter_mm: of larger ones it says nothing
@@ -156,7 +144,7 @@ def finder_look(
     # the colour contrast tells a printed ring from a base's contact shadow, as in the grey look
     chroma: Future[NDArray[np.uint8] | None] = Future()
     chroma.set_result(colour)
-    more = read_beside(grey, bgr, found, seeds, chroma, blur_px, scale, settings, ignore, parallax, wanted_px)
+    more = read_beside(view, found, seeds, chroma, blur_px)
     # a reading stands only where the finder saw a base
     reach_px = settings.finder_reach_mm * scale
     if len(more):
@@ -254,3 +242,43 @@ def _finder_bases(
         np.zeros(n),
         np.ones(n),
     )
+
+
+def pack_completion(
+    found: BaseDetections,
+    maps: FinderMaps,
+    scale: float,
+    settings: VisionSettings,
+    ignore: NDArray[np.uint8] | None,
+) -> BaseDetections:
+    """Step 12, last: ``found`` and the bases a pack lacks. Where the finder gives at least ``finder_pack_probability``
+    at a place no base of ``found`` explains, and a base there would touch (within ``finder_pack_gap_mm`` edge to edge)
+    at least ``finder_pack_min_bases`` of them within ``size_vote_window_mm`` of its size, a base of their median size
+    stands there: a unit stands together and is based alike, and a base inside a dark pack shows the finder too little
+    for its own bar. It is moved out of the bases it overlaps (solid discs cannot), at most ``finder_pack_move_mm``,
+    and stands where it then clashes with none (:func:`vision.look.kept_after`); its centre's sigma is the finder's
+    and the move's."""
+    if settings.finder_pack_probability <= 0 or len(found) < settings.finder_pack_min_bases:
+        return found
+    centre_px, diameter_mm, prob = maps.peaks(settings.finder_pack_probability)
+    lone = unexplained(centre_px, 0.5 * diameter_mm * scale, found.center_px, found.radius_px, ignore)
+    if not np.any(lone):
+        return found
+    centre_px, diameter_mm, prob = centre_px[lone], diameter_mm[lone], prob[lone]
+    gap_mm = centre_distances(centre_px, found.center_px) / scale - (diameter_mm[:, None] + found.diameter_mm) / 2
+    alike = np.abs(found.diameter_mm[None, :] - diameter_mm[:, None]) < settings.size_vote_window_mm
+    touching = (gap_mm < settings.finder_pack_gap_mm) & alike
+    packed = np.flatnonzero(touching.sum(axis=1) >= settings.finder_pack_min_bases)
+    if packed.size == 0:
+        return found
+    size_mm = np.array([np.median(found.diameter_mm[touching[i]]) for i in packed])
+    radius_px = 0.5 * size_mm * scale
+    moved_px = pushed_apart(centre_px[packed], radius_px, found.center_px, found.radius_px)
+    shift_mm = np.hypot(*(moved_px - centre_px[packed]).T) / scale
+    near = shift_mm <= settings.finder_pack_move_mm
+    more = _finder_bases(moved_px[near], size_mm[near], prob[packed][near], scale, settings)
+    more = replace(more, center_sigma_px=np.hypot(more.center_sigma_px, shift_mm[near] * scale))
+    # of two peaks that would stand for one base, the more probable (peaks come most probable first)
+    more = more[resolve_overlaps(more.center_px, more.radius_px, more.diameter_mm, more.score, scale, settings)]
+    both, kept = kept_after(found, more, scale, settings)
+    return both[np.sort(kept)]

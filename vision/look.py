@@ -4,6 +4,7 @@ duplicates, other readings) on one image, and the rules by which a later look's 
 from __future__ import annotations
 
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -25,38 +26,48 @@ from vision.verdicts import first_tests, other_impostors, printed_rings
 FloatArray = NDArray[np.float64]
 
 
+@dataclass(frozen=True, eq=False)
+class View:
+    """What every look at one top-down view shares: ``grey`` (H, W) uint8, where the appearance fit looks; ``bgr``
+    (H, W, 3) or (H, W) uint8, the view as it was taken; ``scale`` px/mm; ``settings``; ``ignore`` (H, W) uint8,
+    nonzero on pixels no base is looked for on (None: none); ``parallax`` (None: none); ``wanted_px`` (M, 4) the boxes
+    bases are looked for in (see :func:`vision.detect.detect_bases`; None: everywhere)."""
+
+    grey: NDArray[np.uint8]
+    bgr: NDArray[np.uint8]
+    scale: float
+    settings: VisionSettings
+    ignore: NDArray[np.uint8] | None
+    parallax: RimParallax | None
+    wanted_px: FloatArray | None
+
+
 def one_look(
+    view: View,
     image: NDArray[np.uint8],
-    grey: NDArray[np.uint8],
     min_figure: float,
-    scale: float,
-    settings: VisionSettings,
-    ignore: NDArray[np.uint8] | None,
-    parallax: RimParallax | None,
     chroma_pending: Future[NDArray[np.uint8] | None] | None,
     frame_blur_px: FloatArray | None = None,
     second_readings: bool = False,
-    bgr: NDArray[np.uint8] | None = None,
-    wanted_px: FloatArray | None = None,
     anchors: BaseDetections | None = None,
     seeds: Seeds | None = None,
 ) -> tuple[BaseDetections, BaseDetections, BaseDetections, FloatArray]:
-    """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the grey image or the colour contrast
-    of the second look; the appearance fit in ``grey`` (H, W) uint8, which shows the wall's shading and the contact
-    shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when done) the
-    colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey (None, or a
-    result of None: no such reading); it is waited for only after the appearance fit. ``frame_blur_px`` (M,): the blur
-    of the frame's fits in an earlier look (see :func:`vision.measure.excess_blur_mm`). ``second_readings``: also read
-    each seed's best supported ring where it lies apart from the outermost (see ``second_ring_mm``). ``bgr`` (H, W, 3)
-    or (H, W) uint8, the frame as it was taken, tells a fingertip's round end (see :mod:`vision.ends`; None: ``grey``).
-    ``wanted_px``: see :func:`vision.detect.detect_bases`. ``anchors``: bases an earlier look found, beside which a
-    kin-only reading may stand. ``seeds``: the seeds, searched for already (None: searched for in ``image``). Returns
-    the bases, the second readings that passed as bases where none of the first readings lies, the kin-only readings
-    (bases only beside their unit's, see ``kin_min_bases``; where none of the first readings lies) and the blur (px) of
-    this look's usable appearance fits."""
+    """Steps 1-6: seeds, edges, rings and the disc test in ``image`` (H, W) uint8, the view's grey image or the colour
+    contrast of the second look; the appearance fit in the view's grey image, which shows the wall's shading and the
+    contact shadow it models. A base's figure must vary by ``min_figure`` in both. ``chroma_pending`` gives (when
+    done) the colour contrast (H, W) uint8, which tells a contact shadow from a coloured ring where ``image`` is grey
+    (None, or a result of None: no such reading); it is waited for only after the appearance fit. ``frame_blur_px``
+    (M,): the blur of the frame's fits in an earlier look (see :func:`vision.measure.excess_blur_mm`).
+    ``second_readings``: also read each seed's best supported ring where it lies apart from the outermost (see
+    ``second_ring_mm``). The view as taken tells a fingertip's round end (see :mod:`vision.ends`). ``anchors``: bases
+    an earlier look found, beside which a kin-only reading may stand. ``seeds``: the seeds, searched for already
+    (None: searched for in ``image``). Returns the bases, the second readings that passed as bases where none of the
+    first readings lies, the kin-only readings (bases only beside their unit's, see ``kin_min_bases``; where none of
+    the first readings lies) and the blur (px) of this look's usable appearance fits."""
+    grey, scale, settings, ignore, parallax = view.grey, view.scale, view.settings, view.ignore, view.parallax
     seeds = find_seeds(image, scale, settings, ignore) if seeds is None else seeds
-    if wanted_px is not None:
-        seeds = seeds[seeds_in_reach(seeds, wanted_px, settings.snap_tolerance_mm * scale)]
+    if view.wanted_px is not None:
+        seeds = seeds[seeds_in_reach(seeds, view.wanted_px, settings.snap_tolerance_mm * scale)]
     nothing = BaseDetections.empty(), BaseDetections.empty(), BaseDetections.empty(), np.zeros(0)
     if len(seeds) == 0:
         return nothing
@@ -71,7 +82,7 @@ def one_look(
         image, grey, found, chroma_pending, frame_blur_px, scale, directions, settings, parallax
     )
     found = printed_rings(found, chroma, scale, directions, settings)
-    found = other_impostors(image, grey, bgr, found, min_figure, scale, directions, settings)
+    found = other_impostors(image, grey, view.bgr, found, min_figure, scale, directions, settings)
     found = scored(found, scale, directions, settings)
     found = resolve(found, scale, settings)
     found = widen_for_other_readings(image, ignore, found, scale, directions, settings, parallax)
@@ -79,35 +90,16 @@ def one_look(
 
 
 def read_beside(
-    grey: NDArray[np.uint8],
-    bgr: NDArray[np.uint8],
+    view: View,
     found: BaseDetections,
     seeds: Seeds,
     chroma: Future[NDArray[np.uint8] | None] | None,
     blur_px: FloatArray,
-    scale: float,
-    settings: VisionSettings,
-    ignore: NDArray[np.uint8] | None,
-    parallax: RimParallax | None,
-    wanted_px: FloatArray | None,
 ) -> BaseDetections:
     """Steps 2-6 in grey from ``seeds`` found by a later look, beside the bases ``found`` (see :func:`one_look`):
     the bases read."""
-    more, _spare, _kin, _blur = one_look(
-        grey,
-        grey,
-        settings.min_figure_contrast,
-        scale,
-        settings,
-        ignore,
-        parallax,
-        chroma,
-        blur_px,
-        bgr=bgr,
-        wanted_px=wanted_px,
-        anchors=found,
-        seeds=seeds,
-    )
+    min_figure = view.settings.min_figure_contrast
+    more, _spare, _kin, _blur = one_look(view, view.grey, min_figure, chroma, blur_px, anchors=found, seeds=seeds)
     return more
 
 

@@ -14,6 +14,9 @@ _POSITIVE = (
     "finder_centre_sigma_mm",
     "finder_diameter_sigma_mm",
     "finder_reach_mm",
+    "finder_pack_min_bases",
+    "finder_pack_gap_mm",
+    "finder_pack_move_mm",
     "known_edge_limit_mm",
     "snap_tolerance_mm",
     "seed_radius_px",
@@ -58,6 +61,7 @@ _NON_NEGATIVE = (
     "finder_verifier_probability",
     "finder_unit_probability",
     "finder_trust_probability",
+    "finder_pack_probability",
     "finder_sure_probability",
     "finder_seed_probability",
     "finder_keep_probability",
@@ -365,6 +369,11 @@ class VisionSettings:
             least two such bases stand as one unit's (``kin_group_min`` in all with the bases found; 0: never).
         finder_trust_probability: a circle read (of a size up to ``finder_max_diameter_mm``) stands whatever the
             verifier says where the finder gives at least this within ``finder_reach_mm`` of its centre (0: never).
+        finder_pack_probability, finder_pack_min_bases, finder_pack_gap_mm, finder_pack_move_mm: where the finder
+            gives at least ``finder_pack_probability`` at a place no base found explains, and a base there would
+            touch (within ``finder_pack_gap_mm`` edge to edge) at least ``finder_pack_min_bases`` bases found of
+            about its size (``size_vote_window_mm``), a base of their size stands there, moved out of them (at most
+            ``finder_pack_move_mm``; bases are solid) (0: never).
         finder_size_weight: each base's size is voted (see ``size_vote_*``) again once the finder has looked, on a
             reading that blends this share of the finder's diameter there with (1 - this) of the rim's fitted one
             (0: the rim's alone; bases over ``finder_max_diameter_mm`` keep the rim's).
@@ -555,6 +564,10 @@ class VisionSettings:
     finder_verifier_probability: float
     finder_unit_probability: float
     finder_trust_probability: float
+    finder_pack_probability: float
+    finder_pack_min_bases: int
+    finder_pack_gap_mm: float
+    finder_pack_move_mm: float
     finder_centre_sigma_mm: float
     finder_diameter_sigma_mm: float
     finder_size_weight: float

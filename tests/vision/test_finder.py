@@ -204,3 +204,16 @@ def test_the_finders_veto_spares_bases_larger_than_it_knows(keep_probability: fl
     )
     dets = detect_bases(scene.image_bgr, px_per_mm, settings)
     assert sorted(dets.diameter_mm.tolist()) == want_mm
+
+
+# a development frame: two 25 mm flock bases inside a melee of their unit that the finder sees at 0.54 only (1080p)
+@pytest.mark.parametrize(("seed", "resolution", "more"), [(30000, "1080p", 2)])
+def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
+    seed: int, resolution: str, more: int, tmp_path: Path
+) -> None:
+    without, with_packs = _wide_scores(seed, resolution, tmp_path, off="finder_pack_probability")
+    found_before = without.truth_matched & without.truth_visible
+    found_after = with_packs.truth_matched & with_packs.truth_visible
+    assert np.sum(found_after & ~found_before) >= more
+    assert np.sum(found_before & ~found_after) == 0
+    assert with_packs.detected - with_packs.matched <= without.detected - without.matched

@@ -113,11 +113,12 @@ def finder_look(
     blur_px: FloatArray,
 ) -> BaseDetections:
     """Step 12: what the learned finder (:mod:`vision.finder`) sees. A base found (of a size up to
-    ``finder_max_diameter_mm``) where the finder gives less than ``finder_keep_probability`` near its centre is
-    dropped; where the finder sees a base (``finder_seed_probability``)
-    that none found explains, its rim is read about that place (steps 2-6 from a seed there) and the reading stands
-    where it clashes with no base found; where no rim is read and the finder is sure (``finder_sure_probability``),
-    its own centre and size stand. Both only where the verifier gives them at least ``finder_verifier_probability``."""
+    ``finder_max_diameter_mm``) where the finder gives less than ``finder_keep_probability`` near its centre is dropped;
+    where the finder sees a base (``finder_seed_probability``) that none found explains, its rim is read about that
+    place (steps 2-6 from a seed there) and the reading stands where it clashes with no base found; where no rim is read
+    and the finder is sure (``finder_sure_probability``), its own centre and size stand, and from
+    ``finder_unit_probability`` up only as one of a unit (:func:`_finder_units`). Both only where the verifier gives
+    them at least ``finder_verifier_probability`` (or they stand as a unit)."""
     bgr, scale, settings, ignore = view.bgr, view.scale, view.settings, view.ignore
     if settings.finder_keep_probability > 0 and len(found):
         near = maps.probability_near(found.center_px, settings.finder_reach_mm)
@@ -149,19 +150,29 @@ def finder_look(
     reach_px = settings.finder_reach_mm * scale
     if len(more):
         more = more[np.min(centre_distances(more.center_px, centre_px[lone]), axis=1) <= reach_px]
-    sure = lone.copy()
-    sure[lone] = prob[lone] >= settings.finder_sure_probability
+    sure = lone & (prob >= settings.finder_sure_probability)
+    # below that bar the finder's own base may yet stand as one of a unit it sees (see _finder_units)
+    grouped = lone & ~sure & (prob >= settings.finder_unit_probability)
     if len(more):
-        sure[lone] &= ~np.any(centre_distances(centre_px[lone], more.center_px) <= reach_px, axis=1)
-    # what only the finder sees must not look to the verifier like a printed ring or a token: it is fitted on other
-    # looks, and only its own bar is asked for
+        unread = ~np.any(centre_distances(centre_px, more.center_px) <= reach_px, axis=1)
+        sure, grouped = sure & unread, grouped & unread
     more = BaseDetections.concatenate(
-        [more, _finder_bases(centre_px[sure], size_mm[sure], prob[sure], scale, settings)]
+        [
+            more,
+            _finder_bases(centre_px[sure], size_mm[sure], prob[sure], scale, settings),
+            _finder_bases(centre_px[grouped], size_mm[grouped], prob[grouped], scale, settings),
+        ]
     )
+    unit_only = np.arange(len(more)) >= len(more) - np.count_nonzero(grouped)
+    units = _finder_units(found, more, maps, bgr, scale, settings)
     if settings.verifier_min_probability > 0 and len(more):
+        # what only the finder sees must not look to the verifier like a printed ring or a token: it is fitted on
+        # other looks, and only its own bar is asked for
         bar = replace(settings, verifier_min_probability=settings.finder_verifier_probability)
         likely = _verifier_says(more, bgr, scale, bar) | _finder_trusts(more, maps, settings)
-        more = more[likely | _finder_units(found, more, maps, bgr, scale, settings)]
+        more = more[(likely & ~unit_only) | units]
+    else:
+        more = more[~unit_only | units]
     both, kept = kept_after(found, more, scale, settings)
     return both[np.sort(kept)]
 

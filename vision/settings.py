@@ -366,7 +366,8 @@ class VisionSettings:
         finder_verifier_probability: what only the finder sees (a rim read at its peak, or its own base) stands
             where the verifier gives it at least this (0: whatever the verifier says).
         finder_unit_probability: what only the finder sees at least this stands whatever the verifier says where at
-            least two such bases stand as one unit's (``kin_group_min`` in all with the bases found; 0: never).
+            least two such bases stand as one unit's (``kin_group_min`` in all with the bases found; 0: never); where
+            no rim is read, the finder's own base below ``finder_sure_probability`` stands only so.
         finder_trust_probability: a circle read (of a size up to ``finder_max_diameter_mm``) stands whatever the
             verifier says where the finder gives at least this within ``finder_reach_mm`` of its centre (0: never).
         finder_pack_probability, finder_pack_min_bases, finder_pack_gap_mm, finder_pack_move_mm: where the finder

@@ -123,17 +123,22 @@ def test_the_shipped_finder_sees_the_bases_of_a_sample_frame_and_not_a_bare_mat(
 
 
 def _wide_scores(
-    seed: int, resolution: str, folder: Path, off: str = "finder_seed_probability", both_off: tuple[str, ...] = ()
+    seed: int,
+    resolution: str,
+    folder: Path,
+    off: str = "finder_seed_probability",
+    both_off: tuple[str, ...] = (),
+    before: float = 0.0,
 ) -> tuple[FrameScore, FrameScore]:
-    """(with the setting ``off`` at 0, as shipped) on one frame of the wide-look renderer (never fitted on); the
-    settings ``both_off`` at 0 in both, so that ``off`` is measured alone."""
+    """(with the setting ``off`` at ``before``, as shipped) on one frame of the wide-look renderer (never fitted on);
+    the settings ``both_off`` at 0 in both, so that ``off`` is measured alone."""
     scene = random_scene(seed, resolution)
     (folder / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
     write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
     (sample,) = load_samples(folder)
     config = load_config()
     config = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **dict.fromkeys(both_off, 0.0)))
-    without = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **{off: 0.0}))
+    without = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **{off: before}))
     return score_frame(sample, without, without.evaluate), score_frame(sample, config, config.evaluate)
 
 
@@ -206,8 +211,9 @@ def test_the_finders_veto_spares_bases_larger_than_it_knows(keep_probability: fl
     assert sorted(dets.diameter_mm.tolist()) == want_mm
 
 
-# a development frame: two 25 mm flock bases inside a melee of their unit that the finder sees at 0.54 only (1080p)
-@pytest.mark.parametrize(("seed", "resolution", "more"), [(30000, "1080p", 2)])
+# a development frame: bases inside a melee of their unit that the finder sees under its sure bar, overlapping their
+# neighbours as it places them (4K)
+@pytest.mark.parametrize(("seed", "resolution", "more"), [(30004, "4k", 1), (30015, "1080p", 1)])
 def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
     seed: int, resolution: str, more: int, tmp_path: Path
 ) -> None:
@@ -217,3 +223,19 @@ def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
     assert np.sum(found_after & ~found_before) >= more
     assert np.sum(found_before & ~found_after) == 0
     assert with_packs.detected - with_packs.matched <= without.detected - without.matched
+
+
+# a development frame: a unit of black 32 mm bases on the black space mat, that the finder sees at 0.55-0.65 and no rim
+# read shows (4K); below finder_sure_probability its bases stand only as a unit's
+@pytest.mark.parametrize(("seed", "resolution", "more"), [(30010, "4k", 3)])
+def test_the_finders_own_bases_below_its_sure_bar_stand_as_a_unit(
+    seed: int, resolution: str, more: int, tmp_path: Path
+) -> None:
+    sure = load_config().vision.finder_sure_probability
+    without, with_units = _wide_scores(seed, resolution, tmp_path, off="finder_unit_probability", before=sure)
+    found_before = without.truth_matched & without.truth_visible
+    found_after = with_units.truth_matched & with_units.truth_visible
+    assert np.sum(found_after & ~found_before) >= more
+    assert np.sum(found_before & ~found_after) == 0
+    assert with_units.detected - with_units.matched <= without.detected - without.matched
+

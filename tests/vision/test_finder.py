@@ -238,4 +238,3 @@ def test_the_finders_own_bases_below_its_sure_bar_stand_as_a_unit(
     assert np.sum(found_after & ~found_before) >= more
     assert np.sum(found_before & ~found_after) == 0
     assert with_units.detected - with_units.matched <= without.detected - without.matched
-

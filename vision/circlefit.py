@@ -128,6 +128,46 @@ def _consensus_circles(
     return center[rows, best], radius[rows, best], np.maximum(agree[rows, best], 0)
 
 
+def _residuals(pts: FloatArray, center: FloatArray, radius: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """For rim points ``pts`` (K, n, 2) and circles ``center`` (K, 2), ``radius`` (K,): each point's offset from its
+    circle's centre (dx, dy; (K, n) each) and its distance from the circle (K, n)."""
+    dx = pts[..., 0] - center[:, 0:1]
+    dy = pts[..., 1] - center[:, 1:2]
+    d = np.maximum(hypot(dx, dy), 1e-9)
+    return dx, dy, d - radius[:, None]
+
+
+def _robust_scale(res: FloatArray, mask: BoolArray) -> FloatArray:
+    """(K,) each row's residual scale from the median absolute residual of ``res`` (K, n) over ``mask`` (K, n)."""
+    return np.asarray(np.maximum(_MAD_TO_SIGMA * _median_abs(res, mask), MIN_RESIDUAL_SCALE_PX), dtype=np.float64)
+
+
+def _final_fit(
+    pts: FloatArray, found: BoolArray, center: FloatArray, radius: FloatArray, outlier_sigmas: float
+) -> CircleFit:
+    """The fit of :func:`fit_circles` at the circles ``center`` (K, 2), ``radius`` (K,) it converged to: the points
+    within ``outlier_sigmas`` robust sigmas are the inliers, and the centre's covariance is that of the inliers'
+    geometric least squares."""
+    k = len(radius)
+    dx, dy, res = _residuals(pts, center, radius)
+    scale = _robust_scale(res, found)
+    inlier = found & (np.abs(res) <= outlier_sigmas * scale[:, None])
+    count = inlier.sum(axis=1)
+    ok = (count >= MIN_POINTS) & np.isfinite(radius) & (radius > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms = np.sqrt(np.where(inlier, res * res, 0.0).sum(axis=1) / np.maximum(count, 1))
+        d = res + radius[:, None]
+        jac = np.stack([-dx / d, -dy / d, -np.ones_like(dx)], axis=-1) * inlier[..., None]
+        normal = np.swapaxes(jac, 1, 2) @ jac + _DAMPING * np.eye(3)
+        dof = np.maximum(count - 3, 1)
+        var = np.where(inlier, res * res, 0.0).sum(axis=1) / dof
+    cov = np.full((k, 2, 2), np.inf)
+    if ok.any():
+        inv = np.linalg.inv(normal[ok])
+        cov[ok] = inv[:, :2, :2] * var[ok, None, None]
+    return CircleFit(center, radius, inlier, rms, cov, ok)
+
+
 def fit_circles(
     points_px: FloatArray,
     found: BoolArray,
@@ -150,21 +190,15 @@ def fit_circles(
     radius = init_radius_px.astype(np.float64).copy()
 
     def residuals(c: FloatArray, r: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        dx = pts[..., 0] - c[:, 0:1]
-        dy = pts[..., 1] - c[:, 1:2]
-        d = np.maximum(hypot(dx, dy), 1e-9)
-        return dx, dy, d - r[:, None]
+        return _residuals(pts, c, r)
 
     def tukey(res: FloatArray, scale: FloatArray) -> FloatArray:
         u = res / (_TUKEY_C * scale[:, None])
         return np.where(found & (np.abs(u) < 1), (1 - u * u) ** 2, 0.0)
 
-    def robust_scale(res: FloatArray, mask: BoolArray) -> FloatArray:
-        return np.maximum(_MAD_TO_SIGMA * _median_abs(res, mask), MIN_RESIDUAL_SCALE_PX)
-
     # algebraic start, with the points weighted by their agreement with the initial circle
     _, _, res = residuals(center, radius)
-    weight = tukey(res, robust_scale(res, found))
+    weight = tukey(res, _robust_scale(res, found))
     alg_center, alg_radius = algebraic_fit(pts, weight, center)
     usable = np.isfinite(alg_radius) & (weight.sum(axis=1) >= MIN_POINTS)
     center[usable] = alg_center[usable]
@@ -184,7 +218,7 @@ def fit_circles(
     eye = np.eye(3)
     for _ in range(iterations):
         dx, dy, res = residuals(center, radius)
-        weight = tukey(res, robust_scale(res, found))
+        weight = tukey(res, _robust_scale(res, found))
         jac = np.stack([-dx / (res + radius[:, None]), -dy / (res + radius[:, None]), -np.ones_like(dx)], axis=-1)
         wj = jac * weight[..., None]
         normal = np.swapaxes(wj, 1, 2) @ jac + _DAMPING * eye
@@ -197,20 +231,4 @@ def fit_circles(
         center += step[:, :2]
         radius += step[:, 2]
 
-    dx, dy, res = residuals(center, radius)
-    scale = robust_scale(res, found)
-    inlier = found & (np.abs(res) <= outlier_sigmas * scale[:, None])
-    count = inlier.sum(axis=1)
-    ok = (count >= MIN_POINTS) & np.isfinite(radius) & (radius > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rms = np.sqrt(np.where(inlier, res * res, 0.0).sum(axis=1) / np.maximum(count, 1))
-        d = res + radius[:, None]
-        jac = np.stack([-dx / d, -dy / d, -np.ones_like(dx)], axis=-1) * inlier[..., None]
-        normal = np.swapaxes(jac, 1, 2) @ jac + _DAMPING * eye
-        dof = np.maximum(count - 3, 1)
-        var = np.where(inlier, res * res, 0.0).sum(axis=1) / dof
-    cov = np.full((k, 2, 2), np.inf)
-    if ok.any():
-        inv = np.linalg.inv(normal[ok])
-        cov[ok] = inv[:, :2, :2] * var[ok, None, None]
-    return CircleFit(center, radius, inlier, rms, cov, ok)
+    return _final_fit(pts, found, center, radius, outlier_sigmas)

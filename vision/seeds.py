@@ -365,24 +365,10 @@ def vote_seeds(
         # votes land in cells of about vote_cell_mm: seeds need only land within a couple of millimetres, and
         # the accumulator's cost (counting, smoothing, peak search) falls with the square of the cell
         cell = max(1, round(settings.vote_cell_mm * scale))
-        hc, wc = -(-h // cell), -(-w // cell)
+        wc = -(-w // cell)
         sizes = sorted({d for d in settings.base_sizes_mm if small_mm <= d <= large_mm})
         blur = max(settings.vote_blur_px / cell, _MIN_VOTE_BLUR_CELLS)
-        # both ways along the gradient: a base may be lighter or darker than the mat
-        x2, y2 = np.concatenate([xs, xs]) + np.float32(0.5), np.concatenate([ys, ys]) + np.float32(0.5)
-        ux2, uy2 = np.concatenate([ux, -ux]), np.concatenate([uy, -uy])
-        acc = np.zeros((hc, wc), np.float32)
-        for diameter in sizes:
-            r = np.float32(diameter / 2 * scale)
-            cx = x2 + r * ux2
-            cy = y2 + r * uy2
-            inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
-            index = cell_index(cx[inside], cy[inside], cell, (hc, wc))
-            votes = np.bincount(index, minlength=hc * wc).astype(np.float32).reshape(hc, wc)
-            # each radius on its own (summing them would add the texture's votes once per size); the Gaussian's
-            # sum is kept so that the threshold stays in votes
-            np.maximum(acc, cv2.GaussianBlur(votes, (0, 0), blur), out=acc)
-        acc *= np.float32(2 * math.pi * blur * blur)
+        acc = _accumulator((xs, ys, ux, uy), (h, w), [d / 2 * scale for d in sizes], cell, blur)
         r_min = small_mm / 2 * scale
         k = 2 * max(1, round(0.5 * r_min / cell)) + 1
         # a square neighbourhood (separable, so fast): touching bases have centres a diameter apart, farther than
@@ -411,6 +397,33 @@ def vote_seeds(
         np.concatenate(factors),
         np.concatenate(shares),
     )
+
+
+def _accumulator(
+    normals: tuple[NDArray[np.float32], ...], shape: tuple[int, int], radii_px: list[float], cell: int, blur: float
+) -> NDArray[np.float32]:
+    """(ceil(H / cell), ceil(W / cell)) float32 votes for centres: each edge point (``normals``: x, y and the unit
+    gradient's x and y, (E,) each, in an image of ``shape`` (H, W)) votes at each of ``radii_px`` along its gradient,
+    both ways, into cells of ``cell`` px; each radius's votes smoothed by a Gaussian of ``blur`` cells apart, and the
+    largest kept, in votes."""
+    (h, w), (xs, ys, ux, uy) = shape, normals
+    hc, wc = -(-h // cell), -(-w // cell)
+    # both ways along the gradient: a base may be lighter or darker than the mat
+    x2, y2 = np.concatenate([xs, xs]) + np.float32(0.5), np.concatenate([ys, ys]) + np.float32(0.5)
+    ux2, uy2 = np.concatenate([ux, -ux]), np.concatenate([uy, -uy])
+    acc = np.zeros((hc, wc), np.float32)
+    for radius in radii_px:
+        r = np.float32(radius)
+        cx = x2 + r * ux2
+        cy = y2 + r * uy2
+        inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+        index = cell_index(cx[inside], cy[inside], cell, (hc, wc))
+        votes = np.bincount(index, minlength=hc * wc).astype(np.float32).reshape(hc, wc)
+        # each radius on its own (summing them would add the texture's votes once per size); the Gaussian's sum is
+        # kept so that the threshold stays in votes
+        np.maximum(acc, cv2.GaussianBlur(votes, (0, 0), blur), out=acc)
+    acc *= np.float32(2 * math.pi * blur * blur)
+    return acc
 
 
 def hough_seeds(

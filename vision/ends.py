@@ -103,19 +103,8 @@ def round_ends(
     axis_like = _like(coarse[:, :, n_flank : n_flank + 1], inside, left, right)[..., 0].all(axis=-1)
     # the cross-sections must lie in the image: beyond it is no colour (cv2.remap gives black), and a dark base near
     # the image's edge would run on into it
-    image_h, image_w = pixels.shape[:2]
-    corner_t, corner_s = np.meshgrid(_SECTIONS_R[[0, -1]], [-_HALF_SPAN_R, _HALF_SPAN_R], indexing="ij")
-    corners = (
-        corner_t.reshape(1, -1, 1) * along[every_dir][:, None, :]
-        + corner_s.reshape(1, -1, 1) * across[every_dir][:, None, :]
-    )
-    corners = center_px[every_row][:, None, :] + radius_px[every_row][:, None, None] * corners
-    within = np.all(
-        (corners[..., 0] >= 0)
-        & (corners[..., 0] <= image_w - 1)
-        & (corners[..., 1] >= 0)
-        & (corners[..., 1] <= image_h - 1),
-        axis=1,
+    within = _sections_within(
+        pixels.shape[:2], center_px[every_row], radius_px[every_row], along[every_dir], across[every_dir]
     )
     # the flanks may differ: a hand casts its shadow on the mat beside it
     pick = np.flatnonzero(axis_like & within & (contrast >= min_contrast))
@@ -130,12 +119,7 @@ def round_ends(
     core_off = np.linalg.norm(_median(core) - inside[pick], axis=-1)
     edge_right, clear_right = _edge(like[..., mid:])
     edge_left, clear_left = _edge(like[..., mid::-1])
-    width = (edge_right + edge_left) * _STEP_R
-    middle = (edge_right - edge_left) * (_STEP_R / 2)
-    centred = _SECTIONS_R - _SECTIONS_R.mean()
-    slope = (middle * centred).sum(axis=-1) / (centred**2).sum()
-    scatter = middle - middle.mean(axis=-1, keepdims=True) - slope[..., None] * centred
-    wobble = width.std(axis=-1) + np.sqrt((scatter**2).mean(axis=-1))
+    width, wobble = _width_and_wobble(edge_right, edge_left)
     band = (
         clear_right.all(axis=-1)
         & clear_left.all(axis=-1)
@@ -148,6 +132,32 @@ def round_ends(
     out = np.zeros(k, np.bool_)
     out[every_row[pick][band]] = True
     return out
+
+
+def _sections_within(
+    shape: tuple[int, ...], center_px: FloatArray, radius_px: FloatArray, along: FloatArray, across: FloatArray
+) -> BoolArray:
+    """(M,) whether every cross-section of M circles (``center_px`` (M, 2), ``radius_px`` (M,)) along the directions
+    ``along`` (M, 2), spanning ``across`` (M, 2), lies in an image of ``shape`` (H, W, ...)."""
+    image_h, image_w = shape[:2]
+    corner_t, corner_s = np.meshgrid(_SECTIONS_R[[0, -1]], [-_HALF_SPAN_R, _HALF_SPAN_R], indexing="ij")
+    corners = corner_t.reshape(1, -1, 1) * along[:, None, :] + corner_s.reshape(1, -1, 1) * across[:, None, :]
+    corners = center_px[:, None, :] + radius_px[:, None, None] * corners
+    inside = (corners[..., 0] >= 0) & (corners[..., 0] <= image_w - 1)
+    inside &= (corners[..., 1] >= 0) & (corners[..., 1] <= image_h - 1)
+    return np.asarray(np.all(inside, axis=1), dtype=np.bool_)
+
+
+def _width_and_wobble(edge_right: NDArray[np.intp], edge_left: NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
+    """From each section's edges (M, T) right and left of the axis (whole steps): the band's width per section (M, T),
+    in radii, and its wobble (M,): the spread of the width plus the scatter of its middle about a straight line."""
+    width = (edge_right + edge_left) * _STEP_R
+    middle = (edge_right - edge_left) * (_STEP_R / 2)
+    centred = _SECTIONS_R - _SECTIONS_R.mean()
+    slope = (middle * centred).sum(axis=-1) / (centred**2).sum()
+    scatter = middle - middle.mean(axis=-1, keepdims=True) - slope[..., None] * centred
+    wobble = width.std(axis=-1) + np.sqrt((scatter**2).mean(axis=-1))
+    return np.asarray(width, dtype=np.float64), np.asarray(wobble, dtype=np.float64)
 
 
 def _like(samples: NDArray[np.uint8], inside: FloatArray, left: FloatArray, right: FloatArray) -> BoolArray:

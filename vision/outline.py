@@ -280,15 +280,8 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         # while every base is still fitted (most steps), the arrays themselves rather than copies of all their rows
         every = rows.size == k
         jac_a, res_a = (jac, res) if every else (jac[rows], res[rows])
-        jac_t = jac_a.transpose(0, 2, 1)
-        jtj = (jac_t @ jac_a).astype(np.float64)
-        jtr = (jac_t @ res_a[..., None])[..., 0].astype(np.float64)
         off = params[rows, HEIGHT] - heights[rows]
-        jtj[:, HEIGHT, HEIGHT] += prior[rows]
-        jtr[:, HEIGHT] += prior[rows] * off
-        scale = np.maximum(np.diagonal(jtj, axis1=1, axis2=2), 1e-9)
-        damped = jtj + lam[rows, None, None] * (np.eye(PARAMS) * scale[:, None, :])
-        delta = -np.linalg.solve(damped, jtr[..., None])[..., 0]
+        delta = _damped_step(jac_a, res_a, prior[rows], off, lam[rows])
         trial = np.clip(params[rows] + delta, lower[rows], upper[rows])
         extra_a = (top_shift[rows], top_scale, shadow_px, extra[3], extra[4])
         trial_res, trial_jac = residuals(
@@ -317,6 +310,22 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             active[rows[moved < _CONVERGED_PX]] = False
     assert jac is not None
     return _outline_fit(params, res, jac, cost, weight, ray_ok, prior, samples, extra, settings)
+
+
+def _damped_step(
+    jac: WorkArray, res: WorkArray, prior: FloatArray, height_off: FloatArray, lam: FloatArray
+) -> FloatArray:
+    """(K, 5) each base's Levenberg-Marquardt step from its Jacobian ``jac`` (K, N, 5) and residuals ``res`` (K, N),
+    with the rim height's prior (weight ``prior`` (K,), the height ``height_off`` (K,) from where it leans) and the
+    damping ``lam`` (K,) scaled by the normal matrix's diagonal."""
+    jac_t = jac.transpose(0, 2, 1)
+    jtj = (jac_t @ jac).astype(np.float64)
+    jtr = (jac_t @ res[..., None])[..., 0].astype(np.float64)
+    jtj[:, HEIGHT, HEIGHT] += prior
+    jtr[:, HEIGHT] += prior * height_off
+    scale = np.maximum(np.diagonal(jtj, axis1=1, axis2=2), 1e-9)
+    damped = jtj + lam[:, None, None] * (np.eye(PARAMS) * scale[:, None, :])
+    return np.asarray(-np.linalg.solve(damped, jtr[..., None])[..., 0], dtype=np.float64)
 
 
 def _start_and_bounds(

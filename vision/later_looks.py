@@ -282,7 +282,9 @@ def pack_completion(
     packed = np.flatnonzero(touching.sum(axis=1) >= settings.finder_pack_min_bases)
     if packed.size == 0:
         return found
-    size_mm = np.array([np.median(found.diameter_mm[touching[i]]) for i in packed])
+    # the median of an even count of two sizes lies between them: the nearest standard size stands
+    median_mm = np.array([np.median(found.diameter_mm[touching[i]]) for i in packed])
+    size_mm = snap_diameters(median_mm, settings.base_sizes_mm, np.inf)[0]
     radius_px = 0.5 * size_mm * scale
     moved_px = pushed_apart(centre_px[packed], radius_px, found.center_px, found.radius_px)
     shift_mm = np.hypot(*(moved_px - centre_px[packed]).T) / scale

@@ -92,3 +92,14 @@ def test_a_pack_gains_a_base_only_where_its_kin_and_the_finder_vouch_for_it(
 def test_the_completion_is_off_at_zero() -> None:
     off = dataclasses.replace(SETTINGS, finder_pack_probability=0.0)
     assert len(pack_completion(_found(RING, 25.0), _peak(100, 100, 0.9, 25.0), SCALE, off, None)) == 3
+
+
+def test_a_base_between_kin_of_two_sizes_takes_a_standard_size() -> None:
+    # four neighbours round the gap, two of 25 mm and two of 27 mm: their median, 26 mm, is no base's size
+    angles = np.radians([0, 90, 180, 270])
+    ring = [(100 + 26.5 * math.cos(a), 100 + 26.5 * math.sin(a)) for a in angles]
+    found = BaseDetections.concatenate([_found(ring[:2], 25.0), _found(ring[2:], 27.0)])
+    out = pack_completion(found, _peak(100, 100, 0.45, 26.0), SCALE, SETTINGS, None)
+    assert len(out) == len(found) + 1
+    new = out[~np.any(centre_distances(out.center_px, found.center_px) < 1e-9, axis=1)]
+    assert new.diameter_mm[0] in SETTINGS.base_sizes_mm

@@ -152,7 +152,7 @@ def finder_look(
         more = more[np.min(centre_distances(more.center_px, centre_px[lone]), axis=1) <= reach_px]
     sure = lone & (prob >= settings.finder_sure_probability)
     # below that bar the finder's own base may yet stand as one of a unit it sees (see _finder_units)
-    grouped = lone & ~sure & (prob >= settings.finder_unit_probability)
+    grouped = lone & ~sure & (prob >= settings.finder_unit_probability) & (settings.finder_unit_probability > 0)
     if len(more):
         unread = ~np.any(centre_distances(centre_px, more.center_px) <= reach_px, axis=1)
         sure, grouped = sure & unread, grouped & unread

@@ -118,7 +118,7 @@ def covered(
     ignore: NDArray[np.uint8] | None, shape: tuple[int, ...], found: BaseDetections, margin_px: float
 ) -> NDArray[np.uint8]:
     """(H, W) uint8: ``ignore`` with every found base's disc, grown by ``margin_px``, set."""
-    covered = np.zeros(shape[:2], np.uint8) if ignore is None else ignore.copy()
+    mask = np.zeros(shape[:2], np.uint8) if ignore is None else ignore.copy()
     for (x, y), r in zip(found.center_px, found.radius_px, strict=True):
-        cv2.circle(covered, (round(x), round(y)), round(r + margin_px), 255, -1)
-    return covered
+        cv2.circle(mask, (round(x), round(y)), round(r + margin_px), 255, -1)
+    return mask

@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = load_config(args.config)
     # the circles the detector reads before the verifier judges them
-    config = dataclasses.replace(config, vision=dataclasses.replace(config.vision, verifier_min_probability=0.0))
+    config = dataclasses.replace(config, vision=config.vision.replaced({"verifier.min_probability": 0.0}))
     all_feats, all_labels = [], []
     for folder in args.sets:
         for sample in load_samples(folder):

@@ -152,10 +152,17 @@ def section_from_dict(cls: type[T], raw: Any, where: str) -> T:
     missing = [n for n in names if n not in raw]
     if missing:
         raise ConfigError(f"[{where}] is missing {missing}")
-    values = {n: _check_value(raw[n], hints[n], f"[{where}] {n}") for n in names}
+    values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if dataclasses.is_dataclass(hints[f.name]):
+            # a group of a stage's settings: its own table, [stage.group]
+            values[f.name] = section_from_dict(hints[f.name], raw[f.name], f"{where}.{f.name}")
+            continue
+        values[f.name] = _check_value(raw[f.name], hints[f.name], f"[{where}] {f.name}")
         _check_range(values[f.name], f.metadata, f"[{where}] {f.name}")
-        _check_bound(values[f.name], f.name, where, f"[{where}] {f.name}")
+        # a group's name is part of what a setting measures: circle.iterations are iterations
+        named = f"{where.rpartition('.')[2]}_{f.name}" if "." in where else f.name
+        _check_bound(values[f.name], named, where.partition(".")[0], f"[{where}] {f.name}")
     return cls(**values)
 
 
@@ -166,13 +173,28 @@ def _merge(base: dict[str, Any], top: dict[str, Any], where: str, section: str |
     for key, value in top.items():
         label = f"[{key}]" if section is None else f"[{section}] {key}"
         if key not in out:
-            known = sorted(base)
-            raise ConfigError(f"{where}: unknown setting {label}; known: {known}")
+            raise ConfigError(f"{where}: unknown setting {label}; {_known_keys(base, key, section)}")
         if isinstance(out[key], dict) != isinstance(value, dict):
             expected = "a table of settings" if isinstance(out[key], dict) else "a value, not a table"
             raise ConfigError(f"{where}: {label} must be {expected}, got {_shown(value)}")
-        out[key] = _merge(out[key], value, where, key) if isinstance(value, dict) else value
+        inner = key if section is None else f"{section}.{key}"
+        out[key] = _merge(out[key], value, where, inner) if isinstance(value, dict) else value
     return out
+
+
+def _known_keys(base: dict[str, Any], key: str, section: str | None) -> str:
+    """What a section knows, for the message about an unknown ``key``: the group that holds a setting of that name
+    (``finder_reach_mm`` or ``reach_mm`` where a group, ``[vision.finder]``, holds ``reach_mm``), or every key."""
+    homes = [
+        f"[{section}.{group}] {name}"
+        for group, table in base.items()
+        if isinstance(table, dict)
+        for name in table
+        if key in (name, f"{group}_{name}")
+    ]
+    if homes:
+        return f"settings of this kind are in a table of their own: {', '.join(homes)}"
+    return f"known: {sorted(base)}"
 
 
 def default_settings() -> dict[str, Any]:

@@ -73,8 +73,8 @@ def ray_distance_to_circle(
 def max_overlap_mm(px_per_mm: float, settings: VisionSettings) -> float:
     """How far (mm) two bases may seem to overlap in an image of ``px_per_mm``: where figures blur a size is read one
     step too large now and then, and bases in contact overlap by more."""
-    coarse = px_per_mm < settings.outline_min_px_per_mm
-    return settings.coarse_max_overlap_mm if coarse else settings.max_overlap_mm
+    coarse = px_per_mm < settings.outline.min_px_per_mm
+    return settings.overlaps.coarse_max_mm if coarse else settings.overlaps.max_mm
 
 
 def unexplained(

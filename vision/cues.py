@@ -73,8 +73,8 @@ def disc_contrast(
         count = max(2, math.ceil((end_mm - start_mm) * _BAND_SAMPLES_PER_MM) + 1)
         return np.linspace(start_mm, end_mm, count) * px_per_mm
 
-    inner = -band(*settings.disc_inner_mm)
-    outer = band(*settings.disc_outer_mm)
+    inner = -band(*settings.verdicts.disc_inner_mm)
+    outer = band(*settings.verdicts.disc_outer_mm)
     ray_radius = radius[:, None] + ray_stretch(parallax, center, directions)
     prof = sample_grey(grey, center, ray_radius, np.concatenate([inner, outer]), directions).astype(np.float64)
     mat = np.median(prof[..., len(inner) :], axis=-1, keepdims=True)
@@ -95,7 +95,9 @@ def disc_contrast(
 
 def disc_passes(contrast: FloatArray, fill: FloatArray, settings: VisionSettings) -> BoolArray:
     """(K,) a filled disc inside the rim, not a printed ring (see :func:`disc_contrast`)."""
-    return np.asarray((contrast >= settings.min_disc_contrast) & (fill >= settings.min_disc_fill), dtype=np.bool_)
+    return np.asarray(
+        (contrast >= settings.verdicts.min_disc_contrast) & (fill >= settings.verdicts.min_disc_fill), dtype=np.bool_
+    )
 
 
 def figure_contrast(
@@ -172,7 +174,7 @@ def figure_samples(
 ) -> FloatArray:
     """(K, R, C) samples of ``image`` on C circles at the ``figure_band`` fractions of each radius (K,), along
     the R ``directions``."""
-    fractions = np.linspace(settings.figure_band[0], settings.figure_band[1], _FIGURE_CIRCLES)
+    fractions = np.linspace(settings.verdicts.figure_band[0], settings.verdicts.figure_band[1], _FIGURE_CIRCLES)
     return np.stack(
         [sample_grey(image, center, radius * f, np.zeros(1), directions)[..., 0] for f in fractions], axis=-1
     ).astype(np.float64)

@@ -19,10 +19,10 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
 7. A second look, in colour: steps 1-6 again on the distance of each pixel's chromaticity from the mat's
    (:mod:`vision.colour`), with the bases found so far masked out; the appearance fit still looks at the grey
    image. A base of the mat's grey level but not its colour shows there. Tokens and printed circles stand out
-   by colour too, so such a base must show its figure in grey and in colour (``colour_min_figure_contrast``);
-   where figures blur (under ``outline_min_px_per_mm``), one that shows clearly in colour
-   (``colour_clear_figure_contrast``) needs only ``colour_clear_figure_grey`` in grey. A rim may be as rough as
-   ``colour_max_fit_rms_px``, since the colour contrast's edges scatter more than grey levels'. The colour look reads no
+   by colour too, so such a base must show its figure in grey and in colour (``colour.min_figure_contrast``);
+   where figures blur (under ``outline.min_px_per_mm``), one that shows clearly in colour
+   (``colour.clear_figure_contrast``) needs only ``colour.clear_figure_grey`` in grey. A rim may be as rough as
+   ``colour.max_fit_rms_px``, since the colour contrast's edges scatter more than grey levels'. The colour look reads no
    second rings (there they found one base more on 34 rendered 4K frames, and took the inner edge of a printed
    ring and a fingertip for two). Its bases stand where the grey look found none, or take the place of grey-look
    bases they hold, as second readings do (step 5). The grey look's second readings then stand where neither look
@@ -32,7 +32,7 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
 9. Sizes by the vote of each base's unit (:mod:`vision.units`).
 10. The learned verifier (:mod:`vision.verify`) says which of the circles read are bases: it looks at each whole,
     inside, rim and surroundings against the mat around it, and takes over from the hand rules above where those
-    were chosen on one renderer's look (``min_figure_contrast`` 0: no figure asked for; ``outline_min_px_per_mm``
+    were chosen on one renderer's look (``min_figure_contrast`` 0: no figure asked for; ``outline.min_px_per_mm``
     beyond any camera: the appearance fit reads sizes only).
 11. A pack's look (:func:`vision.later_looks.pack_look`): in a crowded melee a base's rim shows only in the seams
     between its neighbours' and gathers too few votes for a seed, but a base touching one found must stand beside it.
@@ -106,8 +106,8 @@ def detect_bases(
     :mod:`vision.expected`; only where the finder looks).
 
     ``reference_bgr``, the same view of the table empty (its terrain, no models; (H, W, 3) or (H, W) uint8 like
-    ``topdown_bgr``), when given: a base must have changed since (``reference_min_changed_share`` of its inside, or
-    its outline new: ``reference_outline_share``; see :mod:`vision.reference`), as no printed circle or texture of
+    ``topdown_bgr``), when given: a base must have changed since (``reference.min_changed_share`` of its inside, or
+    its outline new: ``reference.outline_share``; see :mod:`vision.reference`), as no printed circle or texture of
     the mat has."""
     found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px, expected)
     scale = check_scale(px_per_mm, settings)
@@ -117,15 +117,15 @@ def detect_bases(
         np.asarray(topdown_bgr),
         np.asarray(reference_bgr),
         scale,
-        settings.reference_blur_mm,
-        settings.reference_light_cell_mm,
-        settings.reference_light_reach_cells,
+        settings.reference.blur_mm,
+        settings.reference.light_cell_mm,
+        settings.reference.light_reach_cells,
     )
-    share = changed_share(seen.change, found.center_px, found.radius_px, settings.reference_min_change)
-    changed = share >= settings.reference_min_changed_share
+    share = changed_share(seen.change, found.center_px, found.radius_px, settings.reference.min_change)
+    changed = share >= settings.reference.min_changed_share
     # a base whose colours are the mat's changes its inside little, but its outline is new
     outline = outline_share(seen, found.center_px[~changed], found.radius_px[~changed])
-    changed[~changed] = outline < settings.reference_outline_share
+    changed[~changed] = outline < settings.reference.outline_share
     return found[changed]
 
 
@@ -158,15 +158,15 @@ def _detect_bases(
     # the finder's net (OpenCV, without the interpreter lock) reads the view beside the looks, which need its maps
     # only at the end
     pending_maps = finder_pending(view.bgr, scale, settings)
-    min_figure = settings.min_figure_contrast
-    if settings.colour_gain <= 0:
+    min_figure = settings.verdicts.min_figure_contrast
+    if settings.colour.gain <= 0:
         strong, weak = _grey_seeds(view)
         first = one_look(view, grey, min_figure, None, second_readings=True, seeds=strong)
         return _later_looks(view, *first, weak, None, pending_maps, expected)
     # the colour contrast (OpenCV's loops, without the interpreter lock) is made beside the grey look, which needs it
     # only after its appearance fit
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(chroma_contrast, view.bgr, ignore, settings.colour_gain, settings.colour_blur_px)
+        pending = pool.submit(chroma_contrast, view.bgr, ignore, settings.colour.gain, settings.colour.blur_px)
         strong, weak = _grey_seeds(view)
         found, spare, kin_only, blur_px = one_look(view, grey, min_figure, pending, second_readings=True, seeds=strong)
         colour = pending.result()
@@ -182,10 +182,12 @@ def _grey_seeds(view: View) -> tuple[Seeds, Seeds]:
     look may use (none where it is off)."""
     settings = view.settings
     # on seeds this weak only the learned verifier tells a base from a circle its neighbours' rims make up
-    packs = settings.pack_vote_fraction > 0 and settings.verifier_min_probability > 0
-    seeds = find_seeds(view.grey, view.scale, settings, view.ignore, settings.pack_vote_fraction if packs else None)
+    packs = settings.seeds.pack_vote_fraction > 0 and settings.verifier.min_probability > 0
+    seeds = find_seeds(
+        view.grey, view.scale, settings, view.ignore, settings.seeds.pack_vote_fraction if packs else None
+    )
     share = seeds.vote_share
-    return seeds[share >= settings.vote_fraction], seeds[share < settings.vote_fraction]
+    return seeds[share >= settings.seeds.vote_fraction], seeds[share < settings.seeds.vote_fraction]
 
 
 def _later_looks(
@@ -215,7 +217,7 @@ def _later_looks(
     bases = finder_look(view, colour, bases, maps, blur_px)
     bases = pack_completion(bases, maps, scale, settings, view.ignore)
     bases = finder_sizes(bases, maps, bgr, scale, settings)
-    if expected is None or settings.expected_min_probability <= 0:
+    if expected is None or settings.expected.min_probability <= 0:
         return bases
     return expected_bases(bases, maps, expected, scale, settings, view.ignore)
 
@@ -234,9 +236,9 @@ def _colour_look(
     # the second look, in colour, where the first found nothing: a figure must show in grey as well, since tokens
     # and printed circles stand out far more by colour than by grey level. It reads no second rings (step 7 above)
     scale, settings = view.scale, view.settings
-    seen = covered(view.ignore, view.grey.shape, found, settings.colour_mask_margin_mm * scale)
+    seen = covered(view.ignore, view.grey.shape, found, settings.colour.mask_margin_mm * scale)
     # the camera blurs the bases of both looks alike: the second one's (often too few to tell) is the first one's
-    min_figure = settings.colour_min_figure_contrast
+    min_figure = settings.colour.min_figure_contrast
     more, _spare, kin_colour, _blur = one_look(
         replace(view, ignore=seen), colour, min_figure, None, blur_px, anchors=found
     )
@@ -271,11 +273,11 @@ def fit_known_bases(
     ``height_ratio`` (N,) its rim's height over the one ``parallax`` assumes (NaN or None: not known, fitted as in
     :func:`detect_bases`).
     The appearance fit does this, so only where it can (``parallax`` given, ``px_per_mm`` at least
-    ``known_min_px_per_mm``, which may lie below the free fit's ``outline_min_px_per_mm``: with size and height held
+    ``known.min_px_per_mm``, which may lie below the free fit's ``outline.min_px_per_mm``: with size and height held
     the wall and the contact shadow no longer trade off against the footprint, so below that only rows whose height
     is known too): elsewhere, and where the fit fails, rows come back unchanged. A row fitted again takes the known
     size (``diameter_sigma_mm`` 0 where a roster declared it) and the fit's centre and model sigma (its misfit times
-    ``known_misfit_scale`` where the height was known too, else ``outline_misfit_scale``; and any blur the fit
+    ``known.misfit_scale`` where the height was known too, else ``outline.misfit_scale``; and any blur the fit
     needed beyond the frame's, see :func:`excess_blur_mm`), with a doubt along the nadir line where its wall came out
     where no wall is (:func:`wall_misplaced_mm`). A row fitted at the size it was read at, its rim's height not
     known, is fitted once more at its unit's pooled rim height (``height_pool_min``; :func:`pooled_heights`)."""
@@ -290,24 +292,24 @@ def fit_known_bases(
             f"{heights.shape}"
         )
     declared = np.isfinite(known) & (known > 0)
-    if settings.refit_read_sizes and scale >= settings.outline_min_px_per_mm:
+    if settings.known.refit_read_sizes and scale >= settings.outline.min_px_per_mm:
         known = np.where(declared, known, detections.diameter_mm)
     rows = np.flatnonzero(np.isfinite(known) & (known > 0))
-    if scale < settings.outline_min_px_per_mm:
+    if scale < settings.outline.min_px_per_mm:
         # too coarse for the free fit: only a height held too keeps the wall from trading off against the footprint
         rows = rows[np.isfinite(heights[rows])]
-    if parallax is None or scale < settings.known_min_px_per_mm or rows.size == 0:
+    if parallax is None or scale < settings.known.min_px_per_mm or rows.size == 0:
         return detections
     # declared sizes and sizes read are fitted apart: each has its own starts and its own lean on the rim's height,
     # and only sizes read are then fitted at their unit's pooled height (a roster's declared bases keep their own)
-    pool = settings.height_pool_min > 0
+    pool = settings.known.height_pool_min > 0
     parts = (
-        (rows[declared[rows]], settings.known_starts, settings.outline_height_sigma, False),
-        (rows[~declared[rows]], settings.read_starts, settings.read_height_sigma, pool),
+        (rows[declared[rows]], settings.known.starts, settings.outline.height_sigma, False),
+        (rows[~declared[rows]], settings.known.read_starts, settings.known.read_height_sigma, pool),
     )
     for part, steps, height_sigma, pooled in parts:
         if part.size:
-            part_settings = replace(settings, outline_starts=steps, outline_height_sigma=height_sigma)
+            part_settings = settings.replaced({"outline.starts": steps, "outline.height_sigma": height_sigma})
             top_lab = top_colours(topdown_bgr, detections.center_px, detections.radius_px, settings) if pooled else None
             detections = fit_at_sizes(
                 grey, scale, part_settings, detections, part, known, heights, declared, parallax, top_lab

@@ -8,7 +8,7 @@ footprint. Its diameter snaps, loosely, to the nearest standard size; seeds that
 merged, the outer circle kept. The outermost ring can be no base's (a figure lying on the mat beside its base,
 whose outline rings the base with a neighbour's arc; a printed ring round a base standing in it): where the best
 supported ring lies more than ``second_ring_mm`` from it, that ring goes through the steps below as a second
-reading, which never displaces a first one. Where figures blur (under ``outline_min_px_per_mm``) the outermost
+reading, which never displaces a first one. Where figures blur (under ``outline.min_px_per_mm``) the outermost
 ring may be a contact shadow's outer edge, a size too large, with the base's own rim inside it: the outermost
 ring of the other polarity more than ``second_ring_mm`` inside, with ``inner_ring_fraction`` of the best
 ring's support, is a second reading too.
@@ -274,10 +274,12 @@ def _band_searches(
         ray_radius_all = np.full(len(sel), (band[0] + band[1]) / 2)
         half_width = (band[1] - band[0]) / 2 + slack
         deriv = ray_derivative(
-            grey, seeds.center_px[sel], ray_radius_all, half_width, directions, step, settings.profile_blur_px
+            grey, seeds.center_px[sel], ray_radius_all, half_width, directions, step, settings.rim.profile_blur_px
         )
         both_all = [
-            find_peaks(deriv, np.full(len(sel), sign), step, settings.min_edge_gradient, settings.edge_peak_fraction)
+            find_peaks(
+                deriv, np.full(len(sel), sign), step, settings.rim.min_edge_gradient, settings.rim.edge_peak_fraction
+            )
             for sign in (1.0, -1.0)
         ]
         window = float(deriv.offset_px[-1] - deriv.offset_px[0])
@@ -315,14 +317,14 @@ def _band_rings(
         ring_r, ring_p = _best_of(rings)
         ring_s = np.max([r[0].max(axis=1) for r in rings], axis=0)
     else:
-        ring_r, ring_p, ring_s = _outermost_of(rings, need, settings.ring_support_fraction)
+        ring_r, ring_p, ring_s = _outermost_of(rings, need, settings.rim.ring_support_fraction)
         # the last round's best ring stays a reading only with the support beyond chance the outermost needs
         # (in texture or noise, edges everywhere give every ring some)
         rows = b.sel[b.live]
         beyond = _support_at(rings, best_radius[rows], best_polarity[rows])
         best_radius[rows[~(beyond >= need)]] = np.nan
         if inner_rings:
-            inner = _outermost_of(rings, need, settings.inner_ring_fraction, ring_r - apart_px, -ring_p)[:2]
+            inner = _outermost_of(rings, need, settings.rim.inner_ring_fraction, ring_r - apart_px, -ring_p)[:2]
     has = np.isfinite(ring_r) & (ring_s >= need)
     # the edge on each ray nearest the ring (rays were cast from the seed, the ring is about c1)
     target = ray_distance_to_circle(ray_center, about, np.where(has, ring_r, ray_radius), directions)
@@ -360,10 +362,10 @@ def find_footprints(
     best_polarity = np.ones(k)
     inner_radius = np.full(k, np.nan)
     inner_polarity = np.ones(k)
-    apart_px = settings.second_ring_mm * px_per_mm
-    slack = settings.seed_search_mm * px_per_mm
-    step = max(settings.sample_step_px, settings.search_step_mm * px_per_mm)
-    need = _FIRST_PASS_COVERAGE_SHARE * settings.min_edge_coverage
+    apart_px = settings.rim.second_ring_mm * px_per_mm
+    slack = settings.rim.seed_search_mm * px_per_mm
+    step = max(settings.rim.sample_step_px, settings.rim.search_step_mm * px_per_mm)
+    need = _FIRST_PASS_COVERAGE_SHARE * settings.verdicts.min_edge_coverage
     stages = [
         ("best", slack),
         ("best", max(slack / _CENTRE_NARROWING, RING_TOLERANCE_PX)),
@@ -390,7 +392,7 @@ def find_footprints(
             found = found & ~sample_mask(ignore, points)
         start = np.concatenate([np.where(r[6], r[3], r[2]) for r in rings_of])
         first = np.concatenate([b.c1[b.live] for b in pending])
-        fit = fit_circles(points, found, first, start, settings.fit_iterations, settings.outlier_sigmas)
+        fit = fit_circles(points, found, first, start, settings.circle.iterations, settings.circle.outlier_sigmas)
         offset = 0
         for i, (b, (_points, _found, _ray_radius, ring_r, ring_p, ring_s, has)) in enumerate(
             zip(pending, rings_of, strict=True)
@@ -463,32 +465,32 @@ def read_footprints(
     # where figures blur, the outermost ring may be a contact shadow's outer edge, the base's rim inside it
     inner_rings = (
         second_readings
-        and settings.second_ring_mm > 0
-        and settings.inner_ring_fraction > 0
-        and scale < settings.outline_min_px_per_mm
+        and settings.rim.second_ring_mm > 0
+        and settings.rim.inner_ring_fraction > 0
+        and scale < settings.outline.min_px_per_mm
     )
-    feet = find_footprints(image, ignore, seeds, scale, ray_directions(settings.search_rays), settings, inner_rings)
+    feet = find_footprints(image, ignore, seeds, scale, ray_directions(settings.rim.search_rays), settings, inner_rings)
     center, radius, polarity, support = feet.center_px, feet.radius_px, feet.polarity, feet.support
     # the outermost ring can be no base's: a figure's outline, or a neighbour's, round a base inside it. Where the
     # best supported ring lies apart from it, that ring is a second reading of the seed
-    if second_readings and settings.second_ring_mm > 0:
+    if second_readings and settings.rim.second_ring_mm > 0:
         apart = (
             (support > 0)
             & np.isfinite(feet.best_radius_px)
-            & (np.abs(feet.best_radius_px - radius) > settings.second_ring_mm * scale)
+            & (np.abs(feet.best_radius_px - radius) > settings.rim.second_ring_mm * scale)
         )
         # an inner ring that is the best ring again is read once
         inner = (
             (support > 0)
             & np.isfinite(feet.inner_radius_px)
-            & ~(apart & (np.abs(feet.inner_radius_px - feet.best_radius_px) <= settings.second_ring_mm * scale))
+            & ~(apart & (np.abs(feet.inner_radius_px - feet.best_radius_px) <= settings.rim.second_ring_mm * scale))
         )
         center = np.concatenate([center, feet.best_center_px[apart], feet.center_px[inner]])
         radius = np.concatenate([radius, feet.best_radius_px[apart], feet.inner_radius_px[inner]])
         polarity = np.concatenate([polarity, feet.best_polarity[apart], feet.inner_polarity[inner]])
         support = np.concatenate([support, support[apart], support[inner]])
     second = np.arange(len(support)) >= len(seeds)
-    rough_mm = settings.snap_tolerance_mm + settings.refine_search_mm + 2 * FIRST_PASS_SLACK_PX / scale
+    rough_mm = settings.snap_tolerance_mm + settings.rim.refine_search_mm + 2 * FIRST_PASS_SLACK_PX / scale
     nominal, fits_size = snap_diameters(2 * radius / scale, settings.base_sizes_mm, rough_mm)
     alive = (support > 0) & fits_size
     center, radius, polarity, nominal = (a[alive] for a in (center, radius, polarity, nominal))

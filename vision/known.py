@@ -64,16 +64,16 @@ def fit_at_sizes(
     top_lab: FloatArray | None = None,
 ) -> BaseDetections:
     """``detections`` with the ``rows`` fitted again at the sizes ``known`` (N,) and, where finite, the rim height
-    ratios ``heights`` (N,), the fit starting from ``outline_starts``; ``declared`` (N,): which
+    ratios ``heights`` (N,), the fit starting from ``outline.starts``; ``declared`` (N,): which
     sizes a roster declared (they lose their size doubt). With the tops' colours ``top_lab`` (N, 3), each base is
     then fitted again at its unit's pooled rim height (:func:`pooled_heights`). See :func:`fit_known_bases`."""
-    directions = ray_directions(settings.rays)
+    directions = ray_directions(settings.rim.rays)
     radius_px = known[rows] / 2.0 * scale
     read_mm, starts, group, ringed = _starts(detections, rows, known, declared, scale, settings)
     every_ray = np.ones((group.size, len(directions)), np.bool_)
     # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak, a
     # neighbour) go before the first step too
-    known_settings = replace(settings, outline_reject_at=(0, *settings.outline_reject_at))
+    known_settings = settings.replaced({"outline.reject_at": (0, *settings.outline.reject_at)})
     cast = cast_shadow_px(
         grey,
         detections.center_px[rows],
@@ -112,7 +112,9 @@ def fit_at_sizes(
         look = _fit_at_pooled_heights(
             grey, scale, known_settings, look, radius_px, known[rows], top_lab[rows], held, parallax, cast
         )
-    spread_px = _start_spread_px(middle_of(fitted.center_px, parallax), pull, group, first, settings.misread_margin)
+    spread_px = _start_spread_px(
+        middle_of(fitted.center_px, parallax), pull, group, first, settings.known.misread_margin
+    )
     return _fitted_rows(
         detections, rows, look, radius_px, known, heights, declared, read_mm, spread_px, scale, parallax, settings
     )
@@ -134,7 +136,7 @@ def _starts(
     # a size read wrong was a reading of part of the rim (or of more than the rim): the base lies up to the
     # difference of the radii away, in a direction the reading does not tell, so the fit starts round it too
     offset_px = np.abs(detections.radius_px[rows] - radius_px)
-    ring = _start_ring(settings.misread_start_steps, settings.misread_start_directions)
+    ring = _start_ring(settings.known.misread_start_steps, settings.known.misread_start_directions)
     misread = read_mm != known[rows]
     # each base's starts in a row: where it was detected, then the ring round it where its size was read wrong
     counts = 1 + misread * len(ring)
@@ -176,14 +178,14 @@ def _fitted_rows(
     # a fit this far from its edges' reading that its model explains poorly has mostly followed a look the model
     # lacks (a bevel, a clear wall, flock over the rim): the edges' reading stands, at the known size, its sigma
     # widened by the disagreement. Where the model explains the pixels well, the fit is the better of the two.
-    astray = (edges_apart_mm > settings.known_edge_limit_mm) & (
-        look.misfit_px[look.ok] / scale > settings.known_astray_misfit_mm
+    astray = (edges_apart_mm > settings.known.edge_limit_mm) & (
+        look.misfit_px[look.ok] / scale > settings.known.astray_misfit_mm
     )
     if np.any(astray):
         kept = rows[look.ok][astray]
         size[kept], radius[kept] = known[kept], 0.5 * known[kept] * scale
         diameter_sigma[kept[declared[kept]]] = 0.0
-        model_sigma[kept] = np.hypot(model_sigma[kept], settings.known_edge_share * edges_apart_mm[astray])
+        model_sigma[kept] = np.hypot(model_sigma[kept], settings.known.edge_share * edges_apart_mm[astray])
         ok = look.ok.copy()
         ok[np.flatnonzero(look.ok)[astray]] = False
         look, fitted_px, edges_apart_mm = replace(look, ok=ok), fitted_px[~astray], edges_apart_mm[~astray]
@@ -191,18 +193,18 @@ def _fitted_rows(
     center[done] = fitted_px
     radius[done], size[done] = radius_px[look.ok], known[done]
     # with the rim's height held as well only the centre and the blur were free: a misfit of their own
-    misfit_scale = np.where(np.isfinite(heights[done]), settings.known_misfit_scale, settings.outline_misfit_scale)
+    misfit_scale = np.where(np.isfinite(heights[done]), settings.known.misfit_scale, settings.outline.misfit_scale)
     _size_sigma, model_sigma[done], doubt[done] = outline_sigmas(look, scale, settings, misfit_scale)
     # a size read wrong leaves a doubt: the fit from round the reading may still have kept a wrong one. Where the
     # fits from its starts that end about as well lie apart, the doubt is as for another start's (other_start_share
     # of the distance); where they agree, misread_share of the radii's difference stays. The size read is the fitted
     # one's: a vote of the neighbours may have put it right without moving the centre
     misread_mm = np.maximum(
-        settings.other_start_share * spread_px[look.ok] / scale,
-        settings.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0,
+        settings.outline.other_start_share * spread_px[look.ok] / scale,
+        settings.known.misread_share * np.abs(read_mm[look.ok] - known[done]) / 2.0,
     )
     # the edges' reading disagreeing with this one is the same doubt seen from the other side: the larger counts
-    model_sigma[done] = np.hypot(model_sigma[done], np.maximum(misread_mm, settings.known_edge_share * edges_apart_mm))
+    model_sigma[done] = np.hypot(model_sigma[done], np.maximum(misread_mm, settings.known.edge_share * edges_apart_mm))
     doubt[done] = wider_doubt(doubt[done], wall_misplaced_mm(look, center[done], scale, parallax, settings))
     # a size read rather than declared keeps its doubt
     diameter_sigma[done[declared[done]]] = 0.0
@@ -240,7 +242,7 @@ def _fit_at_pooled_heights(
     again_rows = np.flatnonzero(np.isfinite(pooled) & look.ok & ~held)
     if again_rows.size == 0:
         return look
-    directions = ray_directions(settings.rays)
+    directions = ray_directions(settings.rim.rays)
     again = fit_outlines(
         grey,
         middle_of(look.center_px[again_rows], parallax),
@@ -249,7 +251,7 @@ def _fit_at_pooled_heights(
         directions,
         scale,
         parallax,
-        replace(settings, outline_starts=settings.height_pool_starts),
+        settings.replaced({"outline.starts": settings.known.height_pool_starts}),
         radius_known=True,
         height_ratio=pooled[again_rows],
         cast_px=cast_px,

@@ -59,10 +59,10 @@ def one_look(
     (None, or a result of None: no such reading); it is waited for only after the appearance fit. ``frame_blur_px``
     (M,): the blur of the frame's fits in an earlier look (see :func:`vision.measure.excess_blur_mm`).
     ``second_readings``: also read each seed's best supported ring where it lies apart from the outermost (see
-    ``second_ring_mm``). The view as taken tells a fingertip's round end (see :mod:`vision.ends`). ``anchors``: bases
-    an earlier look found, beside which a kin-only reading may stand. ``seeds``: the seeds, searched for already
+    ``rim.second_ring_mm``). The view as taken tells a fingertip's round end (see :mod:`vision.ends`). ``anchors``:
+    bases an earlier look found, beside which a kin-only reading may stand. ``seeds``: the seeds, searched for already
     (None: searched for in ``image``). Returns the bases, the second readings that passed as bases where none of the
-    first readings lies, the kin-only readings (bases only beside their unit's, see ``kin_min_bases``; where none of
+    first readings lies, the kin-only readings (bases only beside their unit's, see ``kin.min_bases``; where none of
     the first readings lies) and the blur (px) of this look's usable appearance fits."""
     grey, scale, settings, ignore, parallax = view.grey, view.scale, view.settings, view.ignore, view.parallax
     seeds = find_seeds(image, scale, settings, ignore) if seeds is None else seeds
@@ -74,7 +74,7 @@ def one_look(
     found = read_footprints(image, ignore, seeds, scale, settings, second_readings)
     if len(found) == 0:
         return nothing
-    directions = ray_directions(settings.rays)
+    directions = ray_directions(settings.rim.rays)
     found = refine_rims(image, ignore, found, scale, directions, settings, parallax)
     # the costliest tests (the rim model, the appearance fit) only for what passes the cheap ones
     found = first_tests(image, grey, found, min_figure, anchors, scale, directions, settings, parallax)
@@ -98,7 +98,7 @@ def read_beside(
 ) -> BaseDetections:
     """Steps 2-6 in grey from ``seeds`` found by a later look, beside the bases ``found`` (see :func:`one_look`):
     the bases read."""
-    min_figure = view.settings.min_figure_contrast
+    min_figure = view.settings.verdicts.min_figure_contrast
     more, _spare, _kin, _blur = one_look(view, view.grey, min_figure, chroma, blur_px, anchors=found, seeds=seeds)
     return more
 

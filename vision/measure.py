@@ -52,14 +52,18 @@ def rim_model(
 ) -> RimModel:
     """The wall-and-top model of each mean rim profile (see :mod:`vision.profile`): its ``rho_px`` is the
     radius correction (valid where ``ok``)."""
-    inner_mm, outer_mm = settings.rim_model_mm
+    inner_mm, outer_mm = settings.rim.model_mm
     u = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + _PROFILE_STEP_PX / 2, _PROFILE_STEP_PX)
     ray_radius = radius[:, None] + ray_stretch(parallax, center, directions)
     prof = sample_grey(grey, center, ray_radius, u, directions).astype(np.float64)
     rays = inlier.sum(axis=1)
     mean = (prof * inlier[..., None]).sum(axis=1) / np.maximum(rays, 1)[:, None]
     weight = np.repeat((rays > 0)[:, None].astype(np.float64), len(u), axis=1)
-    prior = (settings.wall_width_mm[0] * px_per_mm, settings.wall_width_mm[1] * px_per_mm, settings.wall_prior_grey)
+    prior = (
+        settings.rim.wall_width_mm[0] * px_per_mm,
+        settings.rim.wall_width_mm[1] * px_per_mm,
+        settings.rim.wall_prior_grey,
+    )
     model = fit_rim_profiles(u, mean, weight, prior, _BLUR_START_PX)
     return RimModel(model.rho_px, model.width_px, model.sigma_px, model.levels, model.ok & (rays > 0))
 
@@ -89,7 +93,7 @@ def shadow_ring_readings(
     size. Returns their rows (M,), inner radius (M,) px and size (M,) mm; none without a colour image."""
     none = (np.zeros(0, np.intp), np.zeros(0), np.zeros(0))
     mat, wall, top = rim.levels[:, 0], rim.levels[:, 1], rim.levels[:, 2]
-    dark = unsized & rim.ok & (wall <= np.minimum(mat, top) - settings.shadow_min_darkness)
+    dark = unsized & rim.ok & (wall <= np.minimum(mat, top) - settings.colour.shadow_min_darkness)
     if chroma is None or not dark.any():
         return none
     rows = np.flatnonzero(dark)
@@ -104,7 +108,7 @@ def shadow_ring_readings(
     )
     kept = np.where(inlier[rows, :, None], colour, np.nan).reshape(len(rows), -1)
     # the rim model needs kept rays, so no row is all NaN
-    plain = np.nanmedian(kept, axis=1) <= settings.shadow_max_colour
+    plain = np.nanmedian(kept, axis=1) <= settings.colour.shadow_max_colour
     take = fits & plain
     return rows[take], inner[take], size[take]
 
@@ -114,8 +118,8 @@ def center_sigma(fit: CircleFit, directions: FloatArray, px_per_mm: float, setti
     with np.errstate(invalid="ignore"):
         var = 0.5 * (fit.center_cov_px2[:, 0, 0] + fit.center_cov_px2[:, 1, 1])
     spacing = 2 * math.pi * np.maximum(fit.radius_px, 1e-9) / len(directions)
-    var = var * np.maximum(1.0, settings.edge_correlation_px / spacing)
-    bias = settings.edge_bias_px / px_per_mm
+    var = var * np.maximum(1.0, settings.circle.edge_correlation_px / spacing)
+    bias = settings.circle.edge_bias_px / px_per_mm
     return np.asarray(np.sqrt(var + bias**2), dtype=np.float64)
 
 
@@ -135,10 +139,10 @@ def outline_sigmas(
     would stand right on a call's 2-sigma line."""
     ok = look.ok
     scaled = misfit_scale / px_per_mm
-    diameter = np.hypot(settings.outline_diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
-    model = np.hypot(settings.outline_model_sigma_mm, scaled * look.misfit_px[ok])
+    diameter = np.hypot(settings.outline.diameter_sigma_mm, 2.0 * scaled * look.radius_misfit_px[ok])
+    model = np.hypot(settings.outline.model_sigma_mm, scaled * look.misfit_px[ok])
     model = np.hypot(model, excess_blur_mm(look, px_per_mm, settings, frame_blur_px, counted))
-    doubt = settings.other_start_share * look.other_start_px[ok] / px_per_mm
+    doubt = settings.outline.other_start_share * look.other_start_px[ok] / px_per_mm
     return (
         np.asarray(diameter, dtype=np.float64),
         np.asarray(model, dtype=np.float64),
@@ -162,11 +166,11 @@ def excess_blur_mm(
     blur = look.sigma_px[look.ok]
     own = blur if counted is None else look.sigma_px[look.ok & counted]
     frame = own if frame_blur_px is None else np.concatenate([own, frame_blur_px])
-    if frame.size < settings.excess_blur_min_bases:
+    if frame.size < settings.outline.excess_blur_min_bases:
         return np.zeros(blur.size)
-    allowed = settings.excess_blur_free * float(np.median(frame))
+    allowed = settings.outline.excess_blur_free * float(np.median(frame))
     excess = np.sqrt(np.maximum(blur**2 - allowed**2, 0.0)) / px_per_mm
-    return np.asarray(settings.excess_blur_scale * excess, dtype=np.float64)
+    return np.asarray(settings.outline.excess_blur_scale * excess, dtype=np.float64)
 
 
 def wall_misplaced_mm(
@@ -182,11 +186,19 @@ def wall_misplaced_mm(
     elsewhere."""
     place, contrast = look.near_wall[look.ok], look.near_contrast[look.ok]
     with np.errstate(invalid="ignore"):
-        is_dark, is_light = contrast >= settings.min_disc_contrast, contrast <= -settings.min_disc_contrast
-        dark, light = is_dark & (place > settings.wall_dark_max), is_light & (place < settings.wall_light_min)
-        far = (is_dark & (place > settings.wall_dark_far)) | (is_light & (place < settings.wall_light_far))
+        is_dark, is_light = (
+            contrast >= settings.verdicts.min_disc_contrast,
+            contrast <= -settings.verdicts.min_disc_contrast,
+        )
+        dark, light = (
+            is_dark & (place > settings.outline.wall_dark_max),
+            is_light & (place < settings.outline.wall_light_min),
+        )
+        far = (is_dark & (place > settings.outline.wall_dark_far)) | (
+            is_light & (place < settings.outline.wall_light_far)
+        )
     half_px, unit = parallax.half_shift(middle_px)
-    share = np.where(far, settings.wall_far_doubt, settings.wall_misplaced_doubt)
+    share = np.where(far, settings.outline.wall_far_doubt, settings.outline.wall_misplaced_doubt)
     length_mm = share * 2.0 * half_px / px_per_mm
     return np.asarray(np.where((dark | light)[:, None], length_mm[:, None] * unit, 0.0), dtype=np.float64)
 
@@ -202,7 +214,7 @@ def shadow_band(rim: RimModel, settings: VisionSettings) -> BoolArray:
     """(K,) whether each rim's band is darker than both the mat and the top by ``shadow_min_darkness``: a shadow,
     the edges' circle its outer edge, wider than what casts it (a die's shadow reads as a 25 mm circle)."""
     return np.asarray(
-        rim.levels[:, 1] <= rim.levels[:, [0, 2]].min(axis=1) - settings.shadow_min_darkness, dtype=np.bool_
+        rim.levels[:, 1] <= rim.levels[:, [0, 2]].min(axis=1) - settings.colour.shadow_min_darkness, dtype=np.bool_
     )
 
 
@@ -218,12 +230,12 @@ def read_by_top(
     if (
         not in_grey
         or not with_parallax
-        or scale >= settings.outline_min_px_per_mm
-        or settings.top_read_max_darkness < 0
+        or scale >= settings.outline.min_px_per_mm
+        or settings.rim.top_read_max_darkness < 0
     ):
         return np.zeros(len(by_edges), np.bool_)
     mat, top = rim.levels[:, 0], rim.levels[:, 2]
-    return np.asarray(by_edges & rim.ok & (top >= mat - settings.top_read_max_darkness), dtype=np.bool_)
+    return np.asarray(by_edges & rim.ok & (top >= mat - settings.rim.top_read_max_darkness), dtype=np.bool_)
 
 
 def measure_bases(
@@ -257,13 +269,13 @@ def measure_bases(
         found, live, rim, look, size_look, sizes_only, in_grey, scale, directions, settings, parallax
     )
     center = found.center_px.copy()
-    diameter_sigma = np.full(len(radius), settings.edge_diameter_sigma_mm)
-    model_sigma = np.full(len(radius), settings.edge_model_sigma_mm)
+    diameter_sigma = np.full(len(radius), settings.circle.diameter_sigma_mm)
+    model_sigma = np.full(len(radius), settings.circle.model_sigma_mm)
     doubt = np.zeros((len(radius), 2))
     # the frame's blur is told by the fits of the readings that are bases, not by the kin-only ones
     settled_live = ~found.kin_only[live]
     diameter_sigma[live[look.ok]], model_sigma[live[look.ok]], doubt[live[look.ok]] = outline_sigmas(
-        look, scale, settings, settings.outline_misfit_scale, frame_blur_px, settled_live
+        look, scale, settings, settings.outline.misfit_scale, frame_blur_px, settled_live
     )
     center[live] = np.where(look.ok[:, None], middle_of(look.center_px, parallax), center[live])
     if parallax is not None and look.ok.any():
@@ -315,12 +327,12 @@ def _appearance(
     fit = found.edge_fit
     center, radius = found.center_px, found.radius_px
     sizes = settings.base_sizes_mm
-    by_appearance = parallax is not None and scale >= settings.outline_min_px_per_mm
+    by_appearance = parallax is not None and scale >= settings.outline.min_px_per_mm
     # the footprint from the whole appearance (wall, top, contact shadow) where the camera's position says where the
     # wall shows; the rim model elsewhere and where that fails
-    # a little under outline_min_px_per_mm (a 4K frame from a low camera) the fit still reads the size better than the
+    # a little under outline.min_px_per_mm (a 4K frame from a low camera) the fit still reads the size better than the
     # edges, though not yet the centre
-    sizes_only = parallax is not None and settings.outline_size_min_px_per_mm <= scale < settings.outline_min_px_per_mm
+    sizes_only = parallax is not None and settings.outline.size_min_px_per_mm <= scale < settings.outline.min_px_per_mm
     if by_appearance or sizes_only:
         look = fit_outlines(grey, center[live], radius[live], fit.inlier[live], directions, scale, parallax, settings)
     else:
@@ -330,11 +342,11 @@ def _appearance(
     # fails. So where the fit settled a little inside the edges' circle (a circle inside the footprint); a flat disc,
     # a token or a printed one, has no wall and no shadow of its own, and the fit reads it further inside its edges
     astray = np.zeros(len(live), np.bool_)
-    if look.ok.any() and settings.rim_model_fallback_mm > 0:
+    if look.ok.any() and settings.rim.model_fallback_mm > 0:
         _size, look_fits = snap_diameters(2 * look.radius_px / scale, sizes, settings.snap_tolerance_mm)
-        _size, edge_fits = snap_diameters(2 * radius[live] / scale, sizes, settings.rim_model_fallback_mm)
+        _size, edge_fits = snap_diameters(2 * radius[live] / scale, sizes, settings.rim.model_fallback_mm)
         short_mm = 2 * (radius[live] - look.radius_px) / scale
-        astray = look.ok & ~look_fits & edge_fits & (short_mm < settings.astray_short_mm)
+        astray = look.ok & ~look_fits & edge_fits & (short_mm < settings.outline.astray_short_mm)
         look = replace(look, ok=look.ok & ~astray)
     # where the fit reads only sizes, its reading is kept apart and the rest goes on as where no fit runs
     size_look = look
@@ -449,10 +461,10 @@ def _sizes(
     # where figures blur, the rim model's blur correction may move a circle off every size its edges' own circle
     # fits: the edges' size stands; so where the appearance fit went astray (above). Not round a dark band: that is a
     # shadow, the edges' circle its outer edge, wider than what casts it (a die's shadow reads as a 25 mm circle)
-    if settings.rim_model_fallback_mm > 0:
-        blurred = scale < settings.outline_min_px_per_mm
+    if settings.rim.model_fallback_mm > 0:
+        blurred = scale < settings.outline.min_px_per_mm
         unsized = live[~look.ok & (blurred | astray) & ~size_ok[live] & ~shadow]
-        edge_size, edge_fits = snap_diameters(2 * edge_radius[unsized] / scale, sizes, settings.rim_model_fallback_mm)
+        edge_size, edge_fits = snap_diameters(2 * edge_radius[unsized] / scale, sizes, settings.rim.model_fallback_mm)
         took = unsized[edge_fits]
         radius[took], final_size[took], size_ok[took] = edge_radius[took], edge_size[edge_fits], True
     return final_size, size_ok
@@ -463,7 +475,7 @@ def scored(found: Candidates, scale: float, directions: FloatArray, settings: Vi
     fit = found.edge_fit
     score = (
         found.coverage
-        * np.clip(found.contrast / (2 * settings.min_disc_contrast), 0.0, 1.0)
+        * np.clip(found.contrast / (2 * settings.verdicts.min_disc_contrast), 0.0, 1.0)
         * np.clip(1.0 - fit.rms_px / found.max_rms_px, 0.0, 1.0)
     )
     return replace(found, score=score, center_sigma_px=center_sigma(fit, directions, scale, settings))

@@ -4,7 +4,7 @@ Other readings (:func:`other_readings_mm`): a base read by its edges alone may b
 still pass every test - its top read as the footprint, or a circle on part of its rim and part of its figure.
 Where the edges allow such another reading, the base's model sigma grows to cover it. Where figures blur, a
 base the grey look's edges read whose top is lighter than the mat (or darker by at most
-``top_read_max_darkness``) was read by its top disc: its wall, darker than its top, leaves the top's edge as the
+``rim.top_read_max_darkness``) was read by its top disc: its wall, darker than its top, leaves the top's edge as the
 rim edge facing the camera. The top is a circle, so its radius gets back the stretch the stadium fit allowed each
 ray (before the size is snapped), and its centre goes back half a parallax shift, to where the outline's middle
 would stand.
@@ -46,32 +46,32 @@ def _tangent_starts(
     parallax: RimParallax | None,
 ) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
     """Larger circles around each reading, touching it on one side: per reading and standard size up to
-    ``ambiguity_reach_mm`` larger in radius, the best of ``ambiguity_shifts`` directions, scored by the share of
-    the rays on which the two circles part that have an edge of the reading's polarity near the larger one (none:
+    ``other_readings.reach_mm`` larger in radius, the best of ``other_readings.shifts`` directions, scored by the share
+    of the rays on which the two circles part that have an edge of the reading's polarity near the larger one (none:
     left out). Returns owner (M,), centre (M, 2) and radius (M,) px."""
     none = (np.zeros(0, np.intp), np.zeros((0, 2)), np.zeros(0))
     sizes = np.asarray(settings.base_sizes_mm, dtype=np.float64)
-    reach_px = settings.ambiguity_reach_mm * scale
+    reach_px = settings.other_readings.reach_mm * scale
     grow = (sizes[None, :] - size_mm[:, None]) / 2 * scale
     owner, which = np.nonzero((grow > 0) & (grow <= reach_px))
-    if owner.size == 0 or settings.ambiguity_shifts < 1:
+    if owner.size == 0 or settings.other_readings.shifts < 1:
         return none
-    angle = 2 * math.pi * np.arange(settings.ambiguity_shifts) / settings.ambiguity_shifts
+    angle = 2 * math.pi * np.arange(settings.other_readings.shifts) / settings.other_readings.shifts
     unit = np.tile(np.stack([np.cos(angle), np.sin(angle)], axis=1), (len(owner), 1))
     owner = np.repeat(owner, len(angle))
     alt_r = np.repeat(sizes[which] / 2 * scale, len(angle))
     alt_c = center[owner] + (alt_r - radius[owner])[:, None] * unit
     # one wide search per reading, from just inside its rim to the far side of the largest alternative
-    half = reach_px + settings.refine_search_mm * scale
+    half = reach_px + settings.rim.refine_search_mm * scale
     ray_radius = radius[:, None] + half + ray_stretch(parallax, center, directions)
     deriv = ray_derivative(
-        grey, center, ray_radius, half, directions, settings.sample_step_px, settings.profile_blur_px
+        grey, center, ray_radius, half, directions, settings.rim.sample_step_px, settings.rim.profile_blur_px
     )
     peaks = find_peaks(
-        deriv, polarity, settings.sample_step_px, settings.min_edge_gradient, settings.edge_peak_fraction
+        deriv, polarity, settings.rim.sample_step_px, settings.rim.min_edge_gradient, settings.rim.edge_peak_fraction
     )
     target = ray_distance_to_circle(center[owner], alt_c, alt_r, directions) - radius[owner, None] - half
-    tolerance = max(settings.refine_search_mm * scale / 2, RING_TOLERANCE_PX)
+    tolerance = max(settings.rim.refine_search_mm * scale / 2, RING_TOLERANCE_PX)
     # only the strong edges count: on each ray theirs first (the rest +inf, never near), cut to the most any ray has;
     # each reading's rays are looked at for every size and direction, so this keeps those copies small
     most = int(peaks.good.sum(axis=-1).max(initial=0))
@@ -95,8 +95,8 @@ def unseen_rim_sigma_mm(
     which the fit's residuals cannot show since the edges it used do lie on its circle. ``radius_mm`` (N,) the
     fitted radii, ``coverage`` (N,) the share of rays with a rim edge, ``by_edges`` (N,) which bases the edges
     placed (0 for the others: the appearance fit weighs its own readings)."""
-    short = np.maximum(0.0, settings.unseen_rim_coverage - np.asarray(coverage, dtype=np.float64))
-    sigma = settings.unseen_rim_sigma_share * np.asarray(radius_mm, dtype=np.float64) * short
+    short = np.maximum(0.0, settings.other_readings.unseen_rim_coverage - np.asarray(coverage, dtype=np.float64))
+    sigma = settings.other_readings.unseen_rim_sigma_share * np.asarray(radius_mm, dtype=np.float64) * short
     return np.where(np.asarray(by_edges, dtype=np.bool_), sigma, 0.0)
 
 
@@ -121,27 +121,27 @@ def other_readings_mm(
     Two ways a reading goes wrong by millimetres while passing every test:
 
     - it is the base's top: where the wall facing the camera is dark and the mat beyond it too, the top's edge
-      outlines the base all round. The footprint is then towards the nadir, ``ambiguity_parallax_starts`` half
+      outlines the base all round. The footprint is then towards the nadir, ``other_readings.parallax_starts`` half
       parallax shifts (the bases' rims are not all the height assumed);
     - it runs on part of the rim and part of the figure: a smaller circle inside the footprint, touching it on
       one side (:func:`_tangent_starts`).
 
     From each such start a circle is fitted to the nearest edges (of the reading's polarity around a smaller
     reading, of either beyond a top); it is another reading when it passes the tests of a base (coverage, a disc,
-    a standard size no smaller, no neighbour cut into) with an RMS residual up to ``ambiguity_max_rms_px`` (a
+    a standard size no smaller, no neighbour cut into) with an RMS residual up to ``other_readings.max_rms_px`` (a
     footprint beside a dark wall and its shadow is rough)."""
     other_mm = np.zeros(len(radius))
     look = np.flatnonzero(examine)
-    if look.size == 0 or settings.ambiguity_reach_mm <= 0:
+    if look.size == 0 or settings.other_readings.reach_mm <= 0:
         return other_mm
     owner, start_c, start_r = _tangent_starts(
         grey, center[look], radius[look], polarity[look], size_mm[look], scale, directions, settings, parallax
     )
     owner = look[owner]
     n_tangent = len(owner)
-    if parallax is not None and settings.ambiguity_parallax_starts:
+    if parallax is not None and settings.other_readings.parallax_starts:
         half, unit = parallax.half_shift(center)
-        steps = np.asarray(settings.ambiguity_parallax_starts, dtype=np.float64)
+        steps = np.asarray(settings.other_readings.parallax_starts, dtype=np.float64)
         rows = np.repeat(look, len(steps))
         moved_c = center[rows] - (np.tile(steps, look.size) * half[rows])[:, None] * unit[rows]
         owner = np.concatenate([owner, rows])
@@ -158,7 +158,7 @@ def other_readings_mm(
         ignore,
         start_c,
         start_r,
-        max(settings.refine_search_mm * scale, MIN_REFINE_HALF_WIDTH_PX),
+        max(settings.rim.refine_search_mm * scale, MIN_REFINE_HALF_WIDTH_PX),
         fit_polarity,
         "nearest",
         directions,
@@ -169,12 +169,12 @@ def other_readings_mm(
         grey, fit.center_px, fit.radius_px, fit.inlier, scale, directions, settings, parallax
     )
     size, size_ok = snap_diameters(2 * fit.radius_px / scale, settings.base_sizes_mm, settings.snap_tolerance_mm)
-    passes = rim_passes(fit, settings.ambiguity_max_rms_px, settings) & disc_passes(contrast, fill, settings)
+    passes = rim_passes(fit, settings.other_readings.max_rms_px, settings) & disc_passes(contrast, fill, settings)
     passes &= size_ok & (size >= size_mm[owner])
     # a base there would cut into a neighbour: no reading
     overlap_mm = (fit.radius_px[:, None] + radius[None, :] - centre_distances(fit.center_px, center)) / scale
     overlap_mm[np.arange(len(owner)), owner] = -np.inf
-    passes &= overlap_mm.max(axis=1, initial=-np.inf) <= settings.max_overlap_mm
+    passes &= overlap_mm.max(axis=1, initial=-np.inf) <= settings.overlaps.max_mm
     moved_mm = (np.hypot(*(fit.center_px - center[owner]).T) + np.abs(fit.radius_px - radius[owner])) / scale
     np.maximum.at(other_mm, owner[passes], moved_mm[passes])
     return other_mm

@@ -132,9 +132,9 @@ def fit_outlines(
     ``cast_px`` (2,) (from :func:`cast_shadow_px`; None: no cast shadow) sweeps each contact shadow that far, times
     the rim's height ratio, away from the main light.
 
-    The fit starts from each of ``outline_starts`` (the edges' middle moved that many half parallax shifts
+    The fit starts from each of ``outline.starts`` (the edges' middle moved that many half parallax shifts
     towards the nadir; the starts are fitted side by side and compared in order) and keeps, per base, the first
-    usable fit unless a later one's RMS residual is below ``outline_start_margin`` times it: a wall of the top's
+    usable fit unless a later one's RMS residual is below ``outline.start_margin`` times it: a wall of the top's
     colour over a dark shadow lets the top disc pass for the footprint, a local fit that a start nearer the truth
     escapes; among fits about as good, the first stays (choosing among them by a hair only adds noise). The bases
     where ``first_start_only`` (K,) is true are fitted from the first start only (a caller that spreads each base's
@@ -145,7 +145,7 @@ def fit_outlines(
         starts: tuple[float, ...] = (0.0,)
         half, unit = np.zeros(k), np.zeros((k, 2))
     else:
-        starts = settings.outline_starts
+        starts = settings.outline.starts
         half, unit = parallax.half_shift(middle_px)
     heights, held = _held(len(radius_px), radius_known, height_ratio)
     cast = np.zeros(2) if cast_px is None else np.asarray(cast_px, dtype=np.float64).reshape(2)
@@ -164,13 +164,13 @@ def fit_outlines(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         all_fits = list(pool.map(lambda job: fit_from(*job), jobs))
     for fit in all_fits:
-        better = fit.rms_grey < settings.outline_start_margin * best.rms_grey
+        better = fit.rms_grey < settings.outline.start_margin * best.rms_grey
         best = best.where(fit.ok & (~best.ok | better), fit)
         fits.append(fit)
     # the fits about as good as the one kept (within the margin, which could not choose between them)
     other = np.zeros((len(radius_px), 2))
     for fit in fits:
-        alike = fit.ok & best.ok & (settings.outline_start_margin * fit.rms_grey <= best.rms_grey)
+        alike = fit.ok & best.ok & (settings.outline.start_margin * fit.rms_grey <= best.rms_grey)
         offset = fit.center_px - best.center_px
         farther = alike & (np.hypot(*offset.T) > np.hypot(*other.T))
         other = np.where(farther[:, None], offset, other)
@@ -237,19 +237,19 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
         return OutlineFit.none(0)
     samples = Samples(grey, middle_px, radius_px, directions, px_per_mm, parallax, settings)
     foot, top_shift, top_scale = _footing(middle_px, parallax)
-    shadow_px = settings.contact_shadow_mm * px_per_mm
+    shadow_px = settings.outline.contact_shadow_mm * px_per_mm
     ray_ok = samples.by_ray(inlier)
     weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(WORK)
     heights = inputs.height_ratio
     params, lower, upper, free = _start_and_bounds(foot, radius_px, heights, inputs.held, px_per_mm, settings)
-    extra = (top_shift, top_scale, shadow_px, settings.bevel_mm * px_per_mm, inputs.cast_px)
+    extra = (top_shift, top_scale, shadow_px, settings.outline.bevel_mm * px_per_mm, inputs.cast_px)
     res, jac = residuals(params, samples, weight, *extra, jacobian=True)
     assert jac is not None
     if free is not None:
         jac *= free
     cost = sum_squares(res)
     # the height's prior, as a residual in the data's own units: its noise over the prior's spread, squared
-    height_sigma = settings.outline_height_sigma
+    height_sigma = settings.outline.height_sigma
 
     def prior_weight(data_cost: FloatArray) -> FloatArray:
         noise2 = data_cost / np.maximum(weight.sum(axis=1), 1.0)
@@ -257,15 +257,15 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
 
     prior = prior_weight(cost)
     lam = np.full(k, _LAMBDA_START)
-    reject_at = set(settings.outline_reject_at)
+    reject_at = set(settings.outline.reject_at)
     # bases leave the loop as they converge, and all come back when rays are rejected: most converge in a few
     # steps, a few take all of them
     active = np.ones(k, np.bool_)
-    for it in range(settings.outline_iterations):
+    for it in range(settings.outline.iterations):
         if it in reject_at:
             per_ray = np.sqrt((res.reshape(k, samples.rays, -1) ** 2).mean(axis=-1))
             median = _kept_median(per_ray, ray_ok)
-            ray_ok &= per_ray <= settings.outline_ray_reject * median[:, None]
+            ray_ok &= per_ray <= settings.outline.ray_reject * median[:, None]
             weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(WORK)
             res, jac = residuals(params, samples, weight, *extra, jacobian=True)
             assert jac is not None
@@ -339,7 +339,7 @@ def _start_and_bounds(
     """The fit's start (K, 4) (foot (x, y), radius, blur, height ratio), its lower and upper bounds, and the mask of
     the free parameters (K, 1, 4) where any is ``held`` (K, 4) (None: all free)."""
     k = len(radius_px)
-    low_h, high_h = settings.outline_height_ratio
+    low_h, high_h = settings.outline.height_ratio
     params = np.column_stack([foot, radius_px, np.full(k, _SIGMA_START_PX), heights])
     reach = _MAX_SHIFT_MM * px_per_mm
     lower = np.column_stack(
@@ -374,9 +374,9 @@ def _outline_fit(
     rms = np.sqrt(cost / np.maximum(used, 1.0))
     share = ray_ok.sum(axis=1) / max(samples.rays, 1)
     sectors_seen = ray_ok.reshape(k, samples.sectors, -1).sum(axis=2)
-    enough = (sectors_seen >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline_sectors // 2
+    enough = (sectors_seen >= _MIN_SECTOR_RAYS).sum(axis=1) >= settings.outline.sectors // 2
     ok = np.all(np.isfinite(params), axis=1) & (share >= _MIN_RAY_SHARE) & enough
-    centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline_misfit_rays, prior)
+    centre_misfit, radius_misfit = _misfit_sigma(res, jac, samples.rays // settings.outline.misfit_rays, prior)
     ok &= np.isfinite(centre_misfit) & np.isfinite(radius_misfit)
     terms = model_terms(params, samples, *extra)
     levels = Projector(terms.basis(weight), samples).solve(samples.grey * weight)
@@ -468,13 +468,13 @@ def cast_shadow_px(
     fit over the bases. That direction is taken if it stands out: at least ``cast_min_z`` times what pulls of no
     common direction would sum to, over at least ``cast_min_bases`` bases fitted."""
     k = len(radius_px)
-    if settings.cast_shadow_mm <= 0 or k < settings.cast_min_bases:
+    if settings.outline.cast_shadow_mm <= 0 or k < settings.outline.cast_min_bases:
         return np.zeros(2)
     heights, held = _held(k, radius_known, height_ratio)
     every = np.ones((k, len(directions)), np.bool_)
     inputs = _Inputs(grey, radius_px, every, directions, px_per_mm, parallax, settings, heights, held, np.zeros(2))
     fit = _fit_from(middle_px, inputs)
-    if fit.ok.sum() < settings.cast_min_bases:
+    if fit.ok.sum() < settings.outline.cast_min_bases:
         return np.zeros(2)
     rows = np.flatnonzero(fit.ok)
     samples = Samples(grey, middle_px[rows], radius_px[rows], directions, px_per_mm, parallax, settings)
@@ -485,8 +485,8 @@ def cast_shadow_px(
         samples,
         top_shift,
         top_scale,
-        settings.contact_shadow_mm * px_per_mm,
-        settings.bevel_mm * px_per_mm,
+        settings.outline.contact_shadow_mm * px_per_mm,
+        settings.outline.bevel_mm * px_per_mm,
         np.zeros(2),
     )
     # the rays the model does not explain (a figure over the rim, a neighbour) are left out, as the fit does
@@ -494,7 +494,7 @@ def cast_shadow_px(
     first = Projector(terms.basis(every_point), samples)
     res = samples.grey - first.fitted(first.solve(samples.grey))
     per_ray = np.sqrt((res.reshape(len(rows), samples.rays, -1) ** 2).mean(axis=-1))
-    kept = per_ray <= settings.outline_ray_reject * np.median(per_ray, axis=1, keepdims=True)
+    kept = per_ray <= settings.outline.ray_reject * np.median(per_ray, axis=1, keepdims=True)
     weight = np.repeat(kept[..., None], samples.per_ray, axis=-1).reshape(len(rows), -1).astype(WORK)
     levels = Projector(terms.basis(weight), samples).solve(samples.grey * weight)
     per_sector = samples.rays // samples.sectors
@@ -514,6 +514,6 @@ def cast_shadow_px(
     length = float(np.hypot(*total))
     # pulls of no common direction sum to about their mean length times the square root of their number
     chance = float(np.hypot(*pull.T).mean()) / math.sqrt(rows.size)
-    if length <= 0 or length < settings.cast_min_z * chance:
+    if length <= 0 or length < settings.outline.cast_min_z * chance:
         return np.zeros(2)
-    return np.asarray(total / length * settings.cast_shadow_mm * px_per_mm, dtype=np.float64)
+    return np.asarray(total / length * settings.outline.cast_shadow_mm * px_per_mm, dtype=np.float64)

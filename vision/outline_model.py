@@ -16,16 +16,17 @@ Phi(-d_top / sigma) (inside the top disc), ``shadow`` = Phi(-d_footprint / conta
 the footprint; where one main light casts the rims' shadows one way, around the footprint swept that way: see
 :func:`vision.outline.cast_shadow_px`), with ``d_*`` signed distances (px) and Phi the normal CDF. The grey levels (mat,
 wall, top, shade) are solved linearly for each sector of directions around the base (light and wall change around it);
-the footprint centre, its radius, the blur sigma and the rim's height by Levenberg-Marquardt. The top is ``bevel_mm``
+the footprint centre, its radius, the blur sigma and the rim's height by Levenberg-Marquardt. The top is
+``outline.bevel_mm``
 smaller in radius than the footprint (0 for straight walls; fitted freely, the bevel trades off against the radius).
 Rays that the model does not explain (a figure's cloak or weapon over the rim, a neighbour, a token) are dropped as the
-fit goes: those whose RMS residual is more than ``outline_ray_reject`` times the base's median.
+fit goes: those whose RMS residual is more than ``outline.ray_reject`` times the base's median.
 
 The rim's height is fitted as a ratio of the pipeline's assumed one (the parallax's shift ratio): the top disc's
 shift, and so the wall's width, scale with it. Bases differ (3-5 mm), and a height held wrong moves the footprint
 along the nadir line. But the wall's width, its grey level and the contact shadow trade off against it, and where
-wall and top share a colour the shift hardly shows: the height stays within ``outline_height_ratio`` and leans on
-the assumed one with a prior of spread ``outline_height_sigma``, weighted in the data's own noise.
+wall and top share a colour the shift hardly shows: the height stays within ``outline.height_ratio`` and leans on
+the assumed one with a prior of spread ``outline.height_sigma``, weighted in the data's own noise.
 """
 
 from __future__ import annotations
@@ -81,9 +82,9 @@ class Samples:
         settings: VisionSettings,
     ) -> None:
         k, n = len(radius_px), len(directions)
-        sectors = settings.outline_sectors
-        inner_mm, outer_mm = settings.outline_window_mm
-        offsets = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + 1e-9, settings.outline_step_px)
+        sectors = settings.outline.sectors
+        inner_mm, outer_mm = settings.outline.window_mm
+        offsets = np.arange(-inner_mm * px_per_mm, outer_mm * px_per_mm + 1e-9, settings.outline.step_px)
         away = away_from_nadir(parallax, middle_px)
         per_sector = n // sectors
         # rays run at equal angles from +x: the ray that starts sector 0 lies half a sector before the away direction

@@ -1,8 +1,8 @@
 """Step 5 of :mod:`vision.detect`, duplicates and impossible pairs.
 
 Duplicates and impossible pairs: a circle concentric with a larger accepted one is the same base's top and is
-dropped; of two circles overlapping by more than ``max_overlap_mm`` (bases cannot interpenetrate; where figures
-blur ``coarse_max_overlap_mm``, since a size read a step too large overlaps a neighbour in contact) the lower
+dropped; of two circles overlapping by more than ``overlaps.max_mm`` (bases cannot interpenetrate; where figures
+blur ``overlaps.coarse_max_mm``, since a size read a step too large overlaps a neighbour in contact) the lower
 score is dropped. A larger circle takes the place of smaller ones inside it only where it is their footprint
 (fitted at most ``nest_top_mm`` larger in radius) or scores at least ``nest_score_share`` of theirs: a faint
 circle round several bases in contact does not. Second readings are resolved after the first ones: they stand
@@ -35,8 +35,8 @@ def resolve_overlaps(
     later: BoolArray | None = None,
 ) -> NDArray[np.intp]:
     """Indices kept after dropping nested circles and impossible overlaps, best score first: a circle that
-    overlaps kept ones by more than ``max_overlap_mm`` (``coarse_max_overlap_mm`` under
-    ``outline_min_px_per_mm``) is dropped, unless all of those are smaller circles inside it
+    overlaps kept ones by more than ``overlaps.max_mm`` (``overlaps.coarse_max_mm`` under
+    ``outline.min_px_per_mm``) is dropped, unless all of those are smaller circles inside it
     (its top, its figure's outline; two bases cannot nest) that it may take the place of: then it is the footprint
     and replaces them. It may where its fitted radius (``radius`` (K,) px) is at most ``nest_top_mm`` larger (a top
     inside its footprint), or where it scores at least ``nest_score_share`` of theirs: a faint circle round several
@@ -52,8 +52,8 @@ def resolve_overlaps(
     inside = (nominal_px[None, :] < nominal_px[:, None]) & (
         dist + nominal_px[None, :] <= nominal_px[:, None] + max_mm * px_per_mm
     )
-    top = radius[:, None] - radius[None, :] <= settings.nest_top_mm * px_per_mm
-    strong = score[:, None] >= settings.nest_score_share * score[None, :]
+    top = radius[:, None] - radius[None, :] <= settings.overlaps.nest_top_mm * px_per_mm
+    strong = score[:, None] >= settings.overlaps.nest_score_share * score[None, :]
     overlap_mm = (nominal_px[:, None] + nominal_px[None, :] - dist) / px_per_mm
     np.fill_diagonal(overlap_mm, -np.inf)
     absorbs = inside & (top | strong)
@@ -76,9 +76,9 @@ def narrowly_lost(
 ) -> NDArray[np.intp]:
     """Of the readings ``rows`` (circles ``center_px`` (K, 2) at the sizes ``size_mm`` (K,)), those not among ``kept``
     that overlap a kept one by more than bases may (see :func:`resolve_overlaps`), but each by at most
-    ``kin_lost_overlap_mm`` more, and lie inside none of them nor hold one inside."""
+    ``kin.lost_overlap_mm`` more, and lie inside none of them nor hold one inside."""
     lost = rows[~np.isin(rows, kept)]
-    if settings.kin_lost_overlap_mm <= 0 or lost.size == 0 or kept.size == 0:
+    if settings.kin.lost_overlap_mm <= 0 or lost.size == 0 or kept.size == 0:
         return np.zeros(0, np.intp)
     max_mm = max_overlap_mm(px_per_mm, settings)
     dist_mm = centre_distances(center_px[lost], center_px[kept]) / px_per_mm
@@ -86,7 +86,7 @@ def narrowly_lost(
     overlap_mm = radii[0] + radii[1] - dist_mm
     nested = dist_mm + np.minimum(*radii) <= np.maximum(*radii) + max_mm
     clash = overlap_mm > max_mm
-    narrow = clash.any(axis=1) & ~(clash & (nested | (overlap_mm > max_mm + settings.kin_lost_overlap_mm))).any(axis=1)
+    narrow = clash.any(axis=1) & ~(clash & (nested | (overlap_mm > max_mm + settings.kin.lost_overlap_mm))).any(axis=1)
     return lost[narrow]
 
 

@@ -52,10 +52,10 @@ def rim_fit(
     every strong edge of the rays."""
     ray_radius = radius[:, None] + ray_stretch(parallax, center, directions)
     deriv = ray_derivative(
-        grey, center, ray_radius, half_width_px, directions, settings.sample_step_px, settings.profile_blur_px
+        grey, center, ray_radius, half_width_px, directions, settings.rim.sample_step_px, settings.rim.profile_blur_px
     )
     peaks = find_peaks(
-        deriv, polarity, settings.sample_step_px, settings.min_edge_gradient, settings.edge_peak_fraction
+        deriv, polarity, settings.rim.sample_step_px, settings.rim.min_edge_gradient, settings.rim.edge_peak_fraction
     )
     edges = pick_edges(peaks, ray_radius, prefer)
     points = edges.points(center, directions)
@@ -63,7 +63,7 @@ def rim_fit(
     if ignore is not None:
         found = found & ~sample_mask(ignore, points)
     points = unstretch(parallax, points, center)
-    fit = fit_circles(points, found, center, radius, settings.fit_iterations, settings.outlier_sigmas)
+    fit = fit_circles(points, found, center, radius, settings.circle.iterations, settings.circle.outlier_sigmas)
     return fit, peaks
 
 
@@ -74,7 +74,7 @@ def rim_coverage(fit: CircleFit) -> FloatArray:
 def rim_passes(fit: CircleFit, max_rms_px: float, settings: VisionSettings) -> BoolArray:
     """(K,) the rim cues of a base: a fit, enough of the rim seen, round to ``max_rms_px``."""
     return np.asarray(
-        fit.ok & (rim_coverage(fit) >= settings.min_edge_coverage) & (fit.rms_px <= max_rms_px), dtype=np.bool_
+        fit.ok & (rim_coverage(fit) >= settings.verdicts.min_edge_coverage) & (fit.rms_px <= max_rms_px), dtype=np.bool_
     )
 
 
@@ -92,13 +92,13 @@ def refine_rims(
     center, radius, nominal = found.center_px, found.radius_px, found.nominal_mm
     sizes = settings.base_sizes_mm
     fit = None
-    for _ in range(settings.refine_passes):
+    for _ in range(settings.rim.refine_passes):
         fit, _peaks = rim_fit(
             image,
             ignore,
             center,
             nominal / 2 * scale,
-            max(settings.refine_search_mm * scale, MIN_REFINE_HALF_WIDTH_PX),
+            max(settings.rim.refine_search_mm * scale, MIN_REFINE_HALF_WIDTH_PX),
             found.polarity,
             "nearest",
             directions,

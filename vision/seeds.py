@@ -11,7 +11,7 @@ Two searches, whose candidates are pooled (the refinement merges the ones that f
 - ``cv2.HoughCircles`` per band of sizes (:func:`hough_seeds`), which adds a few bases the voting misses.
 
 The search runs once per band of similar base sizes, each on a copy of the image reduced by a whole factor
-until the band's bases are about ``seed_radius_px`` in radius (fast, and seeds only need to land within a couple
+until the band's bases are about ``seeds.radius_px`` in radius (fast, and seeds only need to land within a couple
 of millimetres). One pass per band lets the minimum distance between
 centres follow the band's radius, so two bases in contact (centres one diameter apart) both keep their peak, and
 keeps the radius range narrow so a figure's outline inside a base does not win the radius vote.
@@ -28,7 +28,7 @@ import os
 import threading
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -137,18 +137,18 @@ def reduction_factor(px_per_mm: float, target_px_per_mm: float) -> int:
 class SeedLevels:
     """Reduced, smoothed grey copies of one image for the seed searches, made once per reduction factor and shared
     by :func:`vote_seeds` and :func:`hough_seeds`: the image is first reduced until the smallest base is about
-    ``seed_radius_px`` in radius (``first``, at ``scale0`` px/mm), then by a further whole factor per band.
+    ``seeds.radius_px`` in radius (``first``, at ``scale0`` px/mm), then by a further whole factor per band.
     Ignored pixels take the median grey of the rest (so they add no edges of their own beyond the mask's
     outline) and are marked in the level's ``hidden`` mask."""
 
     def __init__(
         self, grey: NDArray[np.uint8], px_per_mm: float, settings: VisionSettings, ignore: NDArray[np.uint8] | None
     ) -> None:
-        self.bands_mm = size_bands(settings.base_sizes_mm, settings.seed_band_ratio)
-        self._seed_radius_px = settings.seed_radius_px
-        self.first = reduction_factor(px_per_mm, settings.seed_radius_px / (self.bands_mm[0][0] / 2))
+        self.bands_mm = size_bands(settings.base_sizes_mm, settings.seeds.band_ratio)
+        self._seed_radius_px = settings.seeds.radius_px
+        self.first = reduction_factor(px_per_mm, settings.seeds.radius_px / (self.bands_mm[0][0] / 2))
         self.scale0 = px_per_mm / self.first
-        self._blur_px = settings.seed_blur_px
+        self._blur_px = settings.seeds.blur_px
         self._grey = _reduced(grey, self.first)
         self._ignore = None if ignore is None else _reduced(ignore, self.first, cv2.INTER_NEAREST)
         self._made: dict[int, tuple[NDArray[np.uint8], NDArray[np.bool_] | None]] = {}
@@ -183,7 +183,7 @@ class SeedLevels:
 
     def extra(self, small_mm: float) -> int:
         """The further reduction (beyond ``first``) for a band whose smallest base is ``small_mm`` in diameter:
-        until that base is about ``seed_radius_px`` in radius."""
+        until that base is about ``seeds.radius_px`` in radius."""
         return reduction_factor(self.scale0, self._seed_radius_px / (small_mm / 2))
 
     def make_all(self) -> None:
@@ -200,15 +200,15 @@ def find_seeds(
     weak_fraction: float | None = None,
 ) -> Seeds:
     """Circle candidates for every standard base size, in full-image pixels: those of :func:`vote_seeds` and (where
-    ``seed_hough_circles``) of :func:`hough_seeds` together (``grey`` (H, W) uint8, ``ignore`` (H, W) uint8 nonzero
+    ``seeds.hough_circles``) of :func:`hough_seeds` together (``grey`` (H, W) uint8, ``ignore`` (H, W) uint8 nonzero
     where nothing is to be found). A Hough candidate within a fraction of ``seed_search_mm`` of a voted one whose
     radius range overlaps its own adds nothing (the rim search about the voted one covers it) and is left out.
     ``weak_fraction`` (below ``vote_fraction``): voted seeds with that share of votes are returned too, at the end,
     for a caller to use where a base is likely (their ``votes`` tell them apart; the others are as without)."""
-    strong_bar = settings.vote_fraction
+    strong_bar = settings.seeds.vote_fraction
     weak = weak_fraction is not None and weak_fraction < strong_bar
     if weak_fraction is not None and weak:
-        settings = replace(settings, vote_fraction=weak_fraction)
+        settings = settings.replaced({"seeds.vote_fraction": weak_fraction})
     levels = SeedLevels(grey, px_per_mm, settings, ignore)
     extras = sorted({levels.extra(small_mm) for small_mm, _large_mm in levels.bands_mm})
     # One job per search and level, shared by the cores (OpenCV and numpy's array loops run without the GIL). The
@@ -218,7 +218,7 @@ def find_seeds(
     with ThreadPoolExecutor(max_workers=max(1, min(2 * len(extras), os.cpu_count() or 1))) as pool:
         votes = [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, extras[:1])]
         # with HoughCircles off its one job searches no band and returns no seed (the results keep one shape)
-        hough_extras = extras if settings.seed_hough_circles else []
+        hough_extras = extras if settings.seeds.hough_circles else []
         houghs = [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, hough_extras[:1])]
         votes += [pool.submit(vote_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in extras[1:]]
         houghs += [pool.submit(hough_seeds, grey, px_per_mm, settings, ignore, levels, (e,)) for e in hough_extras[1:]]
@@ -235,7 +235,7 @@ def find_seeds(
         overlap = (hough.band_px[:, None, 0] <= voted.band_px[None, :, 1]) & (
             voted.band_px[None, :, 0] <= hough.band_px[:, None, 1]
         )
-        near = dist <= _SAME_SEED_SHARE * settings.seed_search_mm * px_per_mm
+        near = dist <= _SAME_SEED_SHARE * settings.rim.seed_search_mm * px_per_mm
         new = ~np.any(near & overlap, axis=1)
         hough = hough[new]
     return Seeds.concatenate([voted, hough, weak_seeds])
@@ -340,7 +340,7 @@ def vote_seeds(
     local maxima (over a square of about half the smallest radius: bases in contact have centres one diameter
     apart) with at least ``vote_fraction`` of the smallest rim's length in votes are the candidates, each
     placed within its cell by a parabola through its neighbours. ``radius_px`` is the band's middle radius,
-    ``band_px`` its range with ``seed_radius_margin``. ``extras``: only the bands searched at these further
+    ``band_px`` its range with ``seeds.radius_margin``. ``extras``: only the bands searched at these further
     reductions (see :meth:`SeedLevels.extra`; None: every band), in band order."""
     levels = SeedLevels(grey, px_per_mm, settings, ignore) if levels is None else levels
     first, scale0 = levels.first, levels.scale0
@@ -356,7 +356,8 @@ def vote_seeds(
         if extra not in edges_at:
             smooth, hidden = levels.level(extra)
             edges = np.asarray(
-                cv2.Canny(smooth, settings.vote_canny_low, settings.vote_canny_high, L2gradient=True), np.uint8
+                cv2.Canny(smooth, settings.seeds.vote_canny_low, settings.seeds.vote_canny_high, L2gradient=True),
+                np.uint8,
             )
             if hidden is not None:
                 edges[hidden] = 0
@@ -364,17 +365,17 @@ def vote_seeds(
         (h, w), (xs, ys, ux, uy) = edges_at[extra]
         # votes land in cells of about vote_cell_mm: seeds need only land within a couple of millimetres, and
         # the accumulator's cost (counting, smoothing, peak search) falls with the square of the cell
-        cell = max(1, round(settings.vote_cell_mm * scale))
+        cell = max(1, round(settings.seeds.vote_cell_mm * scale))
         wc = -(-w // cell)
         sizes = sorted({d for d in settings.base_sizes_mm if small_mm <= d <= large_mm})
-        blur = max(settings.vote_blur_px / cell, _MIN_VOTE_BLUR_CELLS)
+        blur = max(settings.seeds.vote_blur_px / cell, _MIN_VOTE_BLUR_CELLS)
         acc = _accumulator((xs, ys, ux, uy), (h, w), [d / 2 * scale for d in sizes], cell, blur)
         r_min = small_mm / 2 * scale
         k = 2 * max(1, round(0.5 * r_min / cell)) + 1
         # a square neighbourhood (separable, so fast): touching bases have centres a diameter apart, farther than
         # its corners reach
         peak_max = cv2.dilate(acc, np.ones((k, k), np.uint8))
-        need = settings.vote_fraction * 2 * math.pi * r_min
+        need = settings.seeds.vote_fraction * 2 * math.pi * r_min
         # the vote threshold leaves few cells: the local maximum test only on those
         above = np.flatnonzero(acc >= need)
         above = above[acc.reshape(-1)[above] >= peak_max.reshape(-1)[above]]
@@ -385,8 +386,8 @@ def vote_seeds(
         factor = first * extra
         centers.append(np.stack([(px + 0.5) * factor - 0.5, (py + 0.5) * factor - 0.5], axis=1).astype(np.float64))
         radii.append(np.full(len(px), (small_mm + large_mm) / 4 * px_per_mm))
-        lo = max(MIN_SEED_RADIUS_PX, small_mm / 2 * scale * (1 - settings.seed_radius_margin)) * factor
-        hi = large_mm / 2 * scale * (1 + settings.seed_radius_margin) * factor
+        lo = max(MIN_SEED_RADIUS_PX, small_mm / 2 * scale * (1 - settings.seeds.radius_margin)) * factor
+        hi = large_mm / 2 * scale * (1 + settings.seeds.radius_margin) * factor
         bands.append(np.tile(np.array([math.floor(lo), math.ceil(hi)], dtype=np.float64), (len(px), 1)))
         factors.append(np.full(len(px), factor, dtype=np.intp))
         shares.append(acc.reshape(-1)[above].astype(np.float64) / (2 * math.pi * r_min))
@@ -438,7 +439,7 @@ def hough_seeds(
 
     ``grey`` (H, W) uint8; ``px_per_mm`` its scale; ``ignore`` (H, W) uint8, nonzero where nothing is to
     be found. Each size band is searched on a copy reduced (by a whole factor) until the band's smallest base
-    is about ``seed_radius_px`` in radius: large bases need no fine pixels to be found, and the search costs
+    is about ``seeds.radius_px`` in radius: large bases need no fine pixels to be found, and the search costs
     about the square of the scale. Candidates whose centre is ignored are dropped. Duplicates across bands are
     kept: the refinement merges them. ``extras``: only the bands searched at these further reductions (see
     :meth:`SeedLevels.extra`; None: every band), in band order."""
@@ -453,16 +454,16 @@ def hough_seeds(
             continue
         level = levels.level(extra)[0]
         scale = scale0 / extra
-        r_min = max(MIN_SEED_RADIUS_PX, math.floor(small_mm / 2 * scale * (1 - settings.seed_radius_margin)))
-        r_max = max(r_min + 1, math.ceil(large_mm / 2 * scale * (1 + settings.seed_radius_margin)))
-        votes = max(1.0, settings.seed_vote_fraction * 2 * math.pi * r_min)
+        r_min = max(MIN_SEED_RADIUS_PX, math.floor(small_mm / 2 * scale * (1 - settings.seeds.radius_margin)))
+        r_max = max(r_min + 1, math.ceil(large_mm / 2 * scale * (1 + settings.seeds.radius_margin)))
+        votes = max(1.0, settings.seeds.hough_vote_fraction * 2 * math.pi * r_min)
         raw = cv2.HoughCircles(
             level,
             cv2.HOUGH_GRADIENT,
             _HOUGH_DP,
             # two distinct bases have centres at least r1 + r2 apart; r_min leaves room for touching pairs
             minDist=max(2.0, float(r_min)),
-            param1=settings.seed_canny_high,
+            param1=settings.seeds.canny_high,
             param2=votes,
             minRadius=r_min,
             maxRadius=r_max,

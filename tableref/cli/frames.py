@@ -240,7 +240,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
-        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm, args.camera is not None))
+        print(declared_note(state, len(roster.models), config.vision.known.min_px_per_mm, args.camera is not None))
         for line in calibration_notes(state):
             print(line)
     return EXIT_OK
@@ -290,7 +290,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2))
     else:
         print(format_measurement(measurement, len(frames)))
-        print(declared_note(state, len(roster.models), config.vision.known_min_px_per_mm, args.camera is not None))
+        print(declared_note(state, len(roster.models), config.vision.known.min_px_per_mm, args.camera is not None))
         for line in calibration_notes(state):
             print(line)
     return EXIT_OK

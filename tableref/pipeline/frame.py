@@ -152,7 +152,7 @@ def detect_frame(
     the rim height it declares where it does (see :func:`~tableref.pipeline.state.known_bases`; the calibration report's
     ``declared_bases`` counts them); where the appearance fit does not run (about 1 px/mm), an outline the edges read is
     placed at the declared rim height. Where the appearance fit runs, the bases no roster declares are fitted again at
-    the sizes they were read at (``refit_read_sizes``). The models are still unassigned
+    the sizes they were read at (``known.refit_read_sizes``). The models are still unassigned
     (:func:`~tableref.pipeline.identity.carry_identities` assigns them).
 
     ``previous``, the analysis of an earlier frame of the same camera position (made with this ``calibration``, the

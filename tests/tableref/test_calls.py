@@ -51,7 +51,7 @@ def _line_pairs_frame(scene_seed: int, resolution: str, render_seed: int) -> tup
 
 def _with_vision(config: Settings, name: str, value: float | None) -> Settings:
     """``config`` with one vision setting changed (None: as it is)."""
-    return config if value is None else replace(config, vision=replace(config.vision, **{name: value}))
+    return config if value is None else replace(config, vision=config.vision.replaced({name: value}))
 
 
 def _call_on_pair(
@@ -77,8 +77,8 @@ def test_a_base_whose_figure_lies_beside_it_is_read_by_its_own_rim(
 ) -> None:
     frame = _line_pairs_frame(1349, "4k", 349)
     # the finder's look, off here, finds the base again where this rule is off: the rule is what is tested
-    config = _with_vision(config, "finder_seed_probability", 0.0)
-    result, state = _call_on_pair(frame, _with_vision(config, "second_ring_mm", second_ring_mm), True, "p0a", "p0b")
+    config = _with_vision(config, "finder.seed_probability", 0.0)
+    result, state = _call_on_pair(frame, _with_vision(config, "rim.second_ring_mm", second_ring_mm), True, "p0a", "p0b")
     assert result.wrong is wrong
     seen, placed = state.model("p0a"), frame[3].state.model("p0a")
     assert (math.hypot(seen.x_mm - placed.x_mm, seen.y_mm - placed.y_mm) < 1.0) is not wrong
@@ -90,12 +90,12 @@ _ONCE_WRONG = [
     # 1080p measured without camera.json: a grey 28.5 mm base on a grey mat ("p4b") shows little but its figure; its
     # edges are read on 56 % of the rays as a circle round the figure and a patch of mat, 8.7 mm off. Its pair is in
     # base contact; with the sigma of a fully seen rim the call was `clear`.
-    ((1013, "1080p", 13), False, ("p4a", "p4b"), "unseen_rim_sigma_share", 0.0),
+    ((1013, "1080p", 13), False, ("p4a", "p4b"), "other_readings.unseen_rim_sigma_share", 0.0),
     # 4K: a green 25 mm base on a green mat ("p16b") carries a figure whose cloak, of the base's own green, hangs over
     # its rim; the fit at the known size puts the wall where the mat is, far out of place (0.42 of the way from the
     # top's level to the mat's), 1.8 mm off. Its pair lies 0.2 mm inside the 2" line; with the doubt of a wall barely
     # out of place (half the top disc's shift) the call was `clear`.
-    ((1331, "4k", 331), True, ("p16a", "p16b"), "wall_far_doubt", 0.5),
+    ((1331, "4k", 331), True, ("p16a", "p16b"), "outline.wall_far_doubt", 0.5),
 ]
 
 

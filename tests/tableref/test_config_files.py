@@ -35,7 +35,7 @@ def test_the_app_defaults_hold_no_stage_section_of_its_own_file():
 
 def test_a_stage_default_reaches_the_loaded_settings(tmp_path):
     vision = tomllib.loads((ROOT / "vision" / "defaults.toml").read_text("utf-8"))["vision"]
-    assert load_config().vision.finder_trust_probability == vision["finder_trust_probability"]
+    assert load_config().vision.finder.trust_probability == vision["finder"]["trust_probability"]
     mine = tmp_path / "mine.toml"
-    mine.write_text("[vision]\nfinder_trust_probability = 0.5\n")
-    assert load_config(mine).vision.finder_trust_probability == 0.5
+    mine.write_text("[vision.finder]\ntrust_probability = 0.5\n")
+    assert load_config(mine).vision.finder.trust_probability == 0.5

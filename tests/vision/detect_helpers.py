@@ -16,8 +16,12 @@ from vision import (
 # the figure cues (a figure on every base, and on every base whose top has the mat's grey level, in grey or, where
 # figures blur, in colour) are switched off here and tested on their own below and on rendered frames
 # (test_rendered.py).
-SETTINGS = dataclasses.replace(
-    hand_rule_settings(), min_figure_contrast=0.0, ring_min_figure_contrast=0.0, ring_colour_figure_contrast=0.0
+SETTINGS = hand_rule_settings().replaced(
+    {
+        "verdicts.min_figure_contrast": 0.0,
+        "verdicts.ring_min_figure_contrast": 0.0,
+        "verdicts.ring_colour_figure_contrast": 0.0,
+    }
 )
 DEFAULT_SETTINGS = hand_rule_settings()
 LOOKS = {"clean": vs.CLEAN, "textured": vs.TEXTURED, "rough": vs.ROUGH}

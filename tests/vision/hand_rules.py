@@ -12,20 +12,20 @@ from tableref.settings import Settings
 from vision import VisionSettings
 
 HAND_RULES = {
-    "min_figure_contrast": 6.0,
-    "colour_min_figure_contrast": 8.0,
-    "outline_min_px_per_mm": 1.2,
-    "known_misfit_scale": 2.5,
-    "known_edge_share": 0.5,
-    "known_edge_limit_mm": 1000.0,
-    "verifier_min_probability": 0.0,
-    "finder_seed_probability": 0.0,
+    "verdicts.min_figure_contrast": 6.0,
+    "colour.min_figure_contrast": 8.0,
+    "outline.min_px_per_mm": 1.2,
+    "known.misfit_scale": 2.5,
+    "known.edge_share": 0.5,
+    "known.edge_limit_mm": 1000.0,
+    "verifier.min_probability": 0.0,
+    "finder.seed_probability": 0.0,
 }
 
 
 def hand_rule_settings() -> VisionSettings:
     """The default vision settings with the hand rules on."""
-    return dataclasses.replace(load_config().vision, **HAND_RULES)
+    return load_config().vision.replaced(HAND_RULES)
 
 
 def hand_rule_config() -> Settings:

@@ -49,8 +49,8 @@ def test_every_base_found_once_with_its_size(px_per_mm: float, look: str, seed: 
     assert np.median(m.distance_px) < median_px
     assert np.all(m.distance_px < 4 * median_px)
     # the reported fit quality describes what was seen
-    assert np.all((dets.edge_coverage >= SETTINGS.min_edge_coverage) & (dets.edge_coverage <= 1))
-    assert np.all(dets.fit_rms_px <= SETTINGS.max_fit_rms_px)
+    assert np.all((dets.edge_coverage >= SETTINGS.verdicts.min_edge_coverage) & (dets.edge_coverage <= 1))
+    assert np.all(dets.fit_rms_px <= SETTINGS.circle.max_rms_px)
     assert np.all((dets.score > 0) & (dets.score <= 1))
     assert np.all(np.diff(dets.score) <= 0), "best first"
 
@@ -206,7 +206,7 @@ def test_a_base_inside_a_printed_ring_is_read_by_its_own_rim(
     assert dets.diameter_mm.tolist() == [base_mm]
     assert m.distance_px[0] < 0.25 * px_per_mm
     # the outermost ring alone loses the base
-    outermost_only = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(SETTINGS, second_ring_mm=0.0))
+    outermost_only = detect_bases(scene.image_bgr, px_per_mm, SETTINGS.replaced({"rim.second_ring_mm": 0.0}))
     assert len(match(scene, outermost_only).truth_index) == 0
 
 
@@ -311,48 +311,50 @@ def test_bad_input_raises_named_errors(
     [
         ({"base_sizes_mm": ()}, "base_sizes_mm"),
         ({"base_sizes_mm": (25.0, -3.0)}, "base_sizes_mm"),
-        ({"rays": 4}, "rays"),
-        ({"min_edge_coverage": 1.5}, "min_edge_coverage"),
-        ({"disc_inner_mm": (2.0, 1.0)}, "disc_inner_mm"),
+        ({"rim.rays": 4}, "rim.rays"),
+        ({"verdicts.min_edge_coverage": 1.5}, "verdicts.min_edge_coverage"),
+        ({"verdicts.disc_inner_mm": (2.0, 1.0)}, "verdicts.disc_inner_mm"),
         ({"snap_tolerance_mm": float("inf")}, "finite"),
-        ({"sample_step_px": 0.0}, "sample_step_px"),
-        ({"rays": 100, "outline_sectors": 12}, "outline_sectors must divide rays"),
-        ({"ambiguity_max_rms_px": 0.0}, "ambiguity_max_rms_px"),
-        ({"unseen_rim_coverage": 0.0}, "unseen_rim_coverage must be in"),
-        ({"unseen_rim_sigma_share": -0.5}, "unseen_rim_sigma_share must not be negative"),
-        ({"outline_height_ratio": (1.1, 1.5)}, "outline_height_ratio"),
-        ({"outline_height_sigma": 0.0}, "outline_height_sigma"),
-        ({"ambiguity_shifts": -1}, "ambiguity_shifts"),
-        ({"known_misfit_scale": -1.0}, "known_misfit_scale must not be negative"),
-        ({"known_starts": ()}, "known_starts must list at least one start"),
-        ({"read_starts": ()}, "read_starts must list at least one start"),
-        ({"read_height_sigma": 0.0}, "read_height_sigma must be positive"),
-        ({"size_vote_ring": (0.9, 0.7)}, "size_vote_ring must be"),
-        ({"size_vote_ring": (0.7, 1.2)}, "size_vote_ring must be"),
-        ({"size_vote_hops": 0}, "size_vote_hops must be at least 1"),
-        ({"size_vote_colour": -1.0}, "size_vote_colour must not be negative"),
-        ({"height_pool_min": -1}, "height_pool_min must not be negative"),
-        ({"height_pool_gain": -0.5}, "height_pool_gain must not be negative"),
-        ({"height_pool_starts": ()}, "height_pool_starts must list at least one start"),
-        ({"other_start_share": -0.1}, "other_start_share must not be negative"),
-        ({"second_ring_mm": -1.0}, "second_ring_mm must not be negative"),
-        ({"inner_ring_fraction": -0.1}, "inner_ring_fraction must not be negative"),
-        ({"coarse_max_overlap_mm": -1.0}, "coarse_max_overlap_mm must not be negative"),
-        ({"rim_model_fallback_mm": -1.0}, "rim_model_fallback_mm must not be negative"),
-        ({"astray_short_mm": -1.0}, "astray_short_mm must not be negative"),
-        ({"round_end_max_wobble": -0.1}, "round_end_max_wobble must not be negative"),
-        ({"round_end_min_contrast": -1.0}, "round_end_min_contrast must not be negative"),
-        ({"nest_top_mm": -1.0}, "nest_top_mm must not be negative"),
-        ({"nest_score_share": -0.5}, "nest_score_share must not be negative"),
-        ({"die_square_agreement": -0.1}, "die_square_agreement must not be negative"),
-        ({"wall_dark_far": 0.1}, "wall_dark_far must be at least wall_dark_max"),
-        ({"wall_light_far": 0.5}, "wall_light_far at most wall_light_min"),
-        ({"wall_far_doubt": 0.2}, "wall_far_doubt not below it"),
+        ({"rim.sample_step_px": 0.0}, "rim.sample_step_px"),
+        ({"rim.rays": 100, "outline.sectors": 12}, "outline.sectors must divide rim.rays"),
+        ({"other_readings.max_rms_px": 0.0}, "other_readings.max_rms_px"),
+        ({"other_readings.unseen_rim_coverage": 0.0}, "other_readings.unseen_rim_coverage must be in"),
+        ({"other_readings.unseen_rim_sigma_share": -0.5}, "other_readings.unseen_rim_sigma_share must not be negative"),
+        ({"outline.height_ratio": (1.1, 1.5)}, "outline.height_ratio"),
+        ({"outline.height_sigma": 0.0}, "outline.height_sigma"),
+        ({"other_readings.shifts": -1}, "other_readings.shifts"),
+        ({"known.misfit_scale": -1.0}, "known.misfit_scale must not be negative"),
+        ({"known.starts": ()}, "known.starts must list at least one start"),
+        ({"known.read_starts": ()}, "known.read_starts must list at least one start"),
+        ({"known.read_height_sigma": 0.0}, "known.read_height_sigma must be positive"),
+        ({"size_vote.ring": (0.9, 0.7)}, "size_vote.ring must be"),
+        ({"size_vote.ring": (0.7, 1.2)}, "size_vote.ring must be"),
+        ({"size_vote.hops": 0}, "size_vote.hops must be at least 1"),
+        ({"size_vote.colour": -1.0}, "size_vote.colour must not be negative"),
+        ({"known.height_pool_min": -1}, "known.height_pool_min must not be negative"),
+        ({"known.height_pool_gain": -0.5}, "known.height_pool_gain must not be negative"),
+        ({"known.height_pool_starts": ()}, "known.height_pool_starts must list at least one start"),
+        ({"outline.other_start_share": -0.1}, "outline.other_start_share must not be negative"),
+        ({"rim.second_ring_mm": -1.0}, "rim.second_ring_mm must not be negative"),
+        ({"rim.inner_ring_fraction": -0.1}, "rim.inner_ring_fraction must not be negative"),
+        ({"overlaps.coarse_max_mm": -1.0}, "overlaps.coarse_max_mm must not be negative"),
+        ({"rim.model_fallback_mm": -1.0}, "rim.model_fallback_mm must not be negative"),
+        ({"outline.astray_short_mm": -1.0}, "outline.astray_short_mm must not be negative"),
+        ({"verdicts.round_end_max_wobble": -0.1}, "verdicts.round_end_max_wobble must not be negative"),
+        ({"verdicts.round_end_min_contrast": -1.0}, "verdicts.round_end_min_contrast must not be negative"),
+        ({"overlaps.nest_top_mm": -1.0}, "overlaps.nest_top_mm must not be negative"),
+        ({"overlaps.nest_score_share": -0.5}, "overlaps.nest_score_share must not be negative"),
+        ({"verdicts.die_square_agreement": -0.1}, "verdicts.die_square_agreement must not be negative"),
+        ({"outline.wall_dark_far": 0.1}, "outline.wall_dark_far must be at least wall_dark_max"),
+        ({"outline.wall_light_far": 0.5}, "outline.wall_light_far at most wall_light_min"),
+        ({"outline.wall_far_doubt": 0.2}, "outline.wall_far_doubt not below it"),
+        ({"finder.no_such_setting": 1.0}, "no such vision setting"),
+        ({"no_such_group.reach_mm": 1.0}, "no such vision setting"),
     ],
 )
 def test_inconsistent_settings_are_refused(change: dict[str, object], words: str) -> None:
     with pytest.raises(SettingsError, match=words):
-        dataclasses.replace(SETTINGS, **change)  # type: ignore[arg-type]
+        SETTINGS.replaced(change)  # type: ignore[arg-type]
     assert isinstance(SETTINGS, VisionSettings)
 
 
@@ -379,7 +381,7 @@ def test_a_disc_without_a_figure_is_not_a_base(px_per_mm: float, seed: int) -> N
         (1.0, 3, {}, 3),
         (1.0, 5, {}, 5),
         # ... but not with the group rule off, nor two alone (a pair of tokens)
-        (1.0, 3, {"kin_group_min": 0}, 0),
+        (1.0, 3, {"kin.group_min": 0}, 0),
         (1.0, 2, {}, 0),
     ],
 )
@@ -393,7 +395,7 @@ def test_a_unit_on_plain_bases_is_found_as_a_group(
     # varies by up to 10 % along the row, which the tops' colours must bear (size_vote_colour)
     plain = [((float(x), float(y)), 32.0) for x, y in centres_px]
     scene = vs.draw_colour_scene(shape, px_per_mm, [], np.random.default_rng(count), green, sand, sand, plain)
-    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    dets = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS.replaced(changed))
     assert len(dets) == found
     if found:
         order = np.argsort(dets.center_px[:, 0])
@@ -407,8 +409,8 @@ def test_with_the_verifier_a_unit_on_plain_bases_still_stands_as_a_group(
 ) -> None:
     # the default detector: its verifier takes a lone plain disc for a token, but not a unit of them side by side (the
     # finder, off here, sees such discs as bases whatever the verifier says of them)
-    settings = dataclasses.replace(load_config().vision, kin_group_min=group_min, finder_seed_probability=0.0)
-    assert settings.verifier_min_probability > 0
+    settings = load_config().vision.replaced({"kin.group_min": group_min, "finder.seed_probability": 0.0})
+    assert settings.verifier.min_probability > 0
     shape = (100, 80 + 37 * count)
     centres_px = np.array([(40.0 + 37 * i, 50.0) for i in range(count)])
     sand, green = (120.0, 160.0, 190.0), (70.0, 110.0, 80.0)
@@ -444,8 +446,8 @@ def _least_and_plain_figure(kind: str, off_mm: float, seed: int) -> tuple[float,
     angle = rng.uniform(0.0, 2 * math.pi)
     center = np.array([[middle + off_mm * px_per_mm * math.cos(angle), middle + off_mm * px_per_mm * math.sin(angle)]])
     radius = np.array([radius_px])
-    directions = ray_directions(DEFAULT_SETTINGS.rays)
-    reach_px = DEFAULT_SETTINGS.off_centre_reach_mm * px_per_mm
+    directions = ray_directions(DEFAULT_SETTINGS.rim.rays)
+    reach_px = DEFAULT_SETTINGS.verdicts.off_centre_reach_mm * px_per_mm
     least = least_figure(grey, center, radius, directions, DEFAULT_SETTINGS, reach_px)
     return float(least[0]), float(figure_contrast(grey, center, radius, directions, DEFAULT_SETTINGS)[0])
 
@@ -466,8 +468,8 @@ def test_a_tokens_ring_seen_off_centre_is_the_same_all_the_way_round_from_a_cent
     kind: str, off_mm: float, seed: int, passes_figure_test: bool, concentric: bool
 ) -> None:
     least, plain = _least_and_plain_figure(kind, off_mm, seed)
-    assert (plain >= DEFAULT_SETTINGS.min_figure_contrast) == passes_figure_test
-    assert (least < DEFAULT_SETTINGS.off_centre_figure_contrast) == concentric
+    assert (plain >= DEFAULT_SETTINGS.verdicts.min_figure_contrast) == passes_figure_test
+    assert (least < DEFAULT_SETTINGS.verdicts.off_centre_figure_contrast) == concentric
     assert least <= plain
 
 
@@ -511,7 +513,7 @@ def test_a_base_of_the_mats_grey_level_is_found_by_its_colour_and_a_token_is_not
     assert m.extra == 0, "no token taken for a base"
     np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
     assert np.max(m.distance_px) < 0.5 * px_per_mm
-    grey_only = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, colour_gain=0.0))
+    grey_only = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS.replaced({"colour.gain": 0.0}))
     assert len(match(scene, grey_only).truth_index) < len(scene.bases), "the grey levels alone do not show them all"
 
 
@@ -523,7 +525,7 @@ MAUVE_PAINT = (200.0, 100.0, 130.0)
     ("px_per_mm", "changed", "found"),
     [
         (1.0, {}, 4),
-        (1.0, {"colour_clear_figure_contrast": 255.0}, 2),
+        (1.0, {"colour.clear_figure_contrast": 255.0}, 2),
         # where figures resolve, the grey figure test stands
         (1.3, {}, 2),
     ],
@@ -532,7 +534,7 @@ def test_where_figures_blur_a_figure_that_shows_clearly_in_colour_needs_little_i
     px_per_mm: float, changed: dict[str, float], found: int
 ) -> None:
     scene = _bases_and_tokens_of_one_grey_level("green on sand", px_per_mm, MAUVE_PAINT)
-    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    dets = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS.replaced(changed))
     m = match(scene, dets)
     assert len(m.truth_index) == found
     assert m.extra == 0, "no token taken for a base"
@@ -560,7 +562,7 @@ def _found_in_coarse_chroma(px_per_mm: float, settings: VisionSettings) -> tuple
 @pytest.mark.parametrize("px_per_mm", [1.0, 1.3])
 def test_the_colour_look_takes_rougher_rims(px_per_mm: float) -> None:
     # where figures blur (1.0) and where they resolve (1.3) alike: the colour contrast's edges scatter more
-    strict = dataclasses.replace(DEFAULT_SETTINGS, colour_max_fit_rms_px=DEFAULT_SETTINGS.max_fit_rms_px)
+    strict = DEFAULT_SETTINGS.replaced({"colour.max_fit_rms_px": DEFAULT_SETTINGS.circle.max_rms_px})
     found, extra = _found_in_coarse_chroma(px_per_mm, DEFAULT_SETTINGS)
     found_strict, extra_strict = _found_in_coarse_chroma(px_per_mm, strict)
     assert found > found_strict, f"{found} bases found against {found_strict}"
@@ -582,7 +584,7 @@ def _ringed_sand_bases(
     bases = [vs.Placed((50 * px_per_mm, 55 * px_per_mm), 32.0), vs.Placed((140 * px_per_mm, 60 * px_per_mm), 40.0)]
     rings = [(b.center_px, b.diameter_mm, 1.5, RINGS[ring]) for b in bases]
     scene = vs.draw_colour_scene(shape, px_per_mm, bases, rng, SAND_MAT, SAND_MAT, FIGURE_PAINT, (), rings)
-    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    dets = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS.replaced(changed))
     return match(scene, dets), dets, scene
 
 
@@ -593,20 +595,20 @@ def _ringed_sand_bases(
         ("contact shadow", 1.3, {}, [0, 1]),
         # without the shadow rule, at about 1 px/mm the 40 mm base's own rim is the best supported ring inside the
         # outermost one, read as a second reading (below); the 32 mm base's is not
-        ("contact shadow", 1.0, {"shadow_min_darkness": 255.0}, [1]),
-        ("contact shadow", 1.3, {"shadow_min_darkness": 255.0}, []),
+        ("contact shadow", 1.0, {"colour.shadow_min_darkness": 255.0}, [1]),
+        ("contact shadow", 1.3, {"colour.shadow_min_darkness": 255.0}, []),
         # a coloured ring is no shadow: its outer edge is no base's
         ("red printed ring", 1.0, {}, [1]),
         ("red printed ring", 1.3, {}, []),
-        ("red printed ring", 1.0, {"shadow_max_colour": 255.0}, [0, 1]),
-        ("red printed ring", 1.3, {"shadow_max_colour": 255.0}, [0, 1]),
+        ("red printed ring", 1.0, {"colour.shadow_max_colour": 255.0}, [0, 1]),
+        ("red printed ring", 1.3, {"colour.shadow_max_colour": 255.0}, [0, 1]),
     ],
 )
 def test_a_base_of_the_mats_colour_is_found_inside_its_contact_shadow_and_not_inside_a_coloured_ring(
     ring: str, px_per_mm: float, changed: dict[str, float], found: list[int]
 ) -> None:
     # the shadow rule alone: at about 1 px/mm the inner ring reading finds one of these bases by itself (below)
-    m, dets, scene = _ringed_sand_bases(ring, px_per_mm, {"inner_ring_fraction": 0.0, **changed})
+    m, dets, scene = _ringed_sand_bases(ring, px_per_mm, {"rim.inner_ring_fraction": 0.0, **changed})
     assert sorted(m.truth_index.tolist()) == found
     assert m.extra == 0
     np.testing.assert_array_equal(dets.diameter_mm[m.det_index], scene.diameters_mm[m.truth_index])
@@ -634,7 +636,7 @@ def test_where_figures_blur_a_base_is_read_by_the_ring_inside_its_outermost(
     ring: str, px_per_mm: float, inner_ring_fraction: float, found: list[int]
 ) -> None:
     # the shadow rule off, so that only the inner ring reading can find a base inside its ring
-    changed = {"shadow_min_darkness": 255.0, "inner_ring_fraction": inner_ring_fraction}
+    changed = {"colour.shadow_min_darkness": 255.0, "rim.inner_ring_fraction": inner_ring_fraction}
     m, dets, scene = _ringed_sand_bases(ring, px_per_mm, changed)
     assert sorted(m.truth_index.tolist()) == found
     assert m.extra == 0

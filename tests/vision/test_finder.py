@@ -126,7 +126,7 @@ def _wide_scores(
     seed: int,
     resolution: str,
     folder: Path,
-    off: str = "finder_seed_probability",
+    off: str = "finder.seed_probability",
     both_off: tuple[str, ...] = (),
     before: float = 0.0,
 ) -> tuple[FrameScore, FrameScore]:
@@ -137,8 +137,8 @@ def _wide_scores(
     write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
     (sample,) = load_samples(folder)
     config = load_config()
-    config = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **dict.fromkeys(both_off, 0.0)))
-    without = dataclasses.replace(config, vision=dataclasses.replace(config.vision, **{off: before}))
+    config = dataclasses.replace(config, vision=config.vision.replaced(dict.fromkeys(both_off, 0.0)))
+    without = dataclasses.replace(config, vision=config.vision.replaced({off: before}))
     return score_frame(sample, without, without.evaluate), score_frame(sample, config, config.evaluate)
 
 
@@ -167,7 +167,7 @@ def test_a_unit_only_the_finder_sees_stands_whatever_the_verifier_says(
     seed: int, resolution: str, more: int, tmp_path: Path
 ) -> None:
     without, with_units = _wide_scores(
-        seed, resolution, tmp_path, off="finder_unit_probability", both_off=("finder_trust_probability",)
+        seed, resolution, tmp_path, off="finder.unit_probability", both_off=("finder.trust_probability",)
     )
     found_before = without.truth_matched & without.truth_visible
     found_after = with_units.truth_matched & with_units.truth_visible
@@ -181,7 +181,7 @@ def test_a_unit_only_the_finder_sees_stands_whatever_the_verifier_says(
 def test_a_base_the_finder_is_sure_of_stands_whatever_the_verifier_says(
     seed: int, resolution: str, tmp_path: Path
 ) -> None:
-    without, with_trust = _wide_scores(seed, resolution, tmp_path, off="finder_trust_probability")
+    without, with_trust = _wide_scores(seed, resolution, tmp_path, off="finder.trust_probability")
     found_before = without.truth_matched & without.truth_visible
     found_after = with_trust.truth_matched & with_trust.truth_visible
     assert np.sum(found_after & ~found_before) >= 1
@@ -200,12 +200,13 @@ def test_the_finders_veto_spares_bases_larger_than_it_knows(keep_probability: fl
     px_per_mm = 1.5
     bases = [vs.Placed((60 * px_per_mm, 70 * px_per_mm), 32.0), vs.Placed((170 * px_per_mm, 70 * px_per_mm), 80.0)]
     scene = vs.draw_scene((int(140 * px_per_mm), int(240 * px_per_mm)), px_per_mm, bases, np.random.default_rng(3))
-    settings = dataclasses.replace(
-        hand_rule_settings(),
-        min_figure_contrast=0.0,
-        finder_seed_probability=2.0,  # on, but reading nothing of its own: only its veto acts
-        finder_sure_probability=2.0,
-        finder_keep_probability=keep_probability,
+    settings = hand_rule_settings().replaced(
+        {
+            "verdicts.min_figure_contrast": 0.0,
+            "finder.seed_probability": 2.0,  # on, but reading nothing of its own: only its veto acts
+            "finder.sure_probability": 2.0,
+            "finder.keep_probability": keep_probability,
+        }
     )
     dets = detect_bases(scene.image_bgr, px_per_mm, settings)
     assert sorted(dets.diameter_mm.tolist()) == want_mm
@@ -217,7 +218,7 @@ def test_the_finders_veto_spares_bases_larger_than_it_knows(keep_probability: fl
 def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
     seed: int, resolution: str, more: int, tmp_path: Path
 ) -> None:
-    without, with_packs = _wide_scores(seed, resolution, tmp_path, off="finder_pack_probability")
+    without, with_packs = _wide_scores(seed, resolution, tmp_path, off="finder.pack_probability")
     found_before = without.truth_matched & without.truth_visible
     found_after = with_packs.truth_matched & with_packs.truth_visible
     assert np.sum(found_after & ~found_before) >= more
@@ -231,8 +232,8 @@ def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
 def test_the_finders_own_bases_below_its_sure_bar_stand_as_a_unit(
     seed: int, resolution: str, more: int, tmp_path: Path
 ) -> None:
-    sure = load_config().vision.finder_sure_probability
-    without, with_units = _wide_scores(seed, resolution, tmp_path, off="finder_unit_probability", before=sure)
+    sure = load_config().vision.finder.sure_probability
+    without, with_units = _wide_scores(seed, resolution, tmp_path, off="finder.unit_probability", before=sure)
     found_before = without.truth_matched & without.truth_visible
     found_after = with_units.truth_matched & with_units.truth_visible
     assert np.sum(found_after & ~found_before) >= more

@@ -3,7 +3,6 @@ finder peak vouch for, placed where solid bases leave room for it."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -85,12 +84,12 @@ def test_a_pack_gains_a_base_only_where_its_kin_and_the_finder_vouch_for_it(
     # solid: it overlaps none of its neighbours (beyond rounding), and stands within its peak's reach
     gap_mm = centre_distances(new.center_px, found.center_px) / SCALE - (want_mm + found.diameter_mm) / 2
     assert gap_mm.min() >= -0.05
-    assert np.hypot(*(new.center_px[0] / SCALE - np.array(peak[:2]))) <= SETTINGS.finder_pack_move_mm
-    assert new.center_sigma_px[0] >= SETTINGS.finder_centre_sigma_mm * SCALE
+    assert np.hypot(*(new.center_px[0] / SCALE - np.array(peak[:2]))) <= SETTINGS.finder.pack_move_mm
+    assert new.center_sigma_px[0] >= SETTINGS.finder.centre_sigma_mm * SCALE
 
 
 def test_the_completion_is_off_at_zero() -> None:
-    off = dataclasses.replace(SETTINGS, finder_pack_probability=0.0)
+    off = SETTINGS.replaced({"finder.pack_probability": 0.0})
     assert len(pack_completion(_found(RING, 25.0), _peak(100, 100, 0.9, 25.0), SCALE, off, None)) == 3
 
 

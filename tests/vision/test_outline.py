@@ -24,7 +24,7 @@ from vision.outline import OutlineFit, cast_shadow_px, fit_outlines
 from vision.parallax import RimParallax, middle_of
 from vision.rim import ray_directions
 
-SETTINGS = dataclasses.replace(hand_rule_settings(), min_figure_contrast=0.0)
+SETTINGS = hand_rule_settings().replaced({"verdicts.min_figure_contrast": 0.0})
 PX_PER_MM = 2.0
 SIZE_PX = (240, 240)
 # The nadir lies far to the upper left: the top disc shows pushed down and right, the wall up and left.
@@ -37,7 +37,7 @@ SHADOW_MM = 2.5
 
 VIEW = vs.RaisedView(PX_PER_MM, SIZE_PX, NADIR_PX, SHIFT_RATIO, SHADOW_MM)
 PARALLAX = RimParallax(NADIR_PX, SHIFT_RATIO)
-DIRECTIONS = ray_directions(SETTINGS.rays)
+DIRECTIONS = ray_directions(SETTINGS.rim.rays)
 # every drawn base stands here (footprint centre, px), off the pixel grid
 CENTER = (118.3, 121.7)
 TRUTH = np.array([CENTER])
@@ -108,9 +108,9 @@ def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
     radius_mm = 16.0
     start = middle_of(TRUTH, PARALLAX) + 0.5 * PX_PER_MM * np.array([[0.6, -0.8]])
     clean = vs.draw_raised_base(VIEW, CENTER, radius_mm, mat, wall, top, shadow, seed=5)
-    scale = SETTINGS.outline_misfit_scale / PX_PER_MM
+    scale = SETTINGS.outline.misfit_scale / PX_PER_MM
     # one start: from another the fit may leave the blob out altogether
-    one_start = dataclasses.replace(SETTINGS, outline_starts=(0.0,))
+    one_start = SETTINGS.replaced({"outline.starts": (0.0,)})
     fits = {}
     for name, grey in (("clean", clean), ("covered", cover_with_blob(clean, 200.0))):
         fit = fit_outlines(
@@ -120,9 +120,9 @@ def test_the_misfit_grows_where_the_model_does_not_explain_the_outline(
         error_mm = np.hypot(*(fit.center_px[0] - TRUTH[0])) / PX_PER_MM
         # honest, with the sigmas the detector reports: the centre within 2 sigma per axis (its error's length
         # within 2 sqrt(2) sigma), the diameter within 2 of its sigma
-        sigma_mm = np.hypot(SETTINGS.outline_model_sigma_mm, scale * fit.misfit_px[0])
+        sigma_mm = np.hypot(SETTINGS.outline.model_sigma_mm, scale * fit.misfit_px[0])
         assert error_mm <= 2.0 * math.sqrt(2.0) * sigma_mm, f"{look}, {name}"
-        diameter_sigma_mm = np.hypot(SETTINGS.outline_diameter_sigma_mm, 2.0 * scale * fit.radius_misfit_px[0])
+        diameter_sigma_mm = np.hypot(SETTINGS.outline.diameter_sigma_mm, 2.0 * scale * fit.radius_misfit_px[0])
         assert abs(2.0 * fit.radius_px[0] / PX_PER_MM - 2.0 * radius_mm) <= 2.0 * diameter_sigma_mm, f"{look}, {name}"
         fits[name] = fit
     # where the blob pulls the fit, the fit says so; the clean base's misfit is a few hundredths of a millimetre
@@ -150,8 +150,8 @@ def test_a_start_nearer_the_truth_escapes_the_top_read_as_the_footprint(radius_m
     # height held, the mechanism on its own)
     grey, start = _top_the_mats_grey(radius_mm)
     errors_mm = {}
-    for name, starts in (("one start", (0.0,)), ("the default starts", SETTINGS.outline_starts)):
-        settings = dataclasses.replace(SETTINGS, outline_starts=starts, outline_height_ratio=(1.0, 1.0))
+    for name, starts in (("one start", (0.0,)), ("the default starts", SETTINGS.outline.starts)):
+        settings = SETTINGS.replaced({"outline.starts": starts, "outline.height_ratio": (1.0, 1.0)})
         fit = fit_outlines(
             grey, start, np.array([radius_mm * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, settings
         )
@@ -166,7 +166,7 @@ def test_bases_fitted_from_the_first_start_only_keep_its_fit(radius_mm: float) -
     # the base above twice in one fit, the second from the first start only: it keeps the top read as the footprint,
     # as one start alone does, while the first escapes it
     grey, start = _top_the_mats_grey(radius_mm)
-    settings = dataclasses.replace(SETTINGS, outline_height_ratio=(1.0, 1.0))
+    settings = SETTINGS.replaced({"outline.height_ratio": (1.0, 1.0)})
     radius = np.array([radius_mm * PX_PER_MM])
     both = fit_outlines(
         grey,
@@ -179,7 +179,7 @@ def test_bases_fitted_from_the_first_start_only_keep_its_fit(radius_mm: float) -
         settings,
         first_start_only=np.array([False, True]),
     )
-    one_start = dataclasses.replace(settings, outline_starts=settings.outline_starts[:1])
+    one_start = settings.replaced({"outline.starts": settings.outline.starts[:1]})
     alone = fit_outlines(grey, start, radius, ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, one_start)
     assert both.ok.all() and alone.ok[0]
     errors_mm = np.hypot(*(both.center_px - TRUTH).T) / PX_PER_MM
@@ -234,7 +234,7 @@ def _started_at_the_top(settings: VisionSettings) -> OutlineFit:
     """The top the mat's grey over a dark wall, fitted from the top disc: the first start settles 0.6 mm off, another
     finds the footprint with a smaller residual."""
     grey, start = _top_the_mats_grey(16.0)
-    held = dataclasses.replace(settings, outline_height_ratio=(1.0, 1.0))
+    held = settings.replaced({"outline.height_ratio": (1.0, 1.0)})
     return fit_outlines(grey, start, np.array([16.0 * PX_PER_MM]), ALL_RAYS, DIRECTIONS, PX_PER_MM, PARALLAX, held)
 
 
@@ -242,7 +242,7 @@ def _started_at_the_top(settings: VisionSettings) -> OutlineFit:
 def test_a_start_about_as_good_elsewhere_is_reported(margin: float) -> None:
     # a later start must beat the kept fit by the margin; with a margin of 0.5 the first fit stays, and the better
     # one, now "about as good", says how far off it may be
-    fit = _started_at_the_top(dataclasses.replace(SETTINGS, outline_start_margin=margin))
+    fit = _started_at_the_top(SETTINGS.replaced({"outline.start_margin": margin}))
     error_px = TRUTH[0] - fit.center_px[0]
     error_mm = np.hypot(*error_px) / PX_PER_MM
     other_mm = np.hypot(*fit.other_start_px[0]) / PX_PER_MM
@@ -255,14 +255,14 @@ def test_a_start_about_as_good_elsewhere_is_reported(margin: float) -> None:
         assert cos > 0.9
 
 
-@pytest.mark.parametrize(("share", "inside"), [(SETTINGS.other_start_share, True), (0.5, False)])
+@pytest.mark.parametrize(("share", "inside"), [(SETTINGS.outline.other_start_share, True), (0.5, False)])
 def test_the_reading_not_taken_lies_inside_a_call_s_two_sigmas(share: float, inside: bool) -> None:
     # the fit above that kept the wrong one of two readings: the doubt along the line to the other is the share of
     # their distance. At half of it the truth (the other reading) stands on a call's 2-sigma line, or past it, before
     # any other term of the sigma counts
-    settings = dataclasses.replace(SETTINGS, outline_start_margin=0.5, other_start_share=share)
+    settings = SETTINGS.replaced({"outline.start_margin": 0.5, "outline.other_start_share": share})
     fit = _started_at_the_top(settings)
-    doubt_mm = np.hypot(*outline_sigmas(fit, PX_PER_MM, settings, settings.outline_misfit_scale)[2][0])
+    doubt_mm = np.hypot(*outline_sigmas(fit, PX_PER_MM, settings, settings.outline.misfit_scale)[2][0])
     other_mm = np.hypot(*fit.other_start_px[0]) / PX_PER_MM
     assert doubt_mm == pytest.approx(share * other_mm)
     error_mm = np.hypot(*(TRUTH[0] - fit.center_px[0])) / PX_PER_MM
@@ -343,7 +343,7 @@ def test_a_size_detected_wrong_is_fitted_from_round_it(detected_mm: float, angle
         diameter_mm=np.array([detected_mm]),
         radius_px=np.array([detected_mm / 2 * PX_PER_MM]),
     )
-    settings = dataclasses.replace(SETTINGS, misread_share=share)
+    settings = SETTINGS.replaced({"known.misread_share": share})
     known = fit_known_bases(grey, PX_PER_MM, settings, misread, np.array([32.0]), np.array([1.0]), PARALLAX)
     assert known.diameter_mm[0] == 32.0
     assert np.hypot(*(known.center_px[0] - middle_of(TRUTH, PARALLAX)[0])) / PX_PER_MM < 0.1
@@ -367,8 +367,8 @@ def test_a_fit_far_from_its_edges_and_poorly_explained_gives_way_to_them(
     grey, dets = _detected_with_figure(4.0)
     off = np.array([[(32.0 - 28.5) / 2 * PX_PER_MM, 0.0]])
     misread = dataclasses.replace(dets, center_px=dets.center_px + off)
-    settings = dataclasses.replace(
-        SETTINGS, known_edge_limit_mm=limit_mm, known_astray_misfit_mm=misfit_mm, known_edge_share=0.35
+    settings = SETTINGS.replaced(
+        {"known.edge_limit_mm": limit_mm, "known.astray_misfit_mm": misfit_mm, "known.edge_share": 0.35}
     )
     known = fit_known_bases(grey, PX_PER_MM, settings, misread, np.array([32.0]), np.array([1.0]), PARALLAX)
     assert known.diameter_mm[0] == 32.0
@@ -401,7 +401,7 @@ def test_a_ring_round_a_size_read_wrong_is_fitted_from_one_start(
 
     monkeypatch.setattr(vision.known, "fit_outlines", fit_outlines_seen)
     known = fit_known_bases(grey, PX_PER_MM, SETTINGS, misread, np.array([declared_mm]), None, PARALLAX)
-    ring = len(SETTINGS.misread_start_steps) * SETTINGS.misread_start_directions
+    ring = len(SETTINGS.known.misread_start_steps) * SETTINGS.known.misread_start_directions
     assert flags[0] is not None
     assert flags[0].tolist() == [False] + [ring_from_one_start] * ring
     assert known.diameter_mm[0] == 32.0
@@ -468,21 +468,21 @@ def test_with_the_size_held_the_rim_height_leans_less_on_the_one_assumed(rim_mm:
     truth = middle_of(TRUTH, PARALLAX)[0]
 
     def error_mm(height_sigma: float) -> float:
-        settings = dataclasses.replace(SETTINGS, read_height_sigma=height_sigma)
+        settings = SETTINGS.replaced({"known.read_height_sigma": height_sigma})
         known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.array([np.nan]), None, PARALLAX)
         return float(np.hypot(*(known.center_px[0] - truth)) / PX_PER_MM)
 
-    assert error_mm(SETTINGS.read_height_sigma) < 0.5 * error_mm(0.02)
+    assert error_mm(SETTINGS.known.read_height_sigma) < 0.5 * error_mm(0.02)
 
 
 @pytest.mark.parametrize(
     ("case", "diameter_mm", "settings", "parallax"),
     [
-        ("size not known", np.array([np.nan]), dataclasses.replace(SETTINGS, refit_read_sizes=False), PARALLAX),
+        ("size not known", np.array([np.nan]), SETTINGS.replaced({"known.refit_read_sizes": False}), PARALLAX),
         (
             "size not known, too coarse for the free fit",
             np.array([np.nan]),
-            dataclasses.replace(SETTINGS, outline_min_px_per_mm=3.0),
+            SETTINGS.replaced({"outline.min_px_per_mm": 3.0}),
             PARALLAX,
         ),
         ("size not known, no parallax", np.array([np.nan]), SETTINGS, None),
@@ -490,7 +490,7 @@ def test_with_the_size_held_the_rim_height_leans_less_on_the_one_assumed(rim_mm:
         (
             "too coarse for the fit at a known size",
             np.array([32.0]),
-            dataclasses.replace(SETTINGS, known_min_px_per_mm=3.0),
+            SETTINGS.replaced({"known.min_px_per_mm": 3.0}),
             PARALLAX,
         ),
     ],
@@ -521,7 +521,7 @@ def test_the_fit_at_a_known_size_has_a_resolution_floor_of_its_own(
     # size and height, where only the centre and the blur are free; with the height unknown it would trade off
     # against the footprint again, so there the size alone is not enough
     grey, dets = _detected_with_figure(3.0)
-    coarse = dataclasses.replace(SETTINGS, outline_min_px_per_mm=outline_min, known_min_px_per_mm=known_min)
+    coarse = SETTINGS.replaced({"outline.min_px_per_mm": outline_min, "known.min_px_per_mm": known_min})
     dets = detect_bases(grey, PX_PER_MM, coarse, parallax=PARALLAX)
     height = np.array([3.0 / RIM_MM if height_known else np.nan])
     known = fit_known_bases(grey, PX_PER_MM, coarse, dets, np.array([32.0]), height, PARALLAX)
@@ -570,10 +570,10 @@ def test_the_shadows_of_one_light_are_found(angle_deg: float | None, bases: int)
     cast = cast_shadow_px(
         grey, start, radius, DIRECTIONS, PX_PER_MM, CAST_PARALLAX, SETTINGS, radius_known=True, height_ratio=None
     )
-    if angle_deg is None or bases < SETTINGS.cast_min_bases:
+    if angle_deg is None or bases < SETTINGS.outline.cast_min_bases:
         np.testing.assert_array_equal(cast, [0.0, 0.0])
         return
-    assert np.hypot(*cast) == pytest.approx(SETTINGS.cast_shadow_mm * PX_PER_MM)
+    assert np.hypot(*cast) == pytest.approx(SETTINGS.outline.cast_shadow_mm * PX_PER_MM)
     off_deg = (math.degrees(math.atan2(cast[1], cast[0])) - angle_deg + 180.0) % 360.0 - 180.0
     assert abs(off_deg) < 20.0
 
@@ -586,8 +586,8 @@ def test_a_cast_shadow_modelled_no_longer_pulls_the_footprint(angle_deg: float) 
     expected = middle_of(CAST_TRUTH, CAST_PARALLAX)
     dets = BaseDetections(expected + 0.4, np.full(n, 14.25 * PX_PER_MM), np.full(n, 28.5), *([ones] * 7))
     errors = []
-    for length_mm in (0.0, SETTINGS.cast_shadow_mm):
-        settings = dataclasses.replace(SETTINGS, cast_shadow_mm=length_mm, known_starts=TWO_STARTS)
+    for length_mm in (0.0, SETTINGS.outline.cast_shadow_mm):
+        settings = SETTINGS.replaced({"outline.cast_shadow_mm": length_mm, "known.starts": TWO_STARTS})
         known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.full(n, 28.5), ones, CAST_PARALLAX)
         errors.append(float(np.mean(np.hypot(*(known.center_px - expected).T))) / PX_PER_MM)
     without, with_cast = errors
@@ -624,7 +624,9 @@ EXCESS_CASES = [
 def test_blur_beyond_the_frames_own_adds_to_the_sigma(
     case: str, blur_px: list[float], ok: list[bool], frame_px: list[float] | None, expected_mm: list[float]
 ) -> None:
-    settings = dataclasses.replace(SETTINGS, excess_blur_free=1.1, excess_blur_scale=2.0, excess_blur_min_bases=8)
+    settings = SETTINGS.replaced(
+        {"outline.excess_blur_free": 1.1, "outline.excess_blur_scale": 2.0, "outline.excess_blur_min_bases": 8}
+    )
     frame = None if frame_px is None else np.array(frame_px)
     got = excess_blur_mm(_fits_with_blur(blur_px, ok), PX_PER_MM, settings, frame)
     np.testing.assert_allclose(got, expected_mm, atol=1e-12, err_msg=case)
@@ -661,11 +663,11 @@ def _smeared_sigmas(roster: bool, smear_px: float, settings: VisionSettings) -> 
 
 # without a roster, smeared harder than 1.5 px the edges no longer find that base
 SMEAR_CASES = [
-    ("known size, none smeared", True, 0.0, SETTINGS.excess_blur_scale, False),
-    ("known size, smeared", True, 2.5, SETTINGS.excess_blur_scale, True),
+    ("known size, none smeared", True, 0.0, SETTINGS.outline.excess_blur_scale, False),
+    ("known size, smeared", True, 2.5, SETTINGS.outline.excess_blur_scale, True),
     ("known size, smeared, the excess not counted", True, 2.5, 0.0, False),
-    ("no roster, none smeared", False, 0.0, SETTINGS.excess_blur_scale, False),
-    ("no roster, smeared", False, 1.5, SETTINGS.excess_blur_scale, True),
+    ("no roster, none smeared", False, 0.0, SETTINGS.outline.excess_blur_scale, False),
+    ("no roster, smeared", False, 1.5, SETTINGS.outline.excess_blur_scale, True),
     ("no roster, smeared, the excess not counted", False, 1.5, 0.0, False),
 ]
 
@@ -676,7 +678,9 @@ def test_a_base_smeared_beyond_the_frames_blur_is_less_sure(
 ) -> None:
     # something the model lacks smears one base's edge (a figure's arm over the rim): its fit needs more blur than
     # the other eleven, and its sigma says so
-    settings = dataclasses.replace(SETTINGS, cast_shadow_mm=0.0, excess_blur_scale=scale, known_starts=TWO_STARTS)
+    settings = SETTINGS.replaced(
+        {"outline.cast_shadow_mm": 0.0, "outline.excess_blur_scale": scale, "known.starts": TWO_STARTS}
+    )
     smeared, others = _smeared_sigmas(roster, smear_px, settings)
     if less_sure:
         assert smeared > 3.0 * float(np.median(others)), (case, smeared, others)

@@ -21,7 +21,7 @@ from tableref.settings import Settings
 def _config(pack_vote_fraction: float) -> Settings:
     # the finder's look (step 12) comes after the pack's and finds most of what it would: off, to see the pack's own
     config = load_config()
-    vision = dataclasses.replace(config.vision, pack_vote_fraction=pack_vote_fraction, finder_seed_probability=0.0)
+    vision = config.vision.replaced({"seeds.pack_vote_fraction": pack_vote_fraction, "finder.seed_probability": 0.0})
     return dataclasses.replace(config, vision=vision)
 
 
@@ -32,7 +32,7 @@ def _scores(seed: int, resolution: str, folder: Path) -> tuple[FrameScore, Frame
     (folder / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
     write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
     (sample,) = load_samples(folder)
-    without, with_pack = (_config(f) for f in (0.0, load_config().vision.pack_vote_fraction))
+    without, with_pack = (_config(f) for f in (0.0, load_config().vision.seeds.pack_vote_fraction))
     return score_frame(sample, without, without.evaluate), score_frame(sample, with_pack, with_pack.evaluate)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -66,7 +64,7 @@ def test_another_reading_the_edges_allow_is_as_far_as_the_reading_is_off(
         np.array([size_mm]),
         np.array([True]),
         RAISED.px_per_mm,
-        ray_directions(SETTINGS.rays),
+        ray_directions(SETTINGS.rim.rays),
         SETTINGS,
         parallax,
     )
@@ -80,11 +78,11 @@ def test_other_readings_are_looked_for_only_where_asked_and_not_at_all_when_swit
     mat, wall, top, shadow = RAISED_LOOKS["sand"]
     grey = vs.draw_raised_base(RAISED, (60.3, 61.7), 16.0, mat, wall, top, shadow, seed=4)
     args = (np.array([[62.4, 58.9]]), np.array([12.5]), np.array([-1.0]), np.array([25.0]))
-    directions = ray_directions(SETTINGS.rays)
+    directions = ray_directions(SETTINGS.rim.rays)
     found = other_readings_mm(grey, None, *args, np.array([True]), 1.0, directions, SETTINGS)
     assert found[0] > 5.0
     assert other_readings_mm(grey, None, *args, np.array([False]), 1.0, directions, SETTINGS)[0] == 0.0
-    off = dataclasses.replace(SETTINGS, ambiguity_reach_mm=0.0)
+    off = SETTINGS.replaced({"other_readings.reach_mm": 0.0})
     assert other_readings_mm(grey, None, *args, np.array([True]), 1.0, directions, off)[0] == 0.0
 
 
@@ -122,7 +120,7 @@ _ROUND_BOTH = (112.7, 100.0, 25.3, 50.0)
         ([*_TWO_IN_CONTACT, (*_ROUND_BOTH, 0.05)], {}, [0, 1]),
         # ... unless it scores at least the share of theirs, or the share is 0
         ([*_TWO_IN_CONTACT, (*_ROUND_BOTH, 0.12)], {}, [2]),
-        ([*_TWO_IN_CONTACT, (*_ROUND_BOTH, 0.05)], {"nest_score_share": 0.0}, [2]),
+        ([*_TWO_IN_CONTACT, (*_ROUND_BOTH, 0.05)], {"overlaps.nest_score_share": 0.0}, [2]),
         # a footprint takes its top's place however faint, its radius 1.9 mm larger (the wall and the parallax)
         ([(100.0, 100.0, 14.2, 28.5, 0.5), (101.5, 100.0, 16.1, 32.0, 0.05)], {}, [1]),
         # ... and a figure's outline's if it scores enough, not if far fainter
@@ -136,7 +134,7 @@ _ROUND_BOTH = (112.7, 100.0, 25.3, 50.0)
 def test_a_larger_circle_takes_the_place_of_those_inside_it_only_as_their_footprint_or_scoring_enough(
     circles: list[tuple[float, float, float, float, float]], changed: dict[str, float], kept: list[int]
 ) -> None:
-    settings = dataclasses.replace(DEFAULT_SETTINGS, **changed)
+    settings = DEFAULT_SETTINGS.replaced(changed)
     c = np.array(circles, dtype=np.float64)
     rows = resolve_overlaps(c[:, :2], c[:, 2], c[:, 3], c[:, 4], 1.0, settings)
     assert sorted(rows.tolist()) == kept
@@ -185,10 +183,12 @@ def test_a_later_reading_stands_where_no_first_lies_or_takes_the_place_of_those_
 def test_a_base_read_on_little_of_its_rim_is_less_sure(
     radius_mm: float, coverage: float, by_edges: bool, sigma_mm: float
 ) -> None:
-    settings = dataclasses.replace(DEFAULT_SETTINGS, unseen_rim_coverage=0.8, unseen_rim_sigma_share=0.5)
+    settings = DEFAULT_SETTINGS.replaced(
+        {"other_readings.unseen_rim_coverage": 0.8, "other_readings.unseen_rim_sigma_share": 0.5}
+    )
     got = unseen_rim_sigma_mm(np.array([radius_mm]), np.array([coverage]), np.array([by_edges]), settings)
     assert got[0] == pytest.approx(sigma_mm)
-    off = dataclasses.replace(settings, unseen_rim_sigma_share=0.0)
+    off = settings.replaced({"other_readings.unseen_rim_sigma_share": 0.0})
     assert unseen_rim_sigma_mm(np.array([radius_mm]), np.array([coverage]), np.array([by_edges]), off)[0] == 0.0
 
 
@@ -203,13 +203,13 @@ def test_hiding_part_of_a_rim_widens_that_base_model_sigma_only() -> None:
     angle = np.mod(np.arctan2(yy - cy, xx - cx), 2 * np.pi)
     near = np.hypot(xx - cx, yy - cy) < r + 4
     mask = np.where(near & (angle < 0.35 * 2 * np.pi), 255, 0).astype(np.uint8)
-    off = dataclasses.replace(SETTINGS, unseen_rim_sigma_share=0.0)
+    off = SETTINGS.replaced({"other_readings.unseen_rim_sigma_share": 0.0})
     hidden, plain = (detect_bases(scene.image_bgr, px_per_mm, s, mask=mask) for s in (SETTINGS, off))
     m_hidden, m_plain = match(scene, hidden), match(scene, plain)
     np.testing.assert_array_equal(m_hidden.truth_index, m_plain.truth_index)
     np.testing.assert_allclose(hidden.center_px, plain.center_px)
     row = int(m_hidden.det_index[list(m_hidden.truth_index).index(target)])
-    assert hidden.edge_coverage[row] < SETTINGS.unseen_rim_coverage
+    assert hidden.edge_coverage[row] < SETTINGS.other_readings.unseen_rim_coverage
     expected = unseen_rim_sigma_mm(
         hidden.radius_px / px_per_mm, hidden.edge_coverage, np.ones(len(hidden), bool), SETTINGS
     )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import cv2
 import numpy as np
 import pytest
@@ -35,9 +33,9 @@ def _changes(frame: np.ndarray, empty: np.ndarray) -> np.ndarray:
         frame,
         empty,
         PX_PER_MM,
-        SETTINGS.reference_blur_mm,
-        SETTINGS.reference_light_cell_mm,
-        SETTINGS.reference_light_reach_cells,
+        SETTINGS.reference.blur_mm,
+        SETTINGS.reference.light_cell_mm,
+        SETTINGS.reference.light_reach_cells,
     ).change
 
 
@@ -132,7 +130,7 @@ def test_without_a_change_bar_the_reference_keeps_every_base() -> None:
     scene = vs.draw_scene(
         BASE_SCENE_SHAPE, PX_PER_MM, [vs.Placed(BASE_CENTRE_PX, 32.0)], np.random.default_rng(4), vs.TEXTURED
     )
-    lax = dataclasses.replace(SETTINGS, reference_min_changed_share=0.0)
+    lax = SETTINGS.replaced({"reference.min_changed_share": 0.0})
     assert len(detect_bases(scene.image_bgr, PX_PER_MM, lax, reference_bgr=scene.image_bgr)) == 1
 
 
@@ -180,9 +178,9 @@ def test_the_outline_a_printed_circle_had_and_a_base_brings(
         frame,
         _drawn(DARK_MAT_BGR, empty, 2),
         PX_PER_MM,
-        SETTINGS.reference_blur_mm,
-        SETTINGS.reference_light_cell_mm,
-        SETTINGS.reference_light_reach_cells,
+        SETTINGS.reference.blur_mm,
+        SETTINGS.reference.light_cell_mm,
+        SETTINGS.reference.light_reach_cells,
     )
     centre, radius = np.array([CENTRE_PX]), np.array([RADIUS_PX])
     (share,) = outline_share(seen, centre, radius)
@@ -191,10 +189,10 @@ def test_the_outline_a_printed_circle_had_and_a_base_brings(
     if outline_below is not None:
         assert share < outline_below, case
     # none of them changed its inside enough for the inside's rule alone
-    assert changed_share(seen.change, centre, radius, SETTINGS.reference_min_change)[0] < 0.5, case
+    assert changed_share(seen.change, centre, radius, SETTINGS.reference.min_change)[0] < 0.5, case
 
 
-@pytest.mark.parametrize(("outline_share_bar", "found"), [(SETTINGS.reference_outline_share, 1), (0.0, 0)])
+@pytest.mark.parametrize(("outline_share_bar", "found"), [(SETTINGS.reference.outline_share, 1), (0.0, 0)])
 def test_a_base_whose_inside_did_not_change_is_kept_where_its_outline_is_new(
     outline_share_bar: float, found: int
 ) -> None:
@@ -209,11 +207,11 @@ def test_a_base_whose_inside_did_not_change_is_kept_where_its_outline_is_new(
     band = (r > 0.7) & (r < 1.5)
     empty = scene.image_bgr.copy()
     empty[band] = bare[band]
-    settings = dataclasses.replace(SETTINGS, reference_outline_share=outline_share_bar)
+    settings = SETTINGS.replaced({"reference.outline_share": outline_share_bar})
     alone = detect_bases(scene.image_bgr, PX_PER_MM, SETTINGS)
     assert len(alone) == 1
     got = detect_bases(scene.image_bgr, PX_PER_MM, settings, reference_bgr=empty)
     assert len(got) == found
     # the inside alone would not have kept it
     seen = compare(scene.image_bgr, empty, PX_PER_MM, 0.6, 8.0, 13)
-    assert changed_share(seen.change, alone.center_px, alone.radius_px, SETTINGS.reference_min_change)[0] < 0.5
+    assert changed_share(seen.change, alone.center_px, alone.radius_px, SETTINGS.reference.min_change)[0] < 0.5

@@ -15,7 +15,7 @@ sizes or centres wrong or makes sigma overconfident fails here:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -110,17 +110,21 @@ def _bundled(prefix: str) -> EvalSample:
     return next(s for s in samples if s.name.startswith(prefix))
 
 
-def _vision_changed(**changed: float) -> Settings:
+# no vision setting changed
+_AS_THEY_ARE: Mapping[str, float] = {}
+
+
+def _vision_changed(changed: Mapping[str, float] = _AS_THEY_ARE) -> Settings:
     """The default settings with the vision settings ``changed``."""
     config = hand_rule_config()
-    return replace(config, vision=replace(config.vision, **changed))
+    return replace(config, vision=config.vision.replaced(changed))
 
 
-def _with_and_without(prefix: str, **changed: float) -> tuple[FrameScore, FrameScore]:
+def _with_and_without(prefix: str, changed: Mapping[str, float] = _AS_THEY_ARE) -> tuple[FrameScore, FrameScore]:
     """The bundled sample whose name starts with ``prefix``, scored with the default settings and with the vision
     settings ``changed``."""
     sample = _bundled(prefix)
-    config, other = hand_rule_config(), _vision_changed(**changed)
+    config, other = hand_rule_config(), _vision_changed(changed)
     return score_frame(sample, config, config.evaluate), score_frame(sample, other, config.evaluate)
 
 
@@ -129,12 +133,14 @@ def test_the_mats_own_blotches_are_not_bases() -> None:
     # each, just (disc contrast 10-13, figure spread 6-11 grey levels); not both just. A blotch's inside has the mat's
     # colour, and no figure, so the test of rings with the mat's colour inside ends them too: either rule does.
     # The colour test also ends one false base on this frame that the blotch test lets through.
-    with_rules, without = _with_and_without("melee_hand", faint_disc_contrast=0.0, ring_inside_max_colour=0.0)
+    with_rules, without = _with_and_without(
+        "melee_hand", {"verdicts.faint_disc_contrast": 0.0, "verdicts.ring_inside_max_colour": 0.0}
+    )
     assert with_rules.recall == without.recall
     assert with_rules.precision >= without.precision + 0.05
-    _, by_colour_alone = _with_and_without("melee_hand", faint_disc_contrast=0.0)
+    _, by_colour_alone = _with_and_without("melee_hand", {"verdicts.faint_disc_contrast": 0.0})
     assert by_colour_alone.precision == with_rules.precision
-    _, by_blotch_test_alone = _with_and_without("melee_hand", ring_inside_max_colour=0.0)
+    _, by_blotch_test_alone = _with_and_without("melee_hand", {"verdicts.ring_inside_max_colour": 0.0})
     assert without.precision < by_blotch_test_alone.precision < with_rules.precision
 
 
@@ -142,11 +148,11 @@ def test_the_mats_own_blotches_are_not_bases() -> None:
 _DIE_REACH_MM = 15.0
 
 
-def _dice_taken(prefix: str, **changed: float) -> int:
+def _dice_taken(prefix: str, changed: Mapping[str, float] = _AS_THEY_ARE) -> int:
     """How many detections on the bundled sample whose name starts with ``prefix`` lie on a die, with the vision
     settings ``changed``."""
     sample = _bundled(prefix)
-    found = detect_frame(read_image(sample.image), sample.spec, _vision_changed(**changed), sample.camera).state.models
+    found = detect_frame(read_image(sample.image), sample.spec, _vision_changed(changed), sample.camera).state.models
     dice = [(d["x_mm"], d["y_mm"]) for d in sample.truth["render"]["dice"]]
     return sum(1 for m in found if any(np.hypot(m.x_mm - x, m.y_mm - y) < _DIE_REACH_MM for x, y in dice))
 
@@ -156,9 +162,9 @@ def test_where_figures_blur_a_die_is_not_a_base() -> None:
     # its shadow blur into a base's size) pass for bases, with it two: one a 32 mm circle round a 12 mm die and the mat
     # beside it, which shows no square inside, the other just under the bar (it goes at 0.35).
     assert _dice_taken("melee_hand") == 2
-    assert _dice_taken("melee_hand", die_square_agreement=0.0) == 3
-    assert _dice_taken("melee_hand", die_square_agreement=0.35) == 1
-    with_rule, without = _with_and_without("melee_hand", die_square_agreement=0.0)
+    assert _dice_taken("melee_hand", {"verdicts.die_square_agreement": 0.0}) == 3
+    assert _dice_taken("melee_hand", {"verdicts.die_square_agreement": 0.35}) == 1
+    with_rule, without = _with_and_without("melee_hand", {"verdicts.die_square_agreement": 0.0})
     assert with_rule.recall == without.recall
     assert with_rule.matched == without.matched
 
@@ -173,7 +179,7 @@ def test_where_figures_blur_a_die_is_not_a_base() -> None:
     ],
 )
 def test_where_figures_blur_a_printed_ring_with_the_mats_texture_inside_is_not_a_base(prefix: str) -> None:
-    with_rule, without = _with_and_without(prefix, ring_colour_figure_contrast=0.0)
+    with_rule, without = _with_and_without(prefix, {"verdicts.ring_colour_figure_contrast": 0.0})
     assert with_rule.recall == without.recall
     assert with_rule.precision > without.precision
 
@@ -181,7 +187,9 @@ def test_where_figures_blur_a_printed_ring_with_the_mats_texture_inside_is_not_a
 def test_a_printed_ring_with_a_wide_line_is_not_a_base() -> None:
     # The bundled crowded 4K frame: a yellow ring printed on the grey mat, its line wider than a base's wall, its
     # inner edge a 28.5 mm circle with the mat inside and no figure (in grey, and in colour either).
-    with_rule, without = _with_and_without("crowded_4k", ring_min_figure_contrast=0.0, ring_colour_figure_contrast=0.0)
+    with_rule, without = _with_and_without(
+        "crowded_4k", {"verdicts.ring_min_figure_contrast": 0.0, "verdicts.ring_colour_figure_contrast": 0.0}
+    )
     assert with_rule.recall == without.recall
     assert with_rule.precision > without.precision
 
@@ -201,7 +209,7 @@ _TOKENS = tuple(
 # Taken for bases when none of the rules below runs; the rules end these and lose no base (three rings still pass:
 # their outer edge, on a mat whose texture spreads by 8-11 grey levels, is not taken for a ring).
 _ENDED_MM = {(1300.0, 300.0), (400.0, 900.0), (1000.0, 900.0), (1300.0, 900.0), (1000.0, 600.0), (400.0, 600.0)}
-_OFF_CENTRE = {"off_centre_figure_contrast": 0.0}
+_OFF_CENTRE = {"verdicts.off_centre_figure_contrast": 0.0}
 
 
 @pytest.fixture(scope="module")
@@ -219,14 +227,14 @@ def printed_things() -> tuple[Scene, NDArray[np.uint8], CameraModel]:
         ({}, set()),
         # a circle at each edge of a ring's stroke; a token's plain middle inside a circle at its ring's outer edge;
         # a token's ring seen off centre
-        ({"ring_edge_mm": 0.0, "ring_inside_max_colour": 0.0, **_OFF_CENTRE}, _ENDED_MM),
+        ({"verdicts.ring_edge_mm": 0.0, "verdicts.ring_inside_max_colour": 0.0, **_OFF_CENTRE}, _ENDED_MM),
         ({**_OFF_CENTRE}, {(400.0, 600.0)}),
         # the circle round a token's plain middle, which is also the same all the way round from a centre nearby
-        ({"token_ring_mm": 0.0, **_OFF_CENTRE}, {(400.0, 600.0), (1000.0, 600.0)}),
-        ({"token_ring_mm": 0.0}, set()),
+        ({"verdicts.token_ring_mm": 0.0, **_OFF_CENTRE}, {(400.0, 600.0), (1000.0, 600.0)}),
+        ({"verdicts.token_ring_mm": 0.0}, set()),
         # the rings' inner edges have the mat's colour inside, and no figure: that test ends them on its own
-        ({"ring_edge_mm": 0.0, **_OFF_CENTRE}, {(400.0, 600.0), (1000.0, 600.0)}),
-        ({"ring_inside_max_colour": 0.0}, set()),
+        ({"verdicts.ring_edge_mm": 0.0, **_OFF_CENTRE}, {(400.0, 600.0), (1000.0, 600.0)}),
+        ({"verdicts.ring_inside_max_colour": 0.0}, set()),
     ],
 )
 def test_the_other_edge_of_a_printed_ring_and_a_tokens_ring_are_not_bases(
@@ -236,7 +244,7 @@ def test_the_other_edge_of_a_printed_ring_and_a_tokens_ring_are_not_bases(
 ) -> None:
     scene, image, camera = printed_things
     config = hand_rule_config()
-    config = replace(config, vision=replace(config.vision, **changed))
+    config = replace(config, vision=config.vision.replaced(changed))
     models = detect_frame(image, scene.table, config, camera).state.models
     things = [(p.x_mm, p.y_mm) for p in scene.printed] + [(t.x_mm, t.y_mm) for t in scene.tokens]
     truth = scene.state().models
@@ -271,18 +279,20 @@ def hand_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
     return _one_frame(tmp_path_factory, "hand_frame", _HAND_SEED, "1080p", _HAND_MODELS)
 
 
-def _found_and_stray(sample: EvalSample, **changed: float) -> tuple[list[rules.Model], list[rules.Model]]:
+def _found_and_stray(
+    sample: EvalSample, changed: Mapping[str, float] = _AS_THEY_ARE
+) -> tuple[list[rules.Model], list[rules.Model]]:
     """The detections in ``sample`` with the vision settings ``changed``, and those of them that lie near no base."""
-    found = detect_frame(read_image(sample.image), sample.spec, _vision_changed(**changed), sample.camera).state.models
+    found = detect_frame(read_image(sample.image), sample.spec, _vision_changed(changed), sample.camera).state.models
     bases = [(m["x_mm"], m["y_mm"]) for m in sample.truth["models"]]
     stray = [m for m in found if all(np.hypot(m.x_mm - x, m.y_mm - y) > _MATCH_GATE_MM for x, y in bases)]
     return list(found), stray
 
 
-def _stray_and_on_hand(sample: EvalSample, **changed: float) -> tuple[int, int]:
+def _stray_and_on_hand(sample: EvalSample, changed: Mapping[str, float] = _AS_THEY_ARE) -> tuple[int, int]:
     """Detections in ``sample`` with the vision settings ``changed``: how many match a base, how many lie on the
     hand instead."""
-    found, stray = _found_and_stray(sample, **changed)
+    found, stray = _found_and_stray(sample, changed)
     wrists = [h["wrist_mm"][:2] for h in sample.truth["render"]["hands"]]
     on_hand = [m for m in stray if any(np.hypot(m.x_mm - x, m.y_mm - y) < _HAND_REACH_MM for x, y in wrists)]
     return len(found) - len(stray), len(on_hand)
@@ -290,7 +300,7 @@ def _stray_and_on_hand(sample: EvalSample, **changed: float) -> tuple[int, int]:
 
 def test_fingertips_and_forearms_are_not_bases(hand_frame: EvalSample) -> None:
     bases, on_hand = _stray_and_on_hand(hand_frame)
-    bases_without, on_hand_without = _stray_and_on_hand(hand_frame, round_end_max_wobble=0.0)
+    bases_without, on_hand_without = _stray_and_on_hand(hand_frame, {"verdicts.round_end_max_wobble": 0.0})
     assert (on_hand, on_hand_without) == (0, 2)
     assert bases == bases_without
 
@@ -313,10 +323,10 @@ def size_off_frames(tmp_path_factory: pytest.TempPathFactory, hand_frame: EvalSa
     return {**samples, _HAND_SEED: hand_frame}
 
 
-def _found_ids(sample: EvalSample, **changed: float) -> set[str]:
+def _found_ids(sample: EvalSample, changed: Mapping[str, float] = _AS_THEY_ARE) -> set[str]:
     """The ids of the bases in ``sample`` found in place and at their size, with the vision settings ``changed``."""
     config = hand_rule_config()
-    config = replace(config, vision=replace(config.vision, **changed))
+    config = replace(config, vision=config.vision.replaced(changed))
     return _ids_of(sample, detect_frame(read_image(sample.image), sample.spec, config, sample.camera).state.models)
 
 
@@ -337,27 +347,27 @@ def _ids_of(sample: EvalSample, found: Sequence[rules.Model]) -> set[str]:
     ("seed", "changed", "lost"),
     [
         # a base read at the next size up overlaps a neighbour in contact by more than max_overlap_mm
-        (1000, {"coarse_max_overlap_mm": 2.0}, {"u5m4"}),
+        (1000, {"overlaps.coarse_max_mm": 2.0}, {"u5m4"}),
         # the outermost ring is the contact shadow's outer edge; the base's rim, of the other polarity, lies inside
-        (1004, {"inner_ring_fraction": 0.0}, {"u2m8", "u4m6"}),
+        (1004, {"rim.inner_ring_fraction": 0.0}, {"u2m8", "u4m6"}),
         # the rim model's blur correction moves the circle off every size; the edges' own circle fits one
-        (4007, {"rim_model_fallback_mm": 0.0}, {"u1m1", "u8m4"}),
+        (4007, {"rim.model_fallback_mm": 0.0}, {"u1m1", "u8m4"}),
         # a rim rougher than max_fit_rms_px (1.0 px), or seen over less than min_edge_coverage, beside its unit's
         # bases (kin_min_bases): with the kin bars at the plain ones, the base is lost ...
-        (1004, {"kin_max_fit_rms_px": 1.0}, {"u1m7"}),
-        (4007, {"kin_max_fit_rms_px": 1.0}, {"u8m3"}),
+        (1004, {"kin.max_fit_rms_px": 1.0}, {"u1m7"}),
+        (4007, {"kin.max_fit_rms_px": 1.0}, {"u8m3"}),
         # ... and where a unit's base seen over a third of its rim is lost, the vote of its unit of seven is lost
         # with it, and other bases of the unit are read a size off. (That base itself, 27 mm, is read 28.5 mm with
         # every rule too, since its vote takes only bases fitted within size_vote_window_mm of its own fit.)
-        (4003, {"kin_min_edge_coverage": 0.45}, {f"u6m{k}" for k in range(2, 8)}),
-        (4003, {"kin_min_bases": 0}, {"u6m2", "u6m5", "u6m6"}),
+        (4003, {"kin.min_edge_coverage": 0.45}, {f"u6m{k}" for k in range(2, 8)}),
+        (4003, {"kin.min_bases": 0}, {"u6m2", "u6m5", "u6m6"}),
     ],
 )
 def test_where_figures_blur_bases_read_a_size_off_are_still_found(
     size_off_frames: dict[int, EvalSample], seed: int, changed: dict[str, float], lost: set[str]
 ) -> None:
     sample = size_off_frames[seed]
-    with_rules, without = _found_ids(sample), _found_ids(sample, **changed)
+    with_rules, without = _found_ids(sample), _found_ids(sample, changed)
     assert with_rules - without == lost
     assert without <= with_rules
 
@@ -379,10 +389,10 @@ def ring_frames(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int
     return {(s.name.split("_")[1], int(s.name.split("_")[2])): s for s in load_samples(out)}
 
 
-def _printed_taken(sample: EvalSample, **changed: float) -> set[tuple[int, int]]:
+def _printed_taken(sample: EvalSample, changed: Mapping[str, float] = _AS_THEY_ARE) -> set[tuple[int, int]]:
     """The printed circles of ``sample`` (their centres, whole mm) taken for bases with the vision settings
     ``changed``."""
-    _found, stray = _found_and_stray(sample, **changed)
+    _found, stray = _found_and_stray(sample, changed)
     return {
         (round(p["x_mm"]), round(p["y_mm"]))
         for p in sample.truth["render"]["printed"]
@@ -402,8 +412,8 @@ def test_a_ring_with_the_mats_colour_inside_is_not_a_base_whatever_its_grey_leve
     ring_frames: dict[tuple[str, int], EvalSample], frame: tuple[str, int], ended: set[tuple[int, int]]
 ) -> None:
     sample = ring_frames[frame]
-    assert _printed_taken(sample, ring_inside_max_colour=0.0) - _printed_taken(sample) == ended
-    assert _found_ids(sample) == _found_ids(sample, ring_inside_max_colour=0.0)
+    assert _printed_taken(sample, {"verdicts.ring_inside_max_colour": 0.0}) - _printed_taken(sample) == ended
+    assert _found_ids(sample) == _found_ids(sample, {"verdicts.ring_inside_max_colour": 0.0})
 
 
 # (not frame 4003, whose bases lighter than the mat are few)
@@ -418,7 +428,7 @@ def test_where_figures_blur_a_base_lighter_than_the_mat_is_read_by_its_top(
     sample = size_off_frames[seed]
     config = hand_rule_config()
     by_top = score_frame(sample, config, config.evaluate)
-    halfway = score_frame(sample, _vision_changed(top_read_max_darkness=-1.0), config.evaluate)
+    halfway = score_frame(sample, _vision_changed({"rim.top_read_max_darkness": -1.0}), config.evaluate)
     assert by_top.matched == halfway.matched
     assert np.median(by_top.error_mm) < 0.75 * np.median(halfway.error_mm)
     assert by_top.size_right.mean() >= halfway.size_right.mean()
@@ -446,9 +456,9 @@ def short_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
     ("frame", "off", "gained"),
     [
         # a footprint larger than the edges' circle, fitting no size: a contact shadow taken in
-        ("astray_frame", {"rim_model_fallback_mm": 0.0}, {"u7m2"}),
+        ("astray_frame", {"rim.model_fallback_mm": 0.0}, {"u7m2"}),
         # a footprint a little inside it
-        ("short_frame", {"astray_short_mm": 0.0}, {"u5m5", "u5m6"}),
+        ("short_frame", {"outline.astray_short_mm": 0.0}, {"u5m5", "u5m6"}),
     ],
 )
 def test_a_base_the_appearance_fit_reads_astray_is_read_by_its_edges(
@@ -456,7 +466,7 @@ def test_a_base_the_appearance_fit_reads_astray_is_read_by_its_edges(
 ) -> None:
     sample: EvalSample = request.getfixturevalue(frame)
     models, stray = _found_and_stray(sample)
-    models_without, stray_without = _found_and_stray(sample, **off)
+    models_without, stray_without = _found_and_stray(sample, off)
     with_rule, without = _ids_of(sample, models), _ids_of(sample, models_without)
     assert with_rule - without == gained
     assert without <= with_rule
@@ -477,10 +487,10 @@ def held_size_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
     [
         # with the size held the wall and the contact shadow trade off against the footprint's place alone, no
         # longer against its radius as well
-        ({"refit_read_sizes": False}, 0.8, 90),
+        ({"known.refit_read_sizes": False}, 0.8, 90),
         # one fit tells its rim's height poorly and leans on the one assumed; a unit's bases share it, and the
         # median over the unit, stretched for that lean, places the footprints better
-        ({"height_pool_min": 0}, 0.9, 95),
+        ({"known.height_pool_min": 0}, 0.9, 95),
     ],
 )
 def test_bases_fitted_again_at_the_size_read_lie_nearer_where_they_stand(
@@ -488,7 +498,7 @@ def test_bases_fitted_again_at_the_size_read_lie_nearer_where_they_stand(
 ) -> None:
     config = hand_rule_config()
     fitted = score_frame(held_size_frame, config, config.evaluate)
-    without = score_frame(held_size_frame, _vision_changed(**off), config.evaluate)
+    without = score_frame(held_size_frame, _vision_changed(off), config.evaluate)
     # the same bases are found, at the same sizes
     assert (fitted.matched, fitted.detected) == (without.matched, without.detected)
     assert fitted.size_right.sum() == without.size_right.sum()
@@ -513,7 +523,7 @@ def shadow_ring_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
 
 def test_a_rim_inside_a_shadows_ring_is_read_though_both_snap_to_one_size(shadow_ring_frame: EvalSample) -> None:
     found = _found_ids(shadow_ring_frame)
-    without_second_readings = _found_ids(shadow_ring_frame, second_ring_mm=0.0)
+    without_second_readings = _found_ids(shadow_ring_frame, {"rim.second_ring_mm": 0.0})
     assert {"u1m2", "u1m3", "u1m8", "u1m10"} <= found - without_second_readings
     assert without_second_readings <= found
 
@@ -531,12 +541,12 @@ def low_camera_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
 def test_a_4k_frame_from_a_low_camera_takes_the_sizes_the_appearance_fit_reads(low_camera_frame: EvalSample) -> None:
     config = hand_rule_config()
     sized = score_frame(low_camera_frame, config, config.evaluate)
-    edges = score_frame(low_camera_frame, _vision_changed(outline_size_min_px_per_mm=1.2), config.evaluate)
+    edges = score_frame(low_camera_frame, _vision_changed({"outline.size_min_px_per_mm": 1.2}), config.evaluate)
     calibration = calibrate_table(
         read_image(low_camera_frame.image), low_camera_frame.spec, low_camera_frame.camera, settings=config.calibration
     )
     scale = rectified_scale(calibration, config.pipeline)
-    assert config.vision.outline_size_min_px_per_mm <= scale < config.vision.outline_min_px_per_mm
+    assert config.vision.outline.size_min_px_per_mm <= scale < config.vision.outline.min_px_per_mm
     assert sized.size_right.mean() >= 0.95
     assert edges.size_right.mean() <= 0.75
     # the same bases found, no more impostors, and the centres are still the edges'

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import cv2
 import numpy as np
 import pytest
@@ -98,7 +96,7 @@ def test_every_drawn_base_gets_a_seed_near_it(px_per_mm: float) -> None:
     assert np.all(dist.min(axis=1) <= np.maximum(3.0 * px_per_mm, 0.1 * radius))
     # the rim lies in the radius range the search around the nearest seed covers
     band = seeds.band_px[dist.argmin(axis=1)]
-    slack = SETTINGS.seed_search_mm * px_per_mm
+    slack = SETTINGS.rim.seed_search_mm * px_per_mm
     assert np.all((band[:, 0] - slack <= radius) & (radius <= band[:, 1] + slack))
 
 
@@ -134,7 +132,7 @@ def test_searches_split_by_level_give_what_one_call_gives(px_per_mm: float) -> N
 @pytest.mark.parametrize(("hough", "more_than_voted"), [(False, False), (True, True)])
 def test_hough_circles_add_seeds_to_the_voted_ones_only_where_asked(hough: bool, more_than_voted: bool) -> None:
     grey, _scene = textured_scene(2.0, count=10, seed=9)
-    settings = dataclasses.replace(SETTINGS, seed_hough_circles=hough)
+    settings = SETTINGS.replaced({"seeds.hough_circles": hough})
     seeds = find_seeds(grey, 2.0, settings)
     voted = vote_seeds(grey, 2.0, settings)
     np.testing.assert_array_equal(seeds.center_px[: len(voted)], voted.center_px)
@@ -146,7 +144,7 @@ def test_hough_circles_add_seeds_to_the_voted_ones_only_where_asked(hough: bool,
     [(1.0, 0.5), (1.0, 2.0), (2.0, 1.0), (2.0, 2.0), (2.0, 3.0)],
 )
 def test_vote_seeds_land_within_a_cell(px_per_mm: float, cell_mm: float) -> None:
-    settings = dataclasses.replace(SETTINGS, vote_cell_mm=cell_mm)
+    settings = SETTINGS.replaced({"seeds.vote_cell_mm": cell_mm})
     grey, scene = textured_scene(px_per_mm, count=8, seed=17)
     seeds = vote_seeds(grey, px_per_mm, settings)
     dist = distances(scene.centers_px, seeds.center_px)

@@ -58,7 +58,7 @@ def _base_under_an_edge(seed: int) -> NDArray[np.uint8]:
     return _blurred(image)
 
 
-LINE = DEFAULT_SETTINGS.die_line_agreement
+LINE = DEFAULT_SETTINGS.verdicts.die_line_agreement
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_a_die_has_a_square_inside_and_a_base_does_not(
 ) -> None:
     image = make(seed)
     found = square_insides(
-        image, np.array([CENTRE]), np.array([RADIUS_PX]), DEFAULT_SETTINGS.die_square_agreement, max_line
+        image, np.array([CENTRE]), np.array([RADIUS_PX]), DEFAULT_SETTINGS.verdicts.die_square_agreement, max_line
     )
     assert found.tolist() == [square]
 
@@ -89,14 +89,18 @@ def test_a_die_has_a_square_inside_and_a_base_does_not(
     [
         (CENTRE, 0.0, False),
         # a circle reaching past the image is not judged
-        ((5.0, 40.0), DEFAULT_SETTINGS.die_square_agreement, False),
+        ((5.0, 40.0), DEFAULT_SETTINGS.verdicts.die_square_agreement, False),
     ],
 )
 def test_no_die_is_called_when_turned_off_or_past_the_image(
     center: tuple[float, float], min_square: float, square: bool
 ) -> None:
     found = square_insides(
-        _die(0.0, 1), np.array([center]), np.array([RADIUS_PX]), min_square, DEFAULT_SETTINGS.die_line_agreement
+        _die(0.0, 1),
+        np.array([center]),
+        np.array([RADIUS_PX]),
+        min_square,
+        DEFAULT_SETTINGS.verdicts.die_line_agreement,
     )
     assert found.tolist() == [square]
 

@@ -70,7 +70,7 @@ _SAND, _GREEN = (170.0, 130.0, 150.0), (120.0, 100.0, 150.0)
             [28.5, 28.5, 27, 28.5, 28.5],
             [_SAND, _SAND, _GREEN, _SAND, _SAND],
             5.0,
-            {"size_vote_colour": 0.0},
+            {"size_vote.colour": 0.0},
             [28.5] * 5,
         ),
         # the same unit spread more than the reach apart: no neighbours, no vote
@@ -81,13 +81,13 @@ _SAND, _GREEN = (170.0, 130.0, 150.0), (120.0, 100.0, 150.0)
             [27, 27, 28.5, 27, 27],
             [_SAND] * 5,
             5.0,
-            {"size_vote_reach_mm": 0.0},
+            {"size_vote.reach_mm": 0.0},
             [27, 27, 28.5, 27, 27],
         ),
         # a unit strung out 30 mm apart: the end base has one neighbour within reach, and reaches a third voter in
         # the second step, not in one
         ([28.0, 27.1, 26.9, 27.2], [28.5, 27, 27, 27], [_SAND] * 4, 30.0, {}, [27, 27, 27, 27]),
-        ([28.0, 27.1, 26.9, 27.2], [28.5, 27, 27, 27], [_SAND] * 4, 30.0, {"size_vote_hops": 1}, [28.5, 27, 27, 27]),
+        ([28.0, 27.1, 26.9, 27.2], [28.5, 27, 27, 27], [_SAND] * 4, 30.0, {"size_vote.hops": 1}, [28.5, 27, 27, 27]),
         # too few voters
         ([27.1, 28.0], [27, 28.5], [_SAND] * 2, 5.0, {}, [27, 28.5]),
         # a 40 mm base among 25 mm ones is no voter of theirs, nor they of its
@@ -102,7 +102,7 @@ def test_a_base_takes_the_size_its_unit_votes_for(
     changed: dict[str, float],
     voted_mm: list[float],
 ) -> None:
-    settings = dataclasses.replace(hand_rule_settings(), **changed)
+    settings = hand_rule_settings().replaced(changed)
     voted = vote_sizes(_row_of_bases(fitted_mm, snapped_mm, gap_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
@@ -154,7 +154,7 @@ def test_a_vote_on_other_readings_takes_them_in_the_place_of_the_fitted_diameter
             [40, 40, 32, 40],
             [0.3, 0.3, 2.2, 0.3],
             [_SAND] * 4,
-            {"size_vote_lone_doubt_mm": 0.0},
+            {"size_vote.lone_doubt_mm": 0.0},
             [40, 40, 32, 40],
         ),
         # its neighbours must agree: between a unit of 25 mm bases and one of 40 mm ones it keeps its size ...
@@ -168,7 +168,7 @@ def test_a_vote_on_other_readings_takes_them_in_the_place_of_the_fitted_diameter
         ),
         # ... and take its size by a vote: two bases are none (size_vote_min 3), three are
         ([40.2, 31.9, 40.1], [40, 32, 40], [0.3, 2.2, 0.3], [_SAND] * 3, {}, [40, 32, 40]),
-        ([40.2, 31.9, 40.1], [40, 32, 40], [0.3, 2.2, 0.3], [_SAND] * 3, {"size_vote_min": 2}, [40, 40, 40]),
+        ([40.2, 31.9, 40.1], [40, 32, 40], [0.3, 2.2, 0.3], [_SAND] * 3, {"size_vote.min_bases": 2}, [40, 40, 40]),
     ],
 )
 def test_a_lone_doubtful_base_takes_the_size_its_neighbours_all_voted(
@@ -179,7 +179,7 @@ def test_a_lone_doubtful_base_takes_the_size_its_neighbours_all_voted(
     changed: dict[str, float],
     voted_mm: list[float],
 ) -> None:
-    settings = dataclasses.replace(hand_rule_settings(), **changed)
+    settings = hand_rule_settings().replaced(changed)
     voted = vote_sizes(_row_of_bases(fitted_mm, snapped_mm, 5.0, doubt_mm), np.array(tops), 1.0, settings)
     np.testing.assert_array_equal(voted.diameter_mm, voted_mm)
 
@@ -209,12 +209,12 @@ _UNIT = _bases_at([100.0, 127.0, 154.0], [27.1, 26.9, 27.2], [27.0, 27.0, 27.0])
         ([183.0], [31.0], [_SAND], {}, []),
         ([181.0], [27.0], [_GREEN], {}, []),
         # colours not compared: the green one stands too
-        ([181.0], [27.0], [_GREEN], {"size_vote_colour": 0.0}, [0]),
+        ([181.0], [27.0], [_GREEN], {"size_vote.colour": 0.0}, [0]),
         # the rule off, or asking for two bases of the unit within reach: one is (the next lies 27 mm away) ...
-        ([181.0], [27.0], [_SAND], {"kin_min_bases": 0}, []),
-        ([181.0], [27.0], [_SAND], {"kin_min_bases": 2}, []),
+        ([181.0], [27.0], [_SAND], {"kin.min_bases": 0}, []),
+        ([181.0], [27.0], [_SAND], {"kin.min_bases": 2}, []),
         # ... two are within 30 mm
-        ([181.0], [27.0], [_SAND], {"kin_min_bases": 2, "kin_reach_mm": 30.0}, [0]),
+        ([181.0], [27.0], [_SAND], {"kin.min_bases": 2, "kin.reach_mm": 30.0}, [0]),
         # overlapping its unit's last base by 4 mm, more than bases in contact may (coarse_max_overlap_mm, 3 mm)
         ([177.0], [27.0], [_SAND], {}, []),
         # a reading beyond the reach of the bases stands beside one that stands beside them (27 mm from the last base)
@@ -231,7 +231,7 @@ def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
     changed: dict[str, float],
     kept: list[int],
 ) -> None:
-    settings = dataclasses.replace(hand_rule_settings(), **changed)
+    settings = hand_rule_settings().replaced(changed)
     plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
@@ -244,8 +244,8 @@ def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
         # three plain bases of one unit, 5 mm apart and far from any base: a group of kin_group_min (3) stands
         ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {}, [0, 1, 2]),
         # a chain: the first and the last are 59 mm apart, each within reach of the middle one
-        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {"kin_group_min": 4}, []),
-        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {"kin_group_min": 0}, []),
+        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {"kin.group_min": 4}, []),
+        ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {"kin.group_min": 0}, []),
         # two are no group; nor three of which one is out of reach (40 mm edge to edge) ...
         ([400.0, 432.0], [27.0] * 2, [_SAND] * 2, {}, []),
         ([400.0, 432.0, 499.0], [27.0] * 3, [_SAND] * 3, {}, []),
@@ -263,7 +263,7 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
     changed: dict[str, float],
     kept: list[int],
 ) -> None:
-    settings = dataclasses.replace(hand_rule_settings(), **changed)
+    settings = hand_rule_settings().replaced(changed)
     plain = _bases_at(plain_x_mm, fitted_mm, [27.0] * len(plain_x_mm))
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
@@ -281,7 +281,7 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
         (1.5, 123.0, 27.0, {}, [1]),
         # not by 3 mm more, nor with the rule off
         (1.5, 122.0, 27.0, {}, []),
-        (1.5, 124.0, 27.0, {"kin_lost_overlap_mm": 0.0}, []),
+        (1.5, 124.0, 27.0, {"kin.lost_overlap_mm": 0.0}, []),
         # not clashing at all: lost for some other reason, not this one
         (1.5, 126.0, 27.0, {}, []),
         # inside the kept one (its top, its figure) or holding it inside: not a neighbour
@@ -292,7 +292,7 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
 def test_a_reading_lost_by_a_little_overlap_waits_for_its_units_vote(
     px_per_mm: float, lost_x_mm: float, lost_mm: float, changed: dict[str, float], narrow: list[int]
 ) -> None:
-    settings = dataclasses.replace(hand_rule_settings(), **changed)
+    settings = hand_rule_settings().replaced(changed)
     center_px = np.array([[100.0, 100.0], [lost_x_mm, 100.0]]) * px_per_mm
     size_mm = np.array([27.0, lost_mm])
     rows, kept = np.array([0, 1]), np.array([0])
@@ -306,14 +306,14 @@ def test_a_reading_lost_by_a_little_overlap_waits_for_its_units_vote(
         # overlaps it by 4 mm at 40 mm, more than bases may (3 mm at 1 px/mm), and none at the 32 mm its unit votes
         (228.0, {}, 6),
         # without the vote it stays out; 4 mm into the base, it overlaps that by more than bases may either way
-        (228.0, {"size_vote_reach_mm": 0.0}, 5),
+        (228.0, {"size_vote.reach_mm": 0.0}, 5),
         (224.0, {}, 5),
     ],
 )
 def test_a_reading_stands_beside_a_base_read_a_size_too_large(
     lost_x_mm: float, changed: dict[str, float], found: int
 ) -> None:
-    settings = dataclasses.replace(hand_rule_settings(), **changed)
+    settings = hand_rule_settings().replaced(changed)
     unit = _bases_at([100.0, 132.0, 164.0, 196.0], [32.1, 31.8, 32.2, 32.6], [32.0, 32.0, 32.0, 40.0])
     # a base of the unit's far off, and a reading beside the one read too large
     other = _bases_at([300.0], [32.0], [32.0])
@@ -335,8 +335,8 @@ def test_a_reading_stands_beside_a_base_read_a_size_too_large(
         (1.3, 129.0, 32.0, {}, 4),
         (2.0, 129.0, 32.0, {}, 4),
         # ... not with the rule off, nor 97 mm away, nor at another size
-        (1.0, 129.0, 32.0, {"kin_min_bases": 0}, 3),
-        (1.3, 129.0, 32.0, {"kin_min_bases": 0}, 3),
+        (1.0, 129.0, 32.0, {"kin.min_bases": 0}, 3),
+        (1.3, 129.0, 32.0, {"kin.min_bases": 0}, 3),
         (1.0, 225.0, 32.0, {}, 3),
         (2.0, 225.0, 32.0, {}, 3),
         (1.0, 125.5, 25.0, {}, 3),
@@ -351,7 +351,7 @@ def test_a_disc_without_a_figure_is_a_base_beside_its_unit(
     token = ((token_x_mm * px_per_mm, 50 * px_per_mm), token_mm)
     light_grey, mud = (150.0, 150.0, 150.0), (60.0, 120.0, 150.0)
     scene = vs.draw_colour_scene(shape, px_per_mm, unit, rng, mud, light_grey, FIGURE_PAINT, [token])
-    dets = detect_bases(scene.image_bgr, px_per_mm, dataclasses.replace(DEFAULT_SETTINGS, **changed))
+    dets = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS.replaced(changed))
     assert len(dets) == found
     m = match(scene, dets)
     assert len(m.truth_index) == len(unit), "the unit's own bases found either way"
@@ -369,14 +369,14 @@ _NAN = float("nan")
     [
         # a unit of four: the median 0.9, stretched by the gain (1.8) for the fit's lean on 1
         ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {}, [0.82] * 4),
-        ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {"height_pool_gain": 1.0}, [0.9] * 4),
+        ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {"known.height_pool_gain": 1.0}, [0.9] * 4),
         # held within outline_height_ratio
         ([1.2, 1.25, 1.2], [27] * 3, [_SAND] * 3, {}, [1.25] * 3),
         # a base with no fit of its own takes its unit's, and does not count towards it
         ([1.1, _NAN, 1.1, 1.05], [27] * 4, [_SAND] * 4, {}, [1.18] * 4),
         # too few fitted (two of three), or pooling off
         ([1.1, _NAN, 1.1], [27] * 3, [_SAND] * 3, {}, [_NAN] * 3),
-        ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {"height_pool_min": 0}, [_NAN] * 4),
+        ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {"known.height_pool_min": 0}, [_NAN] * 4),
         # another size or another top is another unit: the last base alone, the first three together
         ([0.9, 0.9, 0.9, 1.2], [27, 27, 27, 28.5], [_SAND] * 4, {}, [0.82, 0.82, 0.82, _NAN]),
         ([0.9, 0.9, 0.9, 1.2], [27] * 4, [_SAND, _SAND, _SAND, _GREEN], {}, [0.82, 0.82, 0.82, _NAN]),
@@ -389,7 +389,7 @@ def test_a_units_rims_share_their_pooled_height(
     changed: dict[str, float],
     pooled: list[float],
 ) -> None:
-    settings = dataclasses.replace(hand_rule_settings(), **changed)
+    settings = hand_rule_settings().replaced(changed)
     bases = _row_of_bases(sizes_mm, sizes_mm, 5.0)
     got = pooled_heights(bases.center_px, bases.diameter_mm, np.array(tops), np.array(heights), 1.0, settings)
     np.testing.assert_allclose(got, pooled, atol=1e-9)
@@ -447,7 +447,7 @@ def test_only_clear_discs_make_a_group(scores: list[float], kept: list[int]) -> 
         ([300.0, 327.0, 356.0], [27.0, 27.0, 32.0], [_SAND] * 3, {}, [False] * 3),
         ([300.0, 327.0, 354.0], [27.0] * 3, [_SAND, _SAND, _GREEN], {}, [False] * 3),
         # the rule off
-        ([300.0, 327.0, 354.0], [27.0] * 3, [_SAND] * 3, {"kin_group_min": 0}, [False] * 3),
+        ([300.0, 327.0, 354.0], [27.0] * 3, [_SAND] * 3, {"kin.group_min": 0}, [False] * 3),
     ],
 )
 def test_new_bases_stand_as_a_unit_of_at_least_two_of_them(
@@ -459,5 +459,5 @@ def test_new_bases_stand_as_a_unit_of_at_least_two_of_them(
 ) -> None:
     new = _bases_at(new_x_mm, fitted_mm, fitted_mm, score=0.05)
     lab = np.array([_SAND] * len(_UNIT) + tops)
-    settings = dataclasses.replace(DEFAULT_SETTINGS, **changed)
+    settings = DEFAULT_SETTINGS.replaced(changed)
     assert units_of_new(_UNIT, new, lab, 1.0, settings).tolist() == stands

@@ -22,11 +22,11 @@ from vision.outline import OutlineFit, fit_outlines
 from vision.parallax import RimParallax, middle_of
 from vision.rim import ray_directions
 
-SETTINGS = dataclasses.replace(hand_rule_settings(), min_figure_contrast=0.0)
+SETTINGS = hand_rule_settings().replaced({"verdicts.min_figure_contrast": 0.0})
 PX_PER_MM = 2.0
 SHIFT_RATIO = 4.0 / 1396.0
 SHADOW_MM = 2.5
-DIRECTIONS = ray_directions(SETTINGS.rays)
+DIRECTIONS = ray_directions(SETTINGS.rim.rays)
 
 # One base far from the nadir (upper left), so that its wall shows a few pixels wide on that side.
 NADIR_PX = (-900.0, -700.0)
@@ -101,15 +101,16 @@ def test_a_wall_where_no_wall_is_leaves_a_doubt_along_the_nadir_line(
     good = np.ones(len(place), np.bool_) if ok is None else np.array(ok)
     look = dataclasses.replace(fit, near_wall=np.array(place), near_contrast=np.array(contrast), ok=good)
     middles = ROW_PX[good]
-    settings = dataclasses.replace(
-        SETTINGS,
-        wall_dark_max=0.15,
-        wall_light_min=0.4,
-        wall_misplaced_doubt=MILD,
-        wall_dark_far=0.3,
-        wall_light_far=0.1,
-        wall_far_doubt=FAR,
-        min_disc_contrast=10.0,
+    settings = SETTINGS.replaced(
+        {
+            "outline.wall_dark_max": 0.15,
+            "outline.wall_light_min": 0.4,
+            "outline.wall_misplaced_doubt": MILD,
+            "outline.wall_dark_far": 0.3,
+            "outline.wall_light_far": 0.1,
+            "outline.wall_far_doubt": FAR,
+            "verdicts.min_disc_contrast": 10.0,
+        }
     )
     got = wall_misplaced_mm(look, middles, PX_PER_MM, ROW_PARALLAX, settings)
     expected = np.zeros((int(good.sum()), 2))
@@ -170,7 +171,7 @@ def test_a_base_whose_wall_is_out_of_place_is_doubted(
     case: str, top: float, wall: float, first_wall: float, share: float, doubted: bool, roster: bool
 ) -> None:
     # both tiers alike: which one a drawn wall falls in is the table test's
-    settings = dataclasses.replace(SETTINGS, wall_misplaced_doubt=share, wall_far_doubt=share)
+    settings = SETTINGS.replaced({"outline.wall_misplaced_doubt": share, "outline.wall_far_doubt": share})
     known = _found(_frame(top, wall, first_wall), settings, roster)
     doubt_mm = np.hypot(*known.model_doubt_mm.T)
     # the others: no second reading about as good, no wall out of place

@@ -225,8 +225,20 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
     # a table where a value belongs, or a value where a [section] does
     (
         ["detect", str(FRAME), "--config", "PATH"],
-        lambda t: _settings(t, "[vision]\nrays = {a=1}\n"),
-        "[vision] rays must be a value, not a table",
+        lambda t: _settings(t, "[vision.rim]\nrays = {a=1}\n"),
+        "[vision.rim] rays must be a value, not a table",
+    ),
+    # a stage's settings in groups: a setting outside its group's table says where it belongs
+    (
+        ["detect", str(FRAME), "--config", "PATH"],
+        lambda t: _settings(t, "[vision]\nfinder_reach_mm = 6.0\n"),
+        "unknown setting [vision] finder_reach_mm; settings of this kind are in a table of their own: [vision.finder] "
+        "reach_mm",
+    ),
+    (
+        ["detect", str(FRAME), "--config", "PATH"],
+        lambda t: _settings(t, "[vision.finder]\nreach = 6.0\n"),
+        "unknown setting [vision.finder] reach; known: ['band_margin'",
     ),
     (
         ["detect", str(FRAME), "--config", "PATH"],
@@ -298,23 +310,29 @@ def test_a_malformed_command_line_is_a_one_line_error(
 # Every setting has a largest value, by its kind (the end of its name), and some a least one of their own; each row
 # one kind, or a value that once crashed or hung a stage.
 SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
-    ("[vision]\nseed_blur_px = 1e300", "[vision] seed_blur_px must be at most 100 px, got 1e+300"),
-    ("[vision]\nvote_blur_px = 1e300", "[vision] vote_blur_px must be at most 100 px, got 1e+300"),
-    ("[vision]\nprofile_blur_px = 1e300", "[vision] profile_blur_px must be at most 100 px, got 1e+300"),
-    ("[vision]\nedge_bias_px = 1e300", "[vision] edge_bias_px must be at most 10000 px, got 1e+300"),
-    ("[vision]\nseed_radius_px = 1e-300", "seed_radius_px must be at least 1 (px), got 1e-300"),
-    ("[vision]\nseed_radius_margin = 1e300", "[vision] seed_radius_margin must be at most 10000, got 1e+300"),
-    ("[vision]\nseed_radius_margin = -1", "seed_radius_margin must be from 0 to less than 1, got -1.0"),
-    ("[vision]\nfinder_size_weight = 1.5", "finder_size_weight must be from 0 to 1, got 1.5"),
-    ("[vision]\nseed_search_mm = 1e300", "[vision] seed_search_mm must be at most 1000 mm, got 1e+300"),
-    ("[vision]\nrefine_search_mm = 1e300", "[vision] refine_search_mm must be at most 1000 mm, got 1e+300"),
-    ("[vision]\nedge_model_sigma_mm = 1e300", "[vision] edge_model_sigma_mm must be at most 1000 mm, got 1e+300"),
+    ("[vision.seeds]\nblur_px = 1e300", "[vision.seeds] blur_px must be at most 100 px, got 1e+300"),
+    ("[vision.seeds]\nvote_blur_px = 1e300", "[vision.seeds] vote_blur_px must be at most 100 px, got 1e+300"),
+    ("[vision.rim]\nprofile_blur_px = 1e300", "[vision.rim] profile_blur_px must be at most 100 px, got 1e+300"),
+    ("[vision.circle]\nedge_bias_px = 1e300", "[vision.circle] edge_bias_px must be at most 10000 px, got 1e+300"),
+    ("[vision.seeds]\nradius_px = 1e-300", "seeds.radius_px must be at least 1 (px), got 1e-300"),
+    ("[vision.seeds]\nradius_margin = 1e300", "[vision.seeds] radius_margin must be at most 10000, got 1e+300"),
+    ("[vision.seeds]\nradius_margin = -1", "seeds.radius_margin must be from 0 to less than 1, got -1.0"),
+    ("[vision.finder]\nsize_weight = 1.5", "finder.size_weight must be from 0 to 1, got 1.5"),
+    ("[vision.rim]\nseed_search_mm = 1e300", "[vision.rim] seed_search_mm must be at most 1000 mm, got 1e+300"),
+    ("[vision.rim]\nrefine_search_mm = 1e300", "[vision.rim] refine_search_mm must be at most 1000 mm, got 1e+300"),
+    ("[vision.circle]\nmodel_sigma_mm = 1e300", "[vision.circle] model_sigma_mm must be at most 1000 mm, got 1e+300"),
     ("[vision]\nbase_sizes_mm = [25, 1e9]", "[vision] base_sizes_mm must be at most 1000 mm, got 1000000000.0"),
-    ("[vision]\nsearch_rays = 100000000000000000000", "[vision] search_rays must be at most 720 rays"),
-    ("[vision]\nrefine_passes = 100000000000000000000", "[vision] refine_passes must be at most 100 passes"),
-    ("[vision]\nfit_iterations = 100000000000000000000", "[vision] fit_iterations must be at most 100 iterations"),
-    ("[vision]\ncolour_gain = 1e300", "[vision] colour_gain must be at most 10000, got 1e+300"),
-    ("[vision]\ntop_read_max_darkness = -1e300", "[vision] top_read_max_darkness must be at least -10000, got -1e+300"),
+    ("[vision.rim]\nsearch_rays = 100000000000000000000", "[vision.rim] search_rays must be at most 720 rays"),
+    ("[vision.rim]\nrefine_passes = 100000000000000000000", "[vision.rim] refine_passes must be at most 100 passes"),
+    (
+        "[vision.circle]\niterations = 100000000000000000000",
+        "[vision.circle] iterations must be at most 100 iterations",
+    ),
+    ("[vision.colour]\ngain = 1e300", "[vision.colour] gain must be at most 10000, got 1e+300"),
+    (
+        "[vision.rim]\ntop_read_max_darkness = -1e300",
+        "[vision.rim] top_read_max_darkness must be at least -10000, got -1e+300",
+    ),
     (
         "[calibration]\ncorner_refine_iterations = 100000000000000000000",
         "[calibration] corner_refine_iterations must be at most 100 iterations",
@@ -328,7 +346,7 @@ SETTINGS_BOUND_CASES: list[tuple[str, str]] = [
     ("[evaluate]\nmatch_gate_mm = 1e300", "[evaluate] match_gate_mm must be at most 10000 mm, got 1e+300"),
     # divided by: 0 crashed analyze (rim heights declared by the roster) and warned of a division by zero
     ("[pipeline]\nrim_height_mm = 0", "[pipeline] rim_height_mm must be more than 0, got 0.0"),
-    ("[vision]\nmin_disc_contrast = 0", "min_disc_contrast must be positive, got 0"),
+    ("[vision.verdicts]\nmin_disc_contrast = 0", "verdicts.min_disc_contrast must be positive, got 0"),
 ]
 
 

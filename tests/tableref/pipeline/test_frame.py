@@ -340,9 +340,9 @@ def test_a_coarse_view_with_a_roster_is_fitted_at_the_declared_bases(
     coarse = dataclasses.replace(
         config,
         pipeline=dataclasses.replace(config.pipeline, max_rectified_px_per_mm=1.15),
-        vision=dataclasses.replace(config.vision, known_min_px_per_mm=known_min_px_per_mm),
+        vision=config.vision.replaced({"known.min_px_per_mm": known_min_px_per_mm}),
     )
-    assert coarse.vision.outline_min_px_per_mm > 1.15
+    assert coarse.vision.outline.min_px_per_mm > 1.15
     image = read_image(sample.image)
     alone = detect_frame(image, sample.spec, coarse, sample.camera)
     told = detect_frame(image, sample.spec, coarse, sample.camera, roster=truth)

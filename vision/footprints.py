@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.candidates import Candidates
-from vision.circlefit import fit_circles
+from vision.circlefit import CircleFit, fit_circles
 from vision.circles import (
     SAME_BASE_CENTER_FRACTION,
     centre_distances,
@@ -333,6 +333,41 @@ def _band_rings(
     return (points, edges.found & has[:, None], ray_radius, ring_r, ring_p, ring_s, has), inner
 
 
+@dataclass
+class _Readings:
+    """What the rounds of :func:`find_footprints` have read of K seeds so far (each round overwrites its rows); the
+    fields as :class:`Footprints`' but the centres, which the band searches keep."""
+
+    radius: FloatArray
+    polarity: FloatArray
+    support: FloatArray
+    best_center: FloatArray
+    best_radius: FloatArray
+    best_polarity: FloatArray
+    inner_radius: FloatArray
+    inner_polarity: FloatArray
+
+    @classmethod
+    def empty(cls, k: int) -> _Readings:
+        nan = np.full(k, np.nan)
+        return cls(
+            np.zeros(k), np.ones(k), np.zeros(k), np.full((k, 2), np.nan), nan, np.ones(k), nan.copy(), np.ones(k)
+        )
+
+    def footprints(self, center: FloatArray) -> Footprints:
+        return Footprints(
+            center,
+            self.radius,
+            self.polarity,
+            self.support,
+            self.best_center,
+            self.best_radius,
+            self.best_polarity,
+            self.inner_radius,
+            self.inner_polarity,
+        )
+
+
 def find_footprints(
     grey: NDArray[np.uint8],
     ignore: NDArray[np.uint8] | None,
@@ -352,16 +387,7 @@ def find_footprints(
     by a circle fit to the edges nearest it; that is done twice, the tolerance narrowing. Then the footprint is
     the outermost ring that enough rays support with a tight tolerance, and its fit gives the final centre.
     Seeds with no such ring are dropped as soon as that shows."""
-    k = len(seeds)
-    center = seeds.center_px.copy()
-    radius = np.zeros(k)
-    polarity = np.ones(k)
-    support = np.zeros(k)
-    best_center = np.full((k, 2), np.nan)
-    best_radius = np.full(k, np.nan)
-    best_polarity = np.ones(k)
-    inner_radius = np.full(k, np.nan)
-    inner_polarity = np.ones(k)
+    read = _Readings.empty(len(seeds))
     apart_px = settings.rim.second_ring_mm * px_per_mm
     slack = settings.rim.seed_search_mm * px_per_mm
     step = max(settings.rim.sample_step_px, settings.rim.search_step_mm * px_per_mm)
@@ -380,49 +406,76 @@ def find_footprints(
         inner_of = []
         for b in pending:
             ring, inner = _band_rings(
-                b, seeds, directions, rule, tolerance, need, apart_px, inner_rings, best_radius, best_polarity, settings
+                b,
+                seeds,
+                directions,
+                rule,
+                tolerance,
+                need,
+                apart_px,
+                inner_rings,
+                read.best_radius,
+                read.best_polarity,
+                settings,
             )
             rings_of.append(ring)
             if inner is not None:
                 inner_of.append(inner)
-        # every band's circles in one fit: the fits are row by row, and one call costs far less than one per band
-        points = np.concatenate([r[0] for r in rings_of])
-        found = np.concatenate([r[1] for r in rings_of])
-        if ignore is not None:
-            found = found & ~sample_mask(ignore, points)
-        start = np.concatenate([np.where(r[6], r[3], r[2]) for r in rings_of])
-        first = np.concatenate([b.c1[b.live] for b in pending])
-        fit = fit_circles(points, found, first, start, settings.circle.iterations, settings.circle.outlier_sigmas)
-        offset = 0
-        for i, (b, (_points, _found, _ray_radius, ring_r, ring_p, ring_s, has)) in enumerate(
-            zip(pending, rings_of, strict=True)
-        ):
-            part = slice(offset, offset + len(has))
-            offset += len(has)
-            keep = fit.ok[part] & has
-            b.c1[b.live[keep]] = fit.center_px[part][keep]
-            if rule == "best":
-                # the last centre-finding round's ring (each round's overwrites the one before): another reading
-                # where the outermost ring is not the base's
-                rows = b.sel[b.live[keep]]
-                best_center[rows] = fit.center_px[part][keep]
-                best_radius[rows] = fit.radius_px[part][keep]
-                best_polarity[rows] = ring_p[keep]
-            if rule == "outer":
-                rows = b.sel[b.live[keep]]
-                radius[rows] = ring_r[keep]
-                polarity[rows] = ring_p[keep]
-                support[rows] = ring_s[keep]
-                if inner_of:
-                    inner_r, inner_p = inner_of[i]
-                    inner_radius[rows] = np.where(np.isfinite(inner_r[keep]), inner_r[keep], np.nan)
-                    inner_polarity[rows] = inner_p[keep]
-            b.live = b.live[keep]
+        _keep_round(pending, rings_of, inner_of, _fit_round(pending, rings_of, ignore, settings), rule, read)
+    center = seeds.center_px.copy()
     for b in searches:
         center[b.sel] = b.c1
-    return Footprints(
-        center, radius, polarity, support, best_center, best_radius, best_polarity, inner_radius, inner_polarity
-    )
+    return read.footprints(center)
+
+
+def _fit_round(
+    pending: list[_BandSearch], rings_of: list[_BandRing], ignore: NDArray[np.uint8] | None, settings: VisionSettings
+) -> CircleFit:
+    """Every band's circles of one round in one fit: the fits are row by row, and one call costs far less than one
+    per band."""
+    points = np.concatenate([r[0] for r in rings_of])
+    found = np.concatenate([r[1] for r in rings_of])
+    if ignore is not None:
+        found = found & ~sample_mask(ignore, points)
+    start = np.concatenate([np.where(r[6], r[3], r[2]) for r in rings_of])
+    first = np.concatenate([b.c1[b.live] for b in pending])
+    return fit_circles(points, found, first, start, settings.circle.iterations, settings.circle.outlier_sigmas)
+
+
+def _keep_round(
+    pending: list[_BandSearch],
+    rings_of: list[_BandRing],
+    inner_of: list[tuple[FloatArray, FloatArray]],
+    fit: CircleFit,
+    rule: str,
+    read: _Readings,
+) -> None:
+    """Each band's seeds whose ring was fitted in a round of ``rule`` ("best" or "outer") move to the fit's centre
+    and keep its readings in ``read``; the rest are dropped from the search."""
+    offset = 0
+    for i, (b, (_points, _found, _ray_radius, ring_r, ring_p, ring_s, has)) in enumerate(
+        zip(pending, rings_of, strict=True)
+    ):
+        part = slice(offset, offset + len(has))
+        offset += len(has)
+        keep = fit.ok[part] & has
+        b.c1[b.live[keep]] = fit.center_px[part][keep]
+        rows = b.sel[b.live[keep]]
+        if rule == "best":
+            # the last centre-finding round's ring (each round's overwrites the one before): another reading
+            # where the outermost ring is not the base's
+            read.best_center[rows] = fit.center_px[part][keep]
+            read.best_radius[rows] = fit.radius_px[part][keep]
+            read.best_polarity[rows] = ring_p[keep]
+        if rule == "outer":
+            read.radius[rows] = ring_r[keep]
+            read.polarity[rows] = ring_p[keep]
+            read.support[rows] = ring_s[keep]
+            if inner_of:
+                inner_r, inner_p = inner_of[i]
+                read.inner_radius[rows] = np.where(np.isfinite(inner_r[keep]), inner_r[keep], np.nan)
+                read.inner_polarity[rows] = inner_p[keep]
+        b.live = b.live[keep]
 
 
 def unique_readings(

@@ -392,7 +392,7 @@ def test_a_unit_on_plain_bases_is_found_as_a_group(
     centres_px = np.array([((40 + 37 * i) * px_per_mm, 50 * px_per_mm) for i in range(count)])
     sand, green = (120.0, 160.0, 190.0), (70.0, 110.0, 80.0)
     # drawn as flat discs of the base's colour, with no figure: what a bare base looks like from above. The light
-    # varies by up to 10 % along the row, which the tops' colours must bear (size_vote_colour)
+    # varies by up to 10 % along the row, which the tops' colours must bear (size_vote.colour)
     plain = [((float(x), float(y)), 32.0) for x, y in centres_px]
     scene = vs.draw_colour_scene(shape, px_per_mm, [], np.random.default_rng(count), green, sand, sand, plain)
     dets = detect_bases(scene.image_bgr, px_per_mm, DEFAULT_SETTINGS.replaced(changed))

@@ -227,7 +227,7 @@ def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
 
 
 # a development frame: a unit of black 32 mm bases on the black space mat, that the finder sees at 0.55-0.65 and no rim
-# read shows (4K); below finder_sure_probability its bases stand only as a unit's
+# read shows (4K); below finder.sure_probability its bases stand only as a unit's
 @pytest.mark.parametrize(("seed", "resolution", "more"), [(30010, "4k", 3)])
 def test_the_finders_own_bases_below_its_sure_bar_stand_as_a_unit(
     seed: int, resolution: str, more: int, tmp_path: Path

@@ -126,7 +126,7 @@ _ROUND_BOTH = (112.7, 100.0, 25.3, 50.0)
         # ... and a figure's outline's if it scores enough, not if far fainter
         ([(100.0, 100.0, 8.1, 16.0, 0.5), (101.0, 100.0, 20.2, 40.0, 0.3)], {}, [1]),
         ([(100.0, 100.0, 8.1, 16.0, 0.5), (101.0, 100.0, 20.2, 40.0, 0.05)], {}, [0]),
-        # bases apart all stand; of two that overlap by more than max_overlap_mm the better scored stands
+        # bases apart all stand; of two that overlap by more than overlaps.max_mm the better scored stands
         ([(100.0, 100.0, 12.5, 25.0, 0.3), (140.0, 100.0, 12.5, 25.0, 0.2)], {}, [0, 1]),
         ([(100.0, 100.0, 12.5, 25.0, 0.3), (120.0, 100.0, 12.5, 25.0, 0.4)], {}, [1]),
     ],

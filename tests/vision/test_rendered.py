@@ -346,19 +346,19 @@ def _ids_of(sample: EvalSample, found: Sequence[rules.Model]) -> set[str]:
 @pytest.mark.parametrize(
     ("seed", "changed", "lost"),
     [
-        # a base read at the next size up overlaps a neighbour in contact by more than max_overlap_mm
+        # a base read at the next size up overlaps a neighbour in contact by more than overlaps.max_mm
         (1000, {"overlaps.coarse_max_mm": 2.0}, {"u5m4"}),
         # the outermost ring is the contact shadow's outer edge; the base's rim, of the other polarity, lies inside
         (1004, {"rim.inner_ring_fraction": 0.0}, {"u2m8", "u4m6"}),
         # the rim model's blur correction moves the circle off every size; the edges' own circle fits one
         (4007, {"rim.model_fallback_mm": 0.0}, {"u1m1", "u8m4"}),
-        # a rim rougher than max_fit_rms_px (1.0 px), or seen over less than min_edge_coverage, beside its unit's
-        # bases (kin_min_bases): with the kin bars at the plain ones, the base is lost ...
+        # a rim rougher than circle.max_rms_px (1.0 px), or seen over less than min_edge_coverage, beside its unit's
+        # bases (kin.min_bases): with the kin bars at the plain ones, the base is lost ...
         (1004, {"kin.max_fit_rms_px": 1.0}, {"u1m7"}),
         (4007, {"kin.max_fit_rms_px": 1.0}, {"u8m3"}),
         # ... and where a unit's base seen over a third of its rim is lost, the vote of its unit of seven is lost
         # with it, and other bases of the unit are read a size off. (That base itself, 27 mm, is read 28.5 mm with
-        # every rule too, since its vote takes only bases fitted within size_vote_window_mm of its own fit.)
+        # every rule too, since its vote takes only bases fitted within size_vote.window_mm of its own fit.)
         (4003, {"kin.min_edge_coverage": 0.45}, {f"u6m{k}" for k in range(2, 8)}),
         (4003, {"kin.min_bases": 0}, {"u6m2", "u6m5", "u6m6"}),
     ],
@@ -529,7 +529,7 @@ def test_a_rim_inside_a_shadows_ring_is_read_though_both_snap_to_one_size(shadow
 
 
 # A 4K frame from a low camera (seed 16111, 45 models asked): the table seen at about 1.11 px/mm, under
-# outline_min_px_per_mm, where the bases are read by their edges; the edges read 17 of 44 a size off.
+# outline.min_px_per_mm, where the bases are read by their edges; the edges read 17 of 44 a size off.
 _LOW_CAMERA_SEED, _LOW_CAMERA_MODELS = 16111, 45
 
 

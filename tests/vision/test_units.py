@@ -166,7 +166,7 @@ def test_a_vote_on_other_readings_takes_them_in_the_place_of_the_fitted_diameter
             {},
             [25, 25, 25, 32, 40, 40, 40],
         ),
-        # ... and take its size by a vote: two bases are none (size_vote_min 3), three are
+        # ... and take its size by a vote: two bases are none (size_vote.min_bases 3), three are
         ([40.2, 31.9, 40.1], [40, 32, 40], [0.3, 2.2, 0.3], [_SAND] * 3, {}, [40, 32, 40]),
         ([40.2, 31.9, 40.1], [40, 32, 40], [0.3, 2.2, 0.3], [_SAND] * 3, {"size_vote.min_bases": 2}, [40, 40, 40]),
     ],
@@ -200,11 +200,11 @@ _UNIT = _bases_at([100.0, 127.0, 154.0], [27.1, 26.9, 27.2], [27.0, 27.0, 27.0])
 @pytest.mark.parametrize(
     ("plain_x_mm", "fitted_mm", "tops", "changed", "kept"),
     [
-        # in contact with its unit's last base, and 20 mm from it edge to edge: within kin_reach_mm (25 mm)
+        # in contact with its unit's last base, and 20 mm from it edge to edge: within kin.reach_mm (25 mm)
         ([181.0], [27.0], [_SAND], {}, [0]),
         ([201.0], [27.0], [_SAND], {}, [0]),
         # beyond the reach (30 mm: within the vote's 2", a token put down beside a unit), another size (fitted 4 mm
-        # larger: outside size_vote_window_mm), another top
+        # larger: outside size_vote.window_mm), another top
         ([211.0], [27.0], [_SAND], {}, []),
         ([183.0], [31.0], [_SAND], {}, []),
         ([181.0], [27.0], [_GREEN], {}, []),
@@ -215,7 +215,7 @@ _UNIT = _bases_at([100.0, 127.0, 154.0], [27.1, 26.9, 27.2], [27.0, 27.0, 27.0])
         ([181.0], [27.0], [_SAND], {"kin.min_bases": 2}, []),
         # ... two are within 30 mm
         ([181.0], [27.0], [_SAND], {"kin.min_bases": 2, "kin.reach_mm": 30.0}, [0]),
-        # overlapping its unit's last base by 4 mm, more than bases in contact may (coarse_max_overlap_mm, 3 mm)
+        # overlapping its unit's last base by 4 mm, more than bases in contact may (overlaps.coarse_max_mm, 3 mm)
         ([177.0], [27.0], [_SAND], {}, []),
         # a reading beyond the reach of the bases stands beside one that stands beside them (27 mm from the last base)
         ([181.0, 208.0], [27.0, 27.0], [_SAND, _SAND], {}, [0, 1]),
@@ -241,7 +241,7 @@ def test_a_reading_that_fails_one_test_stands_beside_its_units_bases(
 @pytest.mark.parametrize(
     ("plain_x_mm", "fitted_mm", "tops", "changed", "kept"),
     [
-        # three plain bases of one unit, 5 mm apart and far from any base: a group of kin_group_min (3) stands
+        # three plain bases of one unit, 5 mm apart and far from any base: a group of kin.group_min (3) stands
         ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {}, [0, 1, 2]),
         # a chain: the first and the last are 59 mm apart, each within reach of the middle one
         ([400.0, 432.0, 464.0], [27.0] * 3, [_SAND] * 3, {"kin.group_min": 4}, []),
@@ -277,7 +277,7 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
         # (where figures resolve, 1.5 px/mm), and by 1.5 mm more than the 3 mm where they blur (1 px/mm) ...
         (1.5, 124.0, 27.0, {}, [1]),
         (1.0, 122.5, 27.0, {}, [1]),
-        # ... or 2 mm more (kin_lost_overlap_mm, the edge of it)
+        # ... or 2 mm more (kin.lost_overlap_mm, the edge of it)
         (1.5, 123.0, 27.0, {}, [1]),
         # not by 3 mm more, nor with the rule off
         (1.5, 122.0, 27.0, {}, []),
@@ -370,7 +370,7 @@ _NAN = float("nan")
         # a unit of four: the median 0.9, stretched by the gain (1.8) for the fit's lean on 1
         ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {}, [0.82] * 4),
         ([0.9, 0.85, 0.95, 0.9], [27] * 4, [_SAND] * 4, {"known.height_pool_gain": 1.0}, [0.9] * 4),
-        # held within outline_height_ratio
+        # held within outline.height_ratio
         ([1.2, 1.25, 1.2], [27] * 3, [_SAND] * 3, {}, [1.25] * 3),
         # a base with no fit of its own takes its unit's, and does not count towards it
         ([1.1, _NAN, 1.1, 1.05], [27] * 4, [_SAND] * 4, {}, [1.18] * 4),
@@ -441,7 +441,7 @@ def test_only_clear_discs_make_a_group(scores: list[float], kept: list[int]) -> 
         ([181.0, 208.0], [27.0] * 2, [_SAND] * 2, {}, [True] * 2),
         # one new disc beside the unit found: a token of its colour put down beside it is not a unit's base
         ([181.0], [27.0], [_SAND], {}, [False]),
-        # two apart, each alone: 40 mm edge to edge is beyond kin_reach_mm
+        # two apart, each alone: 40 mm edge to edge is beyond kin.reach_mm
         ([300.0, 367.0], [27.0] * 2, [_SAND] * 2, {}, [False] * 2),
         # another size or another top breaks the chain: two alike are too few
         ([300.0, 327.0, 356.0], [27.0, 27.0, 32.0], [_SAND] * 3, {}, [False] * 3),

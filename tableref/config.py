@@ -184,9 +184,11 @@ def _merge(base: dict[str, Any], top: dict[str, Any], where: str, section: str |
 
 def _known_keys(base: dict[str, Any], key: str, section: str | None) -> str:
     """What a section knows, for the message about an unknown ``key``: the group that holds a setting of that name
-    (``finder_reach_mm`` or ``reach_mm`` where a group, ``[vision.finder]``, holds ``reach_mm``), or every key."""
+    (``finder_reach_mm`` or ``reach_mm`` where a group, ``[vision.finder]``, holds ``reach_mm``; a setting written
+    outside any section, the section that holds it), or every key."""
+    prefix = "" if section is None else f"{section}."
     homes = [
-        f"[{section}.{group}] {name}"
+        f"[{prefix}{group}] {name}"
         for group, table in base.items()
         if isinstance(table, dict)
         for name in table

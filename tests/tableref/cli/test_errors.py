@@ -237,6 +237,11 @@ CONFIG_CASES: list[tuple[list[str], Maker, str]] = [
     ),
     (
         ["detect", str(FRAME), "--config", "PATH"],
+        lambda t: _settings(t, "rim_height_mm = 3.0\n"),
+        "unknown setting [rim_height_mm]; settings of this kind are in a table of their own: [pipeline] rim_height_mm",
+    ),
+    (
+        ["detect", str(FRAME), "--config", "PATH"],
         lambda t: _settings(t, "[vision.finder]\nreach = 6.0\n"),
         "unknown setting [vision.finder] reach; known: ['band_margin'",
     ),

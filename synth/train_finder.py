@@ -2,10 +2,10 @@
 
 ``python -m synth.train_finder SET... [--out vision/data/finder.onnx] [--steps 5000] [--seed 2]``
 
-Needs PyTorch (``pip install torch``; the product itself runs the exported file with OpenCV alone). Each frame of each
-set (folders as ``tableref evaluate`` reads them) is calibrated and turned to a top-down view at the finder's scale;
-the net learns, on crops of those views, a heat map of the bases' centres (a Gaussian about each visible base, the
-bases hardly in view left out either way), each centre's place in its cell and its base's diameter. The crops are
+Needs PyTorch (``pip install torch``; the product runs the exported file with ONNX Runtime alone). Each frame of
+each set (folders as ``tableref evaluate`` reads them) is calibrated and turned to a top-down view at the finder's
+scale; the net learns, on crops of those views, a heat map of the bases' centres (a Gaussian about each visible base,
+the bases hardly in view left out either way), each centre's place in its cell and its base's diameter. The crops are
 jittered in colour, light, blur, noise and JPEG compression, turned and mirrored, so that no look of one renderer is
 special. Sets used here must not be the ones the result is reported on.
 """

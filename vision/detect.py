@@ -37,7 +37,8 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
 11. A pack's look (:func:`vision.later_looks.pack_look`): in a crowded melee a base's rim shows only in the seams
     between its neighbours' and gathers too few votes for a seed, but a base touching one found must stand beside it.
     Steps 1-6 again in grey, with seeds that need fewer votes (``pack_vote_fraction``), only where such a base would
-    stand, beside the bases the verifier took; what they read is verified too, and stands where it clashes with no base.
+    stand, beside the bases the verifier took, and where the finder's look (step 12) would not drop what they read;
+    what they read is verified too, and stands where it clashes with no base.
 12. The finder's look (:func:`vision.later_looks.finder_look`): a small learned net (:mod:`vision.finder`) that sees the
     whole view marks where bases stand. A base found where it sees none is dropped; where it sees one that nothing found
     explains, steps 2-6 read the rim from a seed there, and where no rim is read but the net is sure, its own centre and
@@ -209,7 +210,7 @@ def _later_looks(
     maps = None if pending_maps is None else pending_maps.result()
     bases = verified(final_bases(found, more, kin_only, bgr, scale, settings), bgr, scale, settings, maps, True)
     # a pack grows only from bases the verifier believes in, and its readings are verified in turn
-    packed = verified(pack_look(view, bases, weak_seeds, blur_px), bgr, scale, settings, maps, False)
+    packed = verified(pack_look(view, bases, weak_seeds, blur_px, maps), bgr, scale, settings, maps, False)
     if len(packed):
         bases = final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
     if maps is None:

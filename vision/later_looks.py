@@ -80,22 +80,27 @@ def pack_look(
     found: BaseDetections,
     weak_seeds: Seeds,
     blur_px: FloatArray,
+    maps: FinderMaps | None = None,
 ) -> BaseDetections:
     """Step 11: the bases of a pack that the first looks missed, read in grey beside the bases found (``found``) from
     the seeds with fewer votes than the first looks need (``weak_seeds``, at least ``seeds.pack_vote_fraction`` of a
     rim's)
     that lie where a base touching a found one would stand (its centre at least ``pack_min_apart`` of a found base's
     radius from that base's centre, at most the two radii apart), and scoring at least ``pack_min_score``. Returns
-    the new readings that clash with none of ``found``."""
+    the new readings that clash with none of ``found``. Where the finder's ``maps`` are given, seeds where no base it
+    reads could keep its place (:func:`_finder_may_keep`) are not read."""
     scale, settings = view.scale, view.settings
     if len(found) == 0 or len(weak_seeds) == 0:
         return BaseDetections.empty()
     dist = centre_distances(weak_seeds.center_px, found.center_px)
     near = np.any(dist <= found.radius_px[None, :] + weak_seeds.band_px[:, 1:2], axis=1)
     apart = np.all(dist >= settings.seeds.pack_min_apart * found.radius_px[None, :], axis=1)
-    if not np.any(near & apart):
+    chosen = weak_seeds[near & apart]
+    if maps is not None and len(chosen):
+        chosen = chosen[_finder_may_keep(chosen, maps, scale, settings)]
+    if len(chosen) == 0:
         return BaseDetections.empty()
-    more = read_beside(view, found, weak_seeds[near & apart], None, blur_px)
+    more = read_beside(view, found, chosen, None, blur_px)
     # a seed on few votes must be borne out by a clear reading: between two bases apart, their rims alone can vote
     # for a circle in the notch, which has no rim of its own
     more = more[more.score >= settings.seeds.pack_min_score]
@@ -104,6 +109,19 @@ def pack_look(
     _both, kept = kept_after(found, more, scale, settings)
     # a pack's reading stands only beside the bases found, never in the place of one
     return more[np.sort(kept[kept >= len(found)]) - len(found)]
+
+
+def _finder_may_keep(seeds: Seeds, maps: FinderMaps, scale: float, settings: VisionSettings) -> NDArray[np.bool_]:
+    """(len(seeds),) which seeds may yet yield a base the finder's look keeps (see :func:`finder_look`): it drops a base
+    of a size it was fitted on where it gives less than ``finder.keep_probability`` within ``finder.reach_mm``, and a
+    reading lies at most ``rim.seed_search_mm`` from its seed (the rim search looks no farther), so a seed is worth
+    reading where it gives that much within the two reaches, or where the seed's band holds larger bases."""
+    if settings.finder.keep_probability <= 0:
+        return np.ones(len(seeds), np.bool_)
+    reach_mm = settings.finder.reach_mm + settings.rim.seed_search_mm
+    near = maps.probability_near(seeds.center_px, reach_mm) >= settings.finder.keep_probability
+    larger = seeds.band_px[:, 1] > 0.5 * settings.finder.max_diameter_mm * scale
+    return np.asarray(near | larger, np.bool_)
 
 
 def finder_look(

@@ -1,5 +1,6 @@
 """The pack's completion by the finder (vision.later_looks.pack_completion): a base its unit's neighbours and a weak
-finder peak vouch for, placed where solid bases leave room for it."""
+finder peak vouch for, placed where solid bases leave room for it; and which of the pack's seeds are worth reading
+where the finder has looked."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from tableref.config import load_config
 from vision.circles import centre_distances
 from vision.detections import BaseDetections
 from vision.finder import DIAMETER_UNIT_MM, STRIDE, FinderMaps
-from vision.later_looks import pack_completion
+from vision.later_looks import _finder_may_keep, pack_completion
+from vision.seeds import Seeds
 
 SCALE = 2.0  # px per mm of the view; the finder's maps are read at 1 px/mm
 SETTINGS = load_config().vision
@@ -102,3 +104,39 @@ def test_a_base_between_kin_of_two_sizes_takes_a_standard_size() -> None:
     assert len(out) == len(found) + 1
     new = out[~np.any(centre_distances(out.center_px, found.center_px) < 1e-9, axis=1)]
     assert new.diameter_mm[0] in SETTINGS.base_sizes_mm
+
+
+def _seeds(centres_mm: list[tuple[float, float]], diameter_mm: float) -> Seeds:
+    n = len(centres_mm)
+    radius_px = np.full(n, 0.5 * diameter_mm * SCALE)
+    return Seeds(
+        np.array(centres_mm, np.float64).reshape(-1, 2) * SCALE,
+        radius_px,
+        np.stack([0.8 * radius_px, 1.2 * radius_px], axis=1),
+        np.ones(n, np.intp),
+        np.full(n, 0.1),
+    )
+
+
+# the finder keeps a base within finder.reach_mm (8) of a peak of at least keep_probability (0.3); a reading lies
+# within rim.seed_search_mm (3) of its seed, so a seed up to 11 mm from such a peak may yield a base it keeps
+@pytest.mark.parametrize(
+    ("seed_mm", "diameter_mm", "peak", "read"),
+    [
+        ((100, 100), 25.0, (100, 100, 0.9, 25.0), True),
+        ((110, 100), 25.0, (100, 100, 0.35, 25.0), True),
+        ((113, 100), 25.0, (100, 100, 0.9, 25.0), False),
+        ((100, 100), 25.0, (100, 100, 0.2, 25.0), False),
+        # of bases larger than it was fitted on the finder says nothing: their seeds are read
+        ((100, 100), 80.0, (20, 20, 0.9, 25.0), True),
+    ],
+)
+def test_a_pack_seed_is_read_only_where_the_finder_may_keep_its_base(
+    seed_mm: tuple[float, float], diameter_mm: float, peak: tuple[float, float, float, float], read: bool
+) -> None:
+    assert _finder_may_keep(_seeds([seed_mm], diameter_mm), _peak(*peak), SCALE, SETTINGS).tolist() == [read]
+
+
+def test_every_pack_seed_is_read_where_the_finder_drops_nothing() -> None:
+    off = SETTINGS.replaced({"finder.keep_probability": 0.0})
+    assert _finder_may_keep(_seeds([(100, 100)], 25.0), _peak(20, 20, 0.9, 25.0), SCALE, off).tolist() == [True]

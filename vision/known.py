@@ -36,6 +36,14 @@ def _fits_at(fit: OutlineFit, rows: NDArray[np.intp]) -> OutlineFit:
     return OutlineFit(*(getattr(fit, f.name)[rows] for f in fields(fit)))
 
 
+def _least_pull(fitted: OutlineFit, group: NDArray[np.intp]) -> tuple[FloatArray, NDArray[np.intp]]:
+    """Of each base's starts (``fitted`` (S,), ``group`` (S,) their bases, in order), the fit whose residuals pull
+    least (the model explains the rim there): every start's pull (S,) (inf: no fit) and the start kept per base."""
+    pull = np.where(fitted.ok, fitted.misfit_px, np.inf)
+    order = np.lexsort((pull, group))
+    return pull, order[np.r_[True, group[order][1:] != group[order][:-1]]]
+
+
 def _start_spread_px(
     middle_px: FloatArray, pull: FloatArray, group: NDArray[np.intp], kept: NDArray[np.intp], margin: float
 ) -> FloatArray:
@@ -99,10 +107,7 @@ def fit_at_sizes(
         cast_px=cast,
         first_start_only=ringed,
     )
-    # of a base's starts, the fit whose residuals pull least (the model explains the rim there) is kept
-    pull = np.where(fitted.ok, fitted.misfit_px, np.inf)
-    order = np.lexsort((pull, group))
-    first = order[np.r_[True, group[order][1:] != group[order][:-1]]]
+    pull, first = _least_pull(fitted, group)
     look = _fits_at(fitted, first)
     if not look.ok.any():
         return detections
@@ -115,9 +120,66 @@ def fit_at_sizes(
     spread_px = _start_spread_px(
         middle_of(fitted.center_px, parallax), pull, group, first, settings.known.misread_margin
     )
-    return _fitted_rows(
-        detections, rows, look, radius_px, known, heights, declared, read_mm, spread_px, scale, parallax, settings
+    bevel_px = _bevel_apart_px(
+        grey, scale, known_settings, starts, radius_px, heights[rows], group, cast, ringed, look, parallax
     )
+    return _fitted_rows(
+        detections,
+        rows,
+        look,
+        radius_px,
+        known,
+        heights,
+        declared,
+        read_mm,
+        spread_px,
+        bevel_px,
+        scale,
+        parallax,
+        settings,
+    )
+
+
+def _bevel_apart_px(
+    grey: NDArray[np.uint8],
+    scale: float,
+    settings: VisionSettings,
+    starts: FloatArray,
+    radius_px: FloatArray,
+    heights: FloatArray,
+    group: NDArray[np.intp],
+    cast: FloatArray,
+    ringed: BoolArray,
+    look: OutlineFit,
+    parallax: RimParallax,
+) -> FloatArray:
+    """(K, 2) px for the K bases of the kept fits ``look``: from each one's outline middle to that of its best fit
+    with a top ``known.bevel_check_mm`` smaller, where that one's misfit is at most ``known.misread_margin`` larger
+    (zeros elsewhere, and where ``known.bevel_check_mm`` is 0). ``starts`` (S, 2), ``group`` (S,), ``cast`` and
+    ``ringed`` as the kept fits were made from; ``radius_px`` and ``heights`` (K,)."""
+    apart = np.zeros((len(radius_px), 2))
+    if settings.known.bevel_check_mm <= 0:
+        return apart
+    every_ray = np.ones((group.size, settings.rim.rays), np.bool_)
+    bevelled = fit_outlines(
+        grey,
+        starts,
+        radius_px[group],
+        every_ray,
+        ray_directions(settings.rim.rays),
+        scale,
+        parallax,
+        settings.replaced({"outline.bevel_mm": settings.known.bevel_check_mm}),
+        radius_known=True,
+        height_ratio=heights[group],
+        cast_px=cast,
+        first_start_only=ringed,
+    )
+    best = _fits_at(bevelled, _least_pull(bevelled, group)[1])
+    with np.errstate(invalid="ignore"):
+        alike = best.ok & look.ok & (best.misfit_px <= look.misfit_px * (1.0 + settings.known.misread_margin))
+    offset = middle_of(best.center_px, parallax) - middle_of(look.center_px, parallax)
+    return np.asarray(np.where(alike[:, None], offset, 0.0), dtype=np.float64)
 
 
 def _starts(
@@ -162,12 +224,14 @@ def _fitted_rows(
     declared: BoolArray,
     read_mm: FloatArray,
     spread_px: FloatArray,
+    bevel_px: FloatArray,
     scale: float,
     parallax: RimParallax,
     settings: VisionSettings,
 ) -> BaseDetections:
     """``detections`` with the ``rows`` the fit ``look`` (one per row) placed at their known sizes: centres, sizes,
-    sigmas and doubts (see :func:`fit_at_sizes`)."""
+    sigmas and doubts (see :func:`fit_at_sizes`); ``bevel_px`` (one per row, (x, y)) from each fit to its bevelled
+    reading where that is about as good (:func:`_bevel_apart_px`)."""
     center = detections.center_px.copy()
     radius, size = detections.radius_px.copy(), detections.diameter_mm.copy()
     diameter_sigma, model_sigma = detections.diameter_sigma_mm.copy(), detections.model_sigma_mm.copy()
@@ -206,6 +270,9 @@ def _fitted_rows(
     # the edges' reading disagreeing with this one is the same doubt seen from the other side: the larger counts
     model_sigma[done] = np.hypot(model_sigma[done], np.maximum(misread_mm, settings.known.edge_share * edges_apart_mm))
     doubt[done] = wider_doubt(doubt[done], wall_misplaced_mm(look, center[done], scale, parallax, settings))
+    # a bevelled top read about as well puts the footprint elsewhere along that line: a second reading's doubt
+    bevel_doubt = settings.outline.other_start_share * bevel_px[look.ok] / scale
+    doubt[done] = wider_doubt(doubt[done], bevel_doubt)
     # a size read rather than declared keeps its doubt
     diameter_sigma[done[declared[done]]] = 0.0
     height_share[done] = 0.0

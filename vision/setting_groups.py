@@ -260,6 +260,10 @@ class KnownSizeSettings:
     misread_share, misread_margin: such a base's doubt, added (in quadrature) to its sigma:
         ``outline.other_start_share`` of the distance from its kept fit to the farthest fit from its other starts
         whose misfit is at most misread_margin (a share) larger, and at least misread_share of that difference.
+    bevel_check_mm: each base is also fitted with its top this much smaller (in radius) than its footprint (a
+        bevel, which the fit otherwise assumes absent); where that fit's misfit is at most misread_margin larger
+        than the kept one's, the distance between the two is a doubt along their line, as another start's
+        (``outline.other_start_share`` of it). 0: not fitted.
     """
 
     misfit_scale: float
@@ -278,6 +282,7 @@ class KnownSizeSettings:
     misread_start_directions: int
     misread_share: float
     misread_margin: float
+    bevel_check_mm: float
 
 
 @dataclass(frozen=True)

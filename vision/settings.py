@@ -88,6 +88,7 @@ _NON_NEGATIVE = (
     "finder.band_margin",
     "finder.size_weight",
     "known.astray_misfit_mm",
+    "known.bevel_check_mm",
     "rim.second_ring_mm",
     "rim.inner_ring_fraction",
     "overlaps.max_mm",

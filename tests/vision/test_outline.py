@@ -327,6 +327,38 @@ def test_known_bases_are_fitted_again_at_their_size_and_height(rim_mm: float) ->
 
 
 @pytest.mark.parametrize(
+    ("bevel_mm", "check_mm", "covered"),
+    [
+        # a straight wall: no bevelled reading about as good, no doubt
+        (0.0, 1.2, None),
+        # a top 1.2 mm smaller than its footprint, fitted as straight-walled, sits about a millimetre towards the
+        # nadir: beyond two sigmas, until the bevelled reading's doubt along that line covers it
+        (1.2, 0.0, False),
+        (1.2, 1.2, True),
+    ],
+)
+def test_a_bevelled_top_read_about_as_well_is_a_doubt_along_the_nadir_line(
+    bevel_mm: float, check_mm: float, covered: bool | None
+) -> None:
+    rim_mm = 5.0
+    view = dataclasses.replace(VIEW, shift_ratio=rim_mm / (CAMERA_MM - rim_mm))
+    _, mat, wall, top, shadow = LOOKS[0]
+    grey = vs.draw_raised_base(view, CENTER, 16.0, mat, wall, top, shadow, seed=5, bevel_mm=bevel_mm)
+    grey[110:128, 112:124] = np.uint8(top - 80)
+    settings = SETTINGS.replaced({"known.bevel_check_mm": check_mm})
+    dets = detect_bases(grey, PX_PER_MM, settings, parallax=PARALLAX)
+    known = fit_known_bases(grey, PX_PER_MM, settings, dets, np.array([32.0]), np.array([rim_mm / RIM_MM]), PARALLAX)
+    error_mm = (known.center_px[0] - middle_of(TRUTH, PARALLAX)[0]) / PX_PER_MM
+    doubt_mm = known.model_doubt_mm[0]
+    if covered is None:
+        assert np.hypot(*doubt_mm) < 0.05 and np.hypot(*error_mm) < 0.05
+        return
+    assert np.hypot(*error_mm) > 0.5
+    along_sigma_mm = np.hypot(known.model_sigma_mm[0], np.hypot(*doubt_mm))
+    assert (np.hypot(*error_mm) <= 2.0 * along_sigma_mm) == covered
+
+
+@pytest.mark.parametrize(
     ("detected_mm", "angle_deg", "share"),
     [(32.0, 0.0, 0.5), (28.5, 0.0, 0.5), (28.5, 100.0, 0.5), (25.0, 200.0, 0.5), (25.0, 300.0, 1.0)],
 )

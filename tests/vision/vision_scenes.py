@@ -461,16 +461,19 @@ def draw_raised_base(
     top: float,
     shadow: float,
     seed: int,
+    bevel_mm: float = 0.0,
 ) -> NDArray[np.uint8]:
     """A grey image (H, W) of one base with its footprint at ``center_px``: the mat (grey level) darkened by a
-    contact shadow (``shadow``: its depth, 0-1), the wall between footprint and the shifted top disc, the top;
-    drawn at a finer resolution, averaged down, blurred a little, with sensor noise."""
+    contact shadow (``shadow``: its depth, 0-1), the wall between footprint and the shifted top disc, the top
+    (``bevel_mm`` smaller in radius than the footprint); drawn at a finer resolution, averaged down, blurred a
+    little, with sensor noise."""
     xs, ys = _fine_grid(view)
     cx, cy = center_px
     r = radius_mm * view.px_per_mm
     shift = view.shift_ratio * np.array([cx - view.nadir_px[0], cy - view.nadir_px[1]])
     d_foot = np.hypot(xs - cx, ys - cy) - r
-    d_top = np.hypot(xs - cx - shift[0], ys - cy - shift[1]) - r * (1.0 + view.shift_ratio)
+    top_r = (r - bevel_mm * view.px_per_mm) * (1.0 + view.shift_ratio)
+    d_top = np.hypot(xs - cx - shift[0], ys - cy - shift[1]) - top_r
     image = mat * (1.0 - shadow * normal_cdf(-d_foot / (view.shadow_mm * view.px_per_mm)))
     image = np.where(d_foot <= 0, wall, image)
     image = np.where(d_top <= 0, top, image)

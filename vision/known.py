@@ -5,6 +5,7 @@ or at the sizes they were read at.
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,12 +37,41 @@ def _fits_at(fit: OutlineFit, rows: NDArray[np.intp]) -> OutlineFit:
     return OutlineFit(*(getattr(fit, f.name)[rows] for f in fields(fit)))
 
 
-def _least_pull(fitted: OutlineFit, group: NDArray[np.intp]) -> tuple[FloatArray, NDArray[np.intp]]:
-    """Of each base's starts (``fitted`` (S,), ``group`` (S,) their bases, in order), the fit whose residuals pull
-    least (the model explains the rim there): every start's pull (S,) (inf: no fit) and the start kept per base."""
+def _fit_from_starts(
+    grey: NDArray[np.uint8],
+    scale: float,
+    starts: FloatArray,
+    radius_px: FloatArray,
+    heights: FloatArray,
+    group: NDArray[np.intp],
+    cast: FloatArray,
+    ringed: BoolArray,
+    parallax: RimParallax,
+    settings: VisionSettings,
+) -> tuple[OutlineFit, FloatArray, NDArray[np.intp]]:
+    """The fits at known sizes (``radius_px`` (K,)) and rim height ratios (``heights`` (K,), NaN: fitted) from every
+    start (``starts`` (S, 2), ``group`` (S,) their bases, in order; ``ringed`` (S,) see :func:`fit_outlines`'s
+    ``first_start_only``; ``cast`` its ``cast_px``), every ray used, and of each base's starts the fit whose residuals
+    pull least (the model explains the rim there): every start's fit and pull (S,) (inf: no fit), the start kept
+    per base (K,)."""
+    directions = ray_directions(settings.rim.rays)
+    fitted = fit_outlines(
+        grey,
+        starts,
+        radius_px[group],
+        np.ones((group.size, len(directions)), np.bool_),
+        directions,
+        scale,
+        parallax,
+        settings,
+        radius_known=True,
+        height_ratio=heights[group],
+        cast_px=cast,
+        first_start_only=ringed,
+    )
     pull = np.where(fitted.ok, fitted.misfit_px, np.inf)
     order = np.lexsort((pull, group))
-    return pull, order[np.r_[True, group[order][1:] != group[order][:-1]]]
+    return fitted, pull, order[np.r_[True, group[order][1:] != group[order][:-1]]]
 
 
 def _start_spread_px(
@@ -78,7 +108,6 @@ def fit_at_sizes(
     directions = ray_directions(settings.rim.rays)
     radius_px = known[rows] / 2.0 * scale
     read_mm, starts, group, ringed = _starts(detections, rows, known, declared, scale, settings)
-    every_ray = np.ones((group.size, len(directions)), np.bool_)
     # the edge fit's choice of rays is not carried over: rays the model does not explain (a figure's cloak, a
     # neighbour) go before the first step too
     known_settings = settings.replaced({"outline.reject_at": (0, *settings.outline.reject_at)})
@@ -93,21 +122,10 @@ def fit_at_sizes(
         radius_known=True,
         height_ratio=heights[rows],
     )
-    fitted = fit_outlines(
-        grey,
-        starts,
-        radius_px[group],
-        every_ray,
-        directions,
-        scale,
-        parallax,
-        known_settings,
-        radius_known=True,
-        height_ratio=heights[rows][group],
-        cast_px=cast,
-        first_start_only=ringed,
+    from_starts = partial(
+        _fit_from_starts, grey, scale, starts, radius_px, heights[rows], group, cast, ringed, parallax
     )
-    pull, first = _least_pull(fitted, group)
+    fitted, pull, first = from_starts(known_settings)
     look = _fits_at(fitted, first)
     if not look.ok.any():
         return detections
@@ -120,9 +138,12 @@ def fit_at_sizes(
     spread_px = _start_spread_px(
         middle_of(fitted.center_px, parallax), pull, group, first, settings.known.misread_margin
     )
-    bevel_px = _bevel_apart_px(
-        grey, scale, known_settings, starts, radius_px, heights[rows], group, cast, ringed, look, parallax
-    )
+    bevel_px = np.zeros((len(rows), 2))
+    if settings.known.bevel_check_mm > 0:
+        bevelled, _pull, kept = from_starts(
+            known_settings.replaced({"outline.bevel_mm": settings.known.bevel_check_mm})
+        )
+        bevel_px = _apart_where_alike(look, _fits_at(bevelled, kept), settings.known.misread_margin, parallax)
     return _fitted_rows(
         detections,
         rows,
@@ -140,45 +161,12 @@ def fit_at_sizes(
     )
 
 
-def _bevel_apart_px(
-    grey: NDArray[np.uint8],
-    scale: float,
-    settings: VisionSettings,
-    starts: FloatArray,
-    radius_px: FloatArray,
-    heights: FloatArray,
-    group: NDArray[np.intp],
-    cast: FloatArray,
-    ringed: BoolArray,
-    look: OutlineFit,
-    parallax: RimParallax,
-) -> FloatArray:
-    """(K, 2) px for the K bases of the kept fits ``look``: from each one's outline middle to that of its best fit
-    with a top ``known.bevel_check_mm`` smaller, where that one's misfit is at most ``known.misread_margin`` larger
-    (zeros elsewhere, and where ``known.bevel_check_mm`` is 0). ``starts`` (S, 2), ``group`` (S,), ``cast`` and
-    ``ringed`` as the kept fits were made from; ``radius_px`` and ``heights`` (K,)."""
-    apart = np.zeros((len(radius_px), 2))
-    if settings.known.bevel_check_mm <= 0:
-        return apart
-    every_ray = np.ones((group.size, settings.rim.rays), np.bool_)
-    bevelled = fit_outlines(
-        grey,
-        starts,
-        radius_px[group],
-        every_ray,
-        ray_directions(settings.rim.rays),
-        scale,
-        parallax,
-        settings.replaced({"outline.bevel_mm": settings.known.bevel_check_mm}),
-        radius_known=True,
-        height_ratio=heights[group],
-        cast_px=cast,
-        first_start_only=ringed,
-    )
-    best = _fits_at(bevelled, _least_pull(bevelled, group)[1])
+def _apart_where_alike(look: OutlineFit, other: OutlineFit, margin: float, parallax: RimParallax) -> FloatArray:
+    """(K, 2) px from each of K fits ``look`` (outline middles) to another reading of the same base ``other``, where
+    both fitted and the other's misfit is at most ``margin`` (a share) larger; zeros elsewhere."""
     with np.errstate(invalid="ignore"):
-        alike = best.ok & look.ok & (best.misfit_px <= look.misfit_px * (1.0 + settings.known.misread_margin))
-    offset = middle_of(best.center_px, parallax) - middle_of(look.center_px, parallax)
+        alike = other.ok & look.ok & (other.misfit_px <= look.misfit_px * (1.0 + margin))
+    offset = middle_of(other.center_px, parallax) - middle_of(look.center_px, parallax)
     return np.asarray(np.where(alike[:, None], offset, 0.0), dtype=np.float64)
 
 
@@ -231,7 +219,7 @@ def _fitted_rows(
 ) -> BaseDetections:
     """``detections`` with the ``rows`` the fit ``look`` (one per row) placed at their known sizes: centres, sizes,
     sigmas and doubts (see :func:`fit_at_sizes`); ``bevel_px`` (one per row, (x, y)) from each fit to its bevelled
-    reading where that is about as good (:func:`_bevel_apart_px`)."""
+    reading where that is about as good (:func:`_apart_where_alike`; zeros where none)."""
     center = detections.center_px.copy()
     radius, size = detections.radius_px.copy(), detections.diameter_mm.copy()
     diameter_sigma, model_sigma = detections.diameter_sigma_mm.copy(), detections.model_sigma_mm.copy()
@@ -309,18 +297,17 @@ def _fit_at_pooled_heights(
     again_rows = np.flatnonzero(np.isfinite(pooled) & look.ok & ~held)
     if again_rows.size == 0:
         return look
-    directions = ray_directions(settings.rim.rays)
-    again = fit_outlines(
+    every = np.arange(again_rows.size)
+    again, _pull, _kept = _fit_from_starts(
         grey,
+        scale,
         middle_of(look.center_px[again_rows], parallax),
         radius_px[again_rows],
-        np.ones((again_rows.size, len(directions)), np.bool_),
-        directions,
-        scale,
+        pooled[again_rows],
+        every,
+        cast_px,
+        np.zeros(again_rows.size, np.bool_),
         parallax,
         settings.replaced({"outline.starts": settings.known.height_pool_starts}),
-        radius_known=True,
-        height_ratio=pooled[again_rows],
-        cast_px=cast_px,
     )
     return look.at(again_rows[again.ok], _fits_at(again, np.flatnonzero(again.ok)))

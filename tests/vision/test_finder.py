@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import onnxruntime
 import pytest
 
 from calibration.table import calibrate_table, rectified_to_table
@@ -101,6 +102,40 @@ def test_a_file_that_is_no_finder_is_a_named_error(tmp_path: Path) -> None:
         load_finder(bad)
     with pytest.raises(SettingsError, match="no such file"):
         load_finder(tmp_path / "missing.onnx")
+
+
+class _Port:
+    def __init__(self, shape: list[object]) -> None:
+        self.name, self.shape = "x", shape
+
+
+@pytest.mark.parametrize(
+    ("inputs", "outputs"),
+    [
+        # two inputs, an input of an image without its batch, two outputs: nets, but not the finder
+        ([[1, 3, "h", "w"], [1]], [[1, 4, "h", "w"]]),
+        ([[3, "h", "w"]], [[1, 4, "h", "w"]]),
+        ([[1, 3, "h", "w"]], [[1, 4, "h", "w"], [1]]),
+    ],
+)
+def test_a_net_of_another_shape_is_no_finder(
+    inputs: list[list[object]], outputs: list[list[object]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class OtherNet:
+        def __init__(self, *_args: object, **_kwargs: object) -> None:
+            pass
+
+        def get_inputs(self) -> list[_Port]:
+            return [_Port(shape) for shape in inputs]
+
+        def get_outputs(self) -> list[_Port]:
+            return [_Port(shape) for shape in outputs]
+
+    path = tmp_path / "other.onnx"
+    path.write_bytes(b"a net of another shape")
+    monkeypatch.setattr(onnxruntime, "InferenceSession", OtherNet)
+    with pytest.raises(SettingsError, match=r"not a base finder .*expected one input of shape"):
+        load_finder(path)
 
 
 @pytest.mark.parametrize("name", ["skirmish_1080p", "crowded_4k"])

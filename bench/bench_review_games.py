@@ -12,7 +12,8 @@ the first state's truth as the roster (every unit's Move 7"), and the timeline i
   for that model, start and end within 4 mm and length within 2 mm (a move of a model not detected on one side
   cannot be found: that is the detector's count, printed as "seen");
 - invented: reported moves longer than 5 mm of models that did not move;
-- the casualty reported removed; models reported removed that were not taken off.
+- the casualty reported removed (and whether it was visible before it was taken off: one under terrain cannot be
+  seen to go); models reported removed that were not taken off.
 
 With ``--turns`` each moved unit also turns, as units wheel: by 15-90 degrees either way about its centre or a
 front corner (front: the way it moves), then shifts, every model staying within the 7" Move and moving at least
@@ -54,6 +55,8 @@ MOVE_IN = 7
 MM_PER_INCH = 25.4
 MIN_MOVE_MM = 20.0
 TURN_DEG = (15.0, 90.0)
+# The share of a base's rim in view above which it counts as visible (as the wide-look sets count it).
+VISIBLE_SHARE = 0.6
 
 
 @dataclass(frozen=True)
@@ -185,11 +188,14 @@ def make_game(seed: int, resolution: str, out: Path, turns: bool = False) -> dic
         dataclasses.replace(third[1][0], bases=tuple(b for b in third[1][0].bases if b.id != victim)),
     )
     out.mkdir(parents=True, exist_ok=True)
+    victim_seen = 0.0
     for k, scene in enumerate(scenes, 1):
         image, truth = render_frame(scene, seed * 10 + k)
         cv2.imwrite(str(out / f"state_{k}.jpg"), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         if k == 1:
             (out / "camera.json").write_text(json.dumps(dict(truth.camera)), encoding="utf-8")
+        if k == 2:
+            victim_seen = float(truth.visibility.get(victim, 0.0))
     (out / "table.toml").write_text(spec_toml(first.table), encoding="utf-8")
     roster = first.state().to_dict()
     for unit in roster["units"]:
@@ -200,6 +206,8 @@ def make_game(seed: int, resolution: str, out: Path, turns: bool = False) -> dic
         "start": start,
         "moves": [second[1][1], third[1][1]],
         "victim": victim,
+        # a model under terrain can be taken off unseen: no camera can report it
+        "victim_visible": victim_seen >= VISIBLE_SHARE,
     }
 
 
@@ -253,6 +261,7 @@ def score(truth: dict[str, Any], db: Path) -> dict[str, Any]:
         "found": found,
         "invented": invented,
         "casualty": truth["victim"] in removed,
+        "casualty visible": truth["victim_visible"],
         "removed wrongly": sum(r != truth["victim"] for r in removed),
     }
 
@@ -277,12 +286,13 @@ def main(argv: list[str] | None = None) -> int:
             row = {"game": folder.name, **score(truth, review(folder))}
             rows.append(row)
             print(json.dumps(row), flush=True)
-    keys = ("states", "moves", "seen", "found", "invented", "casualty", "removed wrongly")
+    keys = ("states", "moves", "seen", "found", "invented", "casualty", "casualty visible", "removed wrongly")
     total = {key: sum(int(r[key]) for r in rows) for key in keys}
     print(
         f"{len(rows)} games: all 3 states in {sum(r['states'] == 3 for r in rows)}; moves found {total['found']} of "
         f"{total['seen']} seen on both sides ({total['moves']} true); invented {total['invented']}; casualty seen "
-        f"{total['casualty']} of {len(rows)}; models removed wrongly {total['removed wrongly']}"
+        f"{total['casualty']} of {len(rows)} ({total['casualty visible']} visible); models removed wrongly "
+        f"{total['removed wrongly']}"
     )
     return 0
 

@@ -127,6 +127,9 @@ class ReviewSettings:
     reach_margin_mm: float = field(metadata=at_least(0))
     changed_share: float = field(metadata=at_least(0, 1))
     still_reach_mm: float = field(metadata=at_least(0))
+    # A model unseen since an earlier state is taken off only where more than this share of its place changed and no
+    # base stands there now (1: never judged again).
+    unseen_gone_share: float = field(metadata=at_least(0, 1))
     # A model whose place did not change, read again farther off than its picture's change allows and than
     # still_misread_sigmas of the two readings' combined sigma, was misread: it keeps its place.
     still_misread_sigmas: float = field(metadata=at_least(0))

@@ -234,9 +234,16 @@ def identify(
         def still(m: rules.Model) -> bool:
             return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
 
-        # whether each known model's picture stayed unchanged: one reading for its reach and for its place
-        stays = [k < len(previous) and still(m) for k, m in enumerate(known)]
-        to_known, reach, unit_moves, stays = _pairing(detected.models, known, units, settings, profile, stays)
+        # whether each known model's picture stayed unchanged: one reading for its reach and for its place. An unseen
+        # model's too: where nothing changed at its place it did not move, and a base read far off is not it
+        stays = [still(m) for m in known]
+        listed = None if roster is None else {m.id for m in roster.models + roster.unseen}
+        # a base the roster does not list is as likely a printed ring or a figure's part read as a base as a model
+        # it forgot: it keeps its name only where it stands still, never across the table
+        tethered = set() if listed is None else {m.id for m in known} - listed
+        to_known, reach, unit_moves, stays = _pairing(
+            detected.models, known, units, settings, profile, stays, len(previous), tethered
+        )
         models = []
         new = []
         for k, m in enumerate(detected.models):
@@ -246,7 +253,8 @@ def identify(
                 continue
             j = to_known[k]
             share = changed.get(known[j].id, 1.0) if changed is not None else 1.0
-            models.append(_as_known(_unmoved(m, known[j], stays[j], share, settings), known[j]))
+            # an unseen model has no reading of its own to keep: the new one stands
+            models.append(_as_known(_unmoved(m, known[j], stays[j] and j < len(previous), share, settings), known[j]))
             if j >= len(previous):
                 del gone[known[j].id]
                 added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
@@ -256,9 +264,8 @@ def identify(
         # its models not found more likely went with it than was taken off, and stays unseen at its last place
         seen_moving = _seen_moving(detected.models, previous, to_known, settings.still_reach_mm)
         unit_moves = {**{u: GroupMove() for u in seen_moving}, **unit_moves}
-        fates = _fates(previous, gone, reach, matched, fresh, unit_moves, stays, changed is not None, settings)
+        fates = _fates(previous, gone, reach, matched, fresh, unit_moves, stays, changed, detected.models, settings)
         models += fates.still_seen
-        listed = None if roster is None else {m.id for m in roster.models + roster.unseen}
         for p in fates.casualties:
             if listed is None or p.id in listed:
                 removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
@@ -311,7 +318,8 @@ def _fates(
     fresh: Sequence[rules.Model],
     unit_moves: Mapping[str, GroupMove],
     stays: Sequence[bool],
-    pictures_compared: bool,
+    changed: Mapping[str, float] | None,
+    detected: Sequence[rules.Model],
     settings: ReviewSettings,
 ) -> _Fates:
     """The models of the state before (``previous``, with their ``reach`` and whether each ``stays``) that no detection
@@ -319,9 +327,10 @@ def _fates(
     and its unit did not carry it off it is still there; where its place changed, no new base of its size appeared
     (``fresh``) within its reach and its unit did not move (``unit_moves``), its place was seen empty: a casualty.
     Otherwise it is unseen, carried with its unit's move. A new base of its size it was not paired with is a question, a
-    casualty's too (it may have been moved farther than it may go). A model already unseen is not judged again: the
-    picture at a place no base was read at changes with the light alone often enough to take a model off that stands
-    there."""
+    casualty's too (it may have been moved farther than it may go). A model already unseen is judged only where the
+    picture (``changed``: model id -> share of its place that changed; None: pictures not compared) changed more
+    than ``unseen_gone_share`` of its place and no base ``detected`` now stands on it: the light, a neighbour's
+    shadow or its figure change a part of a place no base was read at; a base taken off changes all of it."""
     out = _Fates([], [], dict(gone), [])
     for p, r, stayed in zip(previous, reach, stays, strict=False):
         if p.id in matched:
@@ -330,24 +339,52 @@ def _fates(
             # nothing changed where it stands: it is still there, the detector missed it
             out.still_seen.append(p)
             continue
-        # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
-        # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
-        alike = [m for m, same in zip(fresh, size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
-        # a base beyond where it could have gone is not it: its place was seen empty all the same
-        reachable = [m for m in alike if math.hypot(m.x_mm - p.x_mm, m.y_mm - p.y_mm) <= r]
-        # its unit moved: it left its place with them, and the detector missed it where it went
-        if pictures_compared and not reachable and p.unit not in unit_moves:
-            out.casualties.append(p)
-            # ... unless it was moved farther than it may go: that is the player's to answer
-            if alike:
-                out.questions.append((p, alike, r))
-            continue
-        # its unit moved as a unit: it went with them, unseen at its place in the group
-        x, y = unit_moves.get(p.unit or "", GroupMove()).place(p.x_mm, p.y_mm)
-        out.gone[p.id] = replace(p, x_mm=x, y_mm=y)
+        _judge_lost(p, r, fresh, unit_moves, changed is not None, settings, out)
+    if changed is not None:
+        for j, p in enumerate(gone.values(), start=len(previous)):
+            if p.id in matched or changed.get(p.id, 0.0) <= settings.unseen_gone_share:
+                continue
+            if p.unit in unit_moves or _stands_on(p, detected):
+                continue
+            del out.gone[p.id]
+            _judge_lost(p, reach[j], fresh, unit_moves, True, settings, out)
+    return out
+
+
+def _judge_lost(
+    p: rules.Model,
+    r: float,
+    fresh: Sequence[rules.Model],
+    unit_moves: Mapping[str, GroupMove],
+    pictures_compared: bool,
+    settings: ReviewSettings,
+    out: _Fates,
+) -> None:
+    """Record in ``out`` what became of ``p``, not found, whose place changed (see :func:`_fates`)."""
+    # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
+    # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
+    alike = [m for m, same in zip(fresh, size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
+    # a base beyond where it could have gone is not it: its place was seen empty all the same
+    reachable = [m for m in alike if math.hypot(m.x_mm - p.x_mm, m.y_mm - p.y_mm) <= r]
+    # its unit moved: it left its place with them, and the detector missed it where it went
+    if pictures_compared and not reachable and p.unit not in unit_moves:
+        out.casualties.append(p)
+        # ... unless it was moved farther than it may go: that is the player's to answer
         if alike:
             out.questions.append((p, alike, r))
-    return out
+        return
+    # its unit moved as a unit: it went with them, unseen at its place in the group
+    x, y = unit_moves.get(p.unit or "", GroupMove()).place(p.x_mm, p.y_mm)
+    out.gone[p.id] = replace(p, x_mm=x, y_mm=y)
+    if alike:
+        out.questions.append((p, alike, r))
+
+
+def _stands_on(p: rules.Model, detected: Sequence[rules.Model]) -> bool:
+    """Whether a base ``detected`` stands on ``p``'s place (their centres nearer than the larger radius; a neighbour in
+    contact stands farther): the place changed because a base came there, not because ``p`` left."""
+    radius = min(p.base.semi_axes_mm)
+    return any(math.hypot(m.x_mm - p.x_mm, m.y_mm - p.y_mm) < max(radius, min(m.base.semi_axes_mm)) for m in detected)
 
 
 def _suggest_for(
@@ -374,18 +411,22 @@ def _pairing(
     settings: ReviewSettings,
     profile: rules.RuleProfile | None,
     stays: Sequence[bool],
+    seen_count: int,
+    tethered: set[str],
 ) -> tuple[dict[int, int], list[float], dict[str, GroupMove], list[bool]]:
-    """detected index -> ``known`` index (the state before's models, then the unseen ones), each known model's
-    reach, the move of every unit that moved (its group's displacement and turn, :func:`group_moves`: the one
-    reading of a unit's move, which also carries its unseen models), and whether each known model stayed. A model
-    that ``stays`` (its picture unchanged) reaches only ``still_reach_mm``, unless its unit's move takes it onto a
-    base of its size elsewhere (:func:`_left_with_unit`); once a unit is seen to move, each of its models is looked
-    for where the unit's move takes it."""
+    """detected index -> ``known`` index (the state before's models, its first ``seen_count``, then the unseen ones),
+    each known model's reach, the move of every unit that moved (its group's displacement and turn,
+    :func:`group_moves`: the one reading of a unit's move, which also carries its unseen models), and whether each
+    known model stayed. A model that ``stays`` (its picture unchanged, seen or not) reaches only ``still_reach_mm``,
+    unless its unit's move takes it onto a base of its size elsewhere (:func:`_left_with_unit`); once a unit is seen
+    to move, each of its models is looked for where the unit's move takes it, and a unit that stood still did so as a
+    whole where its models keep together (a cohesion rule). A ``tethered`` model (by id) reaches only
+    ``still_reach_mm`` whatever its picture did."""
     by_id = {u.id: u for u in units}
 
     def reaches(stays: Sequence[bool]) -> list[float]:
         return [
-            settings.still_reach_mm if s else reach_mm(by_id.get(m.unit or ""), profile, settings)
+            settings.still_reach_mm if s or m.id in tethered else reach_mm(by_id.get(m.unit or ""), profile, settings)
             for s, m in zip(stays, known, strict=True)
         ]
 
@@ -414,6 +455,9 @@ def _pairing(
     # Where units keep together (a cohesion rule), a unit that stood still did so as a whole too
     together = profile is None or profile.cohesion.mode != "none"
     stood = {u for u in fitted if together and u not in moved}
+    if together:
+        # too few of a unit's models found for a fit: where the picture stayed at every one found, it stood still too
+        stood |= _stayed_whole(known[:seen_count], stays[:seen_count]) - set(fitted)
     astray = np.array(
         [
             settings.group_reach_mm if m.unit in moved else settings.still_reach_mm if m.unit in stood else np.inf
@@ -424,6 +468,12 @@ def _pairing(
     # on one base
     to_known = _match(detected, known, reach, settings, expected, astray, held)
     return to_known, reach, {u: fitted[u] for u in moved}, list(stays)
+
+
+def _stayed_whole(seen: Sequence[rules.Model], stays: Sequence[bool]) -> set[str]:
+    """The units every one of whose models ``seen`` ``stays`` (its picture unchanged)."""
+    out = {m.unit for m, s in zip(seen, stays, strict=True) if s and m.unit is not None}
+    return out - {m.unit for m, s in zip(seen, stays, strict=True) if not s}
 
 
 def _left_with_unit(

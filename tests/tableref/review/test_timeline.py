@@ -239,6 +239,92 @@ def test_a_roster_model_never_seen_is_unseen_and_its_calls_open() -> None:
     ]
 
 
+B1_NEVER_SEEN = {**LINE, "b1": ("blue", 520.0, 400.0), "b2": ("blue", 600.0, 400.0)}
+SEEN_OF_IT = [(400.0, 400.0), (440.0, 400.0), (480.0, 400.0), (600.0, 400.0)]
+
+
+@pytest.mark.parametrize(
+    ("b1_changed", "more", "sizes", "b2_to", "removed_ids", "b1_unseen"),
+    [
+        # its whole place changed and no base stands there: taken off
+        (1.0, [], None, None, ["b1"], False),
+        # a part of its place changed (a neighbour's shadow, the light): still unseen where it was
+        (0.6, [], None, None, [], True),
+        # a base of another size now stands on its place: that base came, b1 was not seen leaving
+        (1.0, [(521.0, 400.0)], [32.0] * 4 + [50.0], None, [], True),
+        # a base of its size within its reach, its unit standing still: not taken off, not moved alone (a question)
+        (1.0, [(520.0, 700.0)], None, None, [], True),
+        # ... beyond its reach: it was taken off all the same (and a question asked)
+        (1.0, [(1700.0, 1100.0)], None, None, ["b1"], False),
+        # its unit moved: it went with them
+        (1.0, [], None, (600.0, 550.0), [], True),
+        # the pictures not compared
+        (None, [], None, None, [], True),
+    ],
+)
+def test_a_model_never_seen_is_taken_off_only_where_its_whole_place_changed_and_stands_empty(
+    b1_changed: float | None,
+    more: list[tuple[float, float]],
+    sizes: list[float] | None,
+    b2_to: tuple[float, float] | None,
+    removed_ids: list[str],
+    b1_unseen: bool,
+) -> None:
+    *_, track, _ = identify(detected(SEEN_OF_IT), EMPTY_TRACK, 0, SETTINGS, roster(B1_NEVER_SEEN))
+    assert track.state is not None and [m.id for m in track.state.unseen] == ["b1"]
+    points = [*SEEN_OF_IT[:3], b2_to or SEEN_OF_IT[3], *more]
+    changed = None if b1_changed is None else {**STILL, "b1": b1_changed, "b2": 1.0 if b2_to else 0.0}
+    state, removed, *_ = identify(detected(points, sizes), track, 1, SETTINGS, None, SKIRMISH, changed)
+    assert [p.model for p in removed] == removed_ids
+    assert ("b1" in {m.id for m in state.unseen}) is b1_unseen
+
+
+@pytest.mark.parametrize(
+    ("b1_changed", "b1_returned"),
+    [
+        # nothing changed at its place: it did not move, and a base 80 mm off is another
+        (0.0, False),
+        # its place changed: it may have moved there
+        (1.0, True),
+    ],
+)
+def test_an_unseen_model_whose_place_did_not_change_is_not_paired_far_off(b1_changed: float, b1_returned: bool) -> None:
+    points = [(x, y) for _, x, y in LINE.values()]
+    *_, track, _ = identify(detected(points), EMPTY_TRACK, 0, SETTINGS, roster({**LINE, "b1": ("blue", 520.0, 400.0)}))
+    changed = {**STILL, "b1": b1_changed}
+    state, _, added, *_ = identify(detected([*points, (520.0, 480.0)]), track, 1, SETTINGS, None, SKIRMISH, changed)
+    assert [(p.model, p.returned) for p in added] == ([("b1", True)] if b1_returned else [(added[0].model, False)])
+    assert ("b1" in {m.id for m in state.unseen}) is not b1_returned
+
+
+@pytest.mark.parametrize(
+    ("with_roster", "moves", "asked", "added_count"),
+    [
+        # the roster lists every model: a base it does not list that is gone from its place and one of its size far
+        # off are two things (a base added; its going and the new base, questions), never a move across the table
+        (True, 0, 2, 1),
+        # no roster: every base is the review's own model, and it moved
+        (False, 1, 0, 0),
+    ],
+)
+def test_a_base_the_roster_does_not_list_keeps_its_name_only_where_it_stands(
+    with_roster: bool, moves: int, asked: int, added_count: int
+) -> None:
+    points = [(x, y) for _, x, y in LINE.values()]
+    *_, track, _ = identify(
+        detected([*points, (900.0, 300.0)]), EMPTY_TRACK, 0, SETTINGS, roster(LINE) if with_roster else None
+    )
+    extra = next(m for m in track.state.models if m.id not in LINE) if track.state else None
+    assert extra is not None
+    changed = {**STILL, extra.id: 1.0}
+    listing = roster(LINE) if with_roster else None
+    state, _, added, _, questions = identify(
+        detected([*points, (900.0, 500.0)]), track, 1, SETTINGS, listing, SKIRMISH, changed
+    )
+    moved = [m for m in state.models if m.id == extra.id and (m.x_mm, m.y_mm) == (900.0, 500.0)]
+    assert (len(moved), len(questions), len(added)) == (moves, asked, added_count)
+
+
 @pytest.mark.parametrize(("off_mm", "carried"), [(30.0, True), (90.0, False)])
 def test_the_first_state_takes_a_roster_identity_only_near_the_rosters_place(off_mm: float, carried: bool) -> None:
     # b1 is not where the roster puts it; a base stands off_mm away: b1 moved a little, or a base not on the roster

@@ -438,7 +438,7 @@ class KinSettings:
         test.
     group_min: such readings stand without a base beside them where at least this many, linked as kin
         (as above), form a group: a unit on plain bases, no figure on any; 0: never. Each of them must score
-        at least group_min_score.
+        at least group_min_score. Within such a group, bases are linked within group_reach_mm edge to edge.
     lost_overlap_mm: a base's reading that lost to a better scored base only by overlapping it by up to this
         much more than the overlap allowed (overlaps.max_mm, overlaps.coarse_max_mm) stands by its unit as well,
         where it overlaps none of the bases at the sizes their units vote (one read a size too large keeps its
@@ -448,6 +448,7 @@ class KinSettings:
     min_bases: int
     group_min: int
     group_min_score: float
+    group_reach_mm: float
     max_fit_rms_px: float
     reach_mm: float
     min_edge_coverage: float

@@ -123,6 +123,7 @@ _NON_NEGATIVE = (
     "kin.min_bases",
     "kin.group_min",
     "kin.group_min_score",
+    "kin.group_reach_mm",
     "kin.max_fit_rms_px",
     "kin.reach_mm",
     "kin.lost_overlap_mm",

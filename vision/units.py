@@ -103,8 +103,8 @@ def plain_groups(
     found: BaseDetections, image: NDArray[np.uint8], px_per_mm: float, settings: VisionSettings
 ) -> BoolArray:
     """(N,) which of the bases ``found`` stand in a group of at least ``kin.group_min`` clear discs (scoring at
-    least ``kin.group_min_score``) that would be one unit's as :func:`beside_kin` links them: within
-    ``kin.reach_mm`` edge to edge, fitted diameters within ``size_vote.window_mm``, tops' chromaticities (read
+    least ``kin.group_min_score``) that would be one unit's as :func:`beside_kin` links them, but within
+    ``kin.group_reach_mm`` edge to edge: fitted diameters within ``size_vote.window_mm``, tops' chromaticities (read
     from ``image``, (H, W, 3) BGR or (H, W) grey) within ``size_vote.colour``: their lightness is not compared, as
     the light across a unit's few inches changes it more than the paint does. A lone plain disc may be a token; a
     unit on plain bases stands together, each base like the next."""
@@ -112,7 +112,8 @@ def plain_groups(
     if settings.kin.group_min <= 0 or n < settings.kin.group_min:
         return np.zeros(n, np.bool_)
     clear = found.score >= settings.kin.group_min_score
-    linked = _kin_links(found, top_colours(image, found.center_px, found.radius_px, settings), px_per_mm, settings)
+    lab = top_colours(image, found.center_px, found.radius_px, settings)
+    linked = _kin_links(found, lab, px_per_mm, settings, settings.kin.group_reach_mm)
     return np.asarray(clear & _in_groups(linked & clear[:, None] & clear[None, :], settings.kin.group_min), np.bool_)
 
 
@@ -127,19 +128,22 @@ def units_of_new(
     n, m = len(found), len(new)
     if settings.kin.group_min <= 0 or m < min(2, settings.kin.group_min):
         return np.zeros(m, np.bool_)
-    label = _group_labels(_kin_links(BaseDetections.concatenate([found, new]), top_lab, px_per_mm, settings))
+    both = BaseDetections.concatenate([found, new])
+    label = _group_labels(_kin_links(both, top_lab, px_per_mm, settings, settings.kin.reach_mm))
     total = np.bincount(label, minlength=n + m)
     newer = np.bincount(label[n:], minlength=n + m)
     grouped = (total >= settings.kin.group_min) & (newer >= min(2, settings.kin.group_min))
     return np.asarray(grouped[label[n:]], np.bool_)
 
 
-def _kin_links(bases: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings) -> BoolArray:
-    """(N, N) which pairs of ``bases`` would be one unit's: within ``kin.reach_mm`` edge to edge, fitted diameters
+def _kin_links(
+    bases: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings, reach_mm: float
+) -> BoolArray:
+    """(N, N) which pairs of ``bases`` would be one unit's: within ``reach_mm`` edge to edge, fitted diameters
     within ``size_vote.window_mm``, tops' chromaticities (``top_lab`` (N, 3)) within ``size_vote.colour``."""
     fitted_mm = 2.0 * bases.radius_px / px_per_mm
     gap_mm = centre_distances(bases.center_px) / px_per_mm - (bases.diameter_mm[:, None] + bases.diameter_mm) / 2
-    linked = (gap_mm < settings.kin.reach_mm) & (np.abs(fitted_mm[:, None] - fitted_mm) < settings.size_vote.window_mm)
+    linked = (gap_mm < reach_mm) & (np.abs(fitted_mm[:, None] - fitted_mm) < settings.size_vote.window_mm)
     if settings.size_vote.colour > 0:
         chroma = top_lab[:, 1:]
         linked &= np.linalg.norm(chroma[:, None, :] - chroma[None, :, :], axis=2) < settings.size_vote.colour

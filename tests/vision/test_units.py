@@ -18,7 +18,15 @@ from vision import (
     detect_bases,
 )
 from vision.overlaps import narrowly_lost
-from vision.units import beside_kin, final_bases, pooled_heights, top_colours, units_of_new, vote_sizes
+from vision.units import (
+    beside_kin,
+    final_bases,
+    plain_groups,
+    pooled_heights,
+    top_colours,
+    units_of_new,
+    vote_sizes,
+)
 
 
 def _row_of_bases(
@@ -268,6 +276,29 @@ def test_a_group_of_plain_readings_stands_as_a_unit(
     plain = dataclasses.replace(plain, score=np.linspace(1.0, 0.5, len(plain_x_mm)))
     lab = np.array([_SAND] * len(_UNIT) + tops)
     np.testing.assert_array_equal(beside_kin(_UNIT, plain, lab, 1.0, settings), kept)
+
+
+@pytest.mark.parametrize(
+    ("gap_mm", "changed", "grouped"),
+    [
+        # three plain 27 mm discs of one top in a row, this far apart edge to edge: a unit in contact ...
+        (0.0, {}, True),
+        # ... or spread to a 2" cohesion (kin.group_reach_mm) stands as a group
+        (45.0, {}, True),
+        # farther apart than any cohesion keeps a unit, or with the reach narrowed, they are three lone discs
+        (60.0, {}, False),
+        (45.0, {"kin.group_reach_mm": 25.0}, False),
+    ],
+)
+def test_a_unit_of_plain_discs_stands_together_within_its_cohesion(
+    gap_mm: float, changed: dict[str, float], grouped: bool
+) -> None:
+    x_mm = [100.0 + k * (27.0 + gap_mm) for k in range(3)]
+    found = _bases_at(x_mm, [27.0] * 3, [27.0] * 3)
+    image = np.zeros((200, int(x_mm[-1]) + 50, 3), np.uint8)
+    image[:] = (120, 160, 190)
+    settings = hand_rule_settings().replaced(changed)
+    np.testing.assert_array_equal(plain_groups(found, image, 1.0, settings), [grouped] * 3)
 
 
 @pytest.mark.parametrize(

@@ -215,7 +215,7 @@ def _later_looks(
         bases = final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
     if maps is None:
         return bases
-    bases = finder_look(view, colour, bases, maps, blur_px)
+    bases = finder_look(view, colour, bases, maps, blur_px, expected)
     bases = pack_completion(bases, maps, scale, settings, view.ignore)
     bases = finder_sizes(bases, maps, bgr, scale, settings)
     if expected is None or settings.expected.min_probability <= 0:

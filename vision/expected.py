@@ -60,6 +60,18 @@ def missing_counts(found: BaseDetections, expected: ExpectedBases) -> dict[float
     return out
 
 
+def at_last_places(
+    found: BaseDetections, expected: ExpectedBases, within_px: float, size_share: float
+) -> NDArray[np.bool_]:
+    """(len(found),) which bases of ``found`` stand within ``within_px`` of where a model ``expected`` lists, of
+    their size (within ``size_share`` of it), was last seen: a reading there is corroborated by the state before."""
+    if len(found) == 0 or len(expected.diameter_mm) == 0 or within_px <= 0:
+        return np.zeros(len(found), np.bool_)
+    near = centre_distances(found.center_px, expected.near_px) <= within_px
+    alike = np.abs(found.diameter_mm[:, None] - expected.diameter_mm[None, :]) <= size_share * expected.diameter_mm
+    return np.asarray(np.any(near & alike, axis=1), np.bool_)
+
+
 def expected_look(
     found: BaseDetections,
     maps: FinderMaps,

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from vision.circles import centre_distances, pushed_apart, snap_diameters, unexplained
 from vision.detections import BaseDetections
-from vision.expected import ExpectedBases, expected_look
+from vision.expected import ExpectedBases, at_last_places, expected_look
 from vision.finder import FinderMaps, load_finder
 from vision.look import View, kept_after, read_beside
 from vision.overlaps import resolve_overlaps
@@ -130,9 +130,11 @@ def finder_look(
     found: BaseDetections,
     maps: FinderMaps,
     blur_px: FloatArray,
+    expected: ExpectedBases | None = None,
 ) -> BaseDetections:
     """Step 12: what the learned finder (:mod:`vision.finder`) sees. A base found (of a size up to
-    ``finder.max_diameter_mm``) where the finder gives less than ``finder.keep_probability`` near its centre is dropped;
+    ``finder.max_diameter_mm``) where the finder gives less than ``finder.keep_probability`` near its centre is dropped,
+    unless it stands where a model ``expected`` lists, of its size, was last seen (``expected.keep_mm``);
     where the finder sees a base (``finder.seed_probability``) that none found explains, its rim is read about that
     place (steps 2-6 from a seed there) and the reading stands where it clashes with no base found; where no rim is read
     and the finder is sure (``finder.sure_probability``), its own centre and size stand, and from
@@ -143,7 +145,11 @@ def finder_look(
         near = maps.probability_near(found.center_px, settings.finder.reach_mm)
         # it was fitted on bases of up to finder.max_diameter_mm: of larger ones it says nothing
         unknown = found.diameter_mm > settings.finder.max_diameter_mm
-        found = found[unknown | (near >= settings.finder.keep_probability)]
+        keep = unknown | (near >= settings.finder.keep_probability)
+        if expected is not None:
+            # the state before saw a model of its size right there: the finder's doubt is not the last word
+            keep |= at_last_places(found, expected, settings.expected.keep_mm * scale, settings.expected.size_share)
+        found = found[keep]
     centre_px, diameter_mm, prob = maps.peaks(settings.finder.seed_probability)
     if len(centre_px) == 0:
         return found

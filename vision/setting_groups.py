@@ -526,10 +526,13 @@ class ExpectedSettings:
     min_probability: where fewer bases of a size were found than the roster lists, the finder's peaks
         of at least this probability that nothing found explains stand for the missing ones (0: never).
     size_share: such a peak's diameter is within this share of the missing size.
+    keep_mm: a base found within this distance of where a listed model of its size (within size_share) was last
+        seen stands whatever the finder says of it (0: the finder's doubt drops it as any other).
     """
 
     min_probability: float
     size_share: float
+    keep_mm: float
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ _FRACTIONS = (
 _NON_NEGATIVE = (
     "expected.min_probability",
     "expected.size_share",
+    "expected.keep_mm",
     "finder.verifier_probability",
     "finder.unit_probability",
     "finder.trust_probability",

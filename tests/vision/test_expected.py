@@ -7,7 +7,7 @@ import pytest
 
 from vision import ExpectedBases, VisionError
 from vision.detections import BaseDetections
-from vision.expected import expected_look, missing_counts
+from vision.expected import at_last_places, expected_look, missing_counts
 from vision.finder import STRIDE, FinderMaps
 
 # a view of 400 x 200 mm at 1 px/mm, the finder's own scale: a peak in cell (row, col) stands at about
@@ -126,3 +126,27 @@ def test_expected_bases_of_mismatched_shapes_are_refused() -> None:
         ExpectedBases(np.array([0.0]), np.zeros((1, 2)), np.ones(1))
     with pytest.raises(VisionError, match="finite places"):
         ExpectedBases(np.array([32.0]), np.full((1, 2), np.nan), np.ones(1))
+
+
+@pytest.mark.parametrize(
+    ("found", "listed", "within_px", "at_place"),
+    [
+        # a 32 mm base 3 px from where a listed 32 mm model was last seen; one of 29 mm (within 15 %) too
+        ([((103.0, 50.0), 32.0)], [(32.0, (100.0, 50.0), 100.0)], 4.0, [True]),
+        ([((103.0, 50.0), 28.5)], [(32.0, (100.0, 50.0), 100.0)], 4.0, [True]),
+        # farther off, of another size, or nothing listed near it
+        ([((105.0, 50.0), 32.0)], [(32.0, (100.0, 50.0), 100.0)], 4.0, [False]),
+        ([((100.0, 50.0), 40.0)], [(32.0, (100.0, 50.0), 100.0)], 4.0, [False]),
+        ([((100.0, 50.0), 32.0), ((300.0, 50.0), 32.0)], [(32.0, (300.0, 52.0), 0.0)], 4.0, [False, True]),
+        # the rule off
+        ([((100.0, 50.0), 32.0)], [(32.0, (100.0, 50.0), 100.0)], 0.0, [False]),
+    ],
+)
+def test_a_base_found_where_a_listed_model_of_its_size_was_last_seen(
+    found: list[tuple[tuple[float, float], float]],
+    listed: list[tuple[float, tuple[float, float], float]],
+    within_px: float,
+    at_place: list[bool],
+) -> None:
+    bases = _found([c for c, _ in found], [d for _, d in found])
+    np.testing.assert_array_equal(at_last_places(bases, _expected(listed), within_px, 0.15), at_place)

@@ -1,6 +1,6 @@
 """The pack's completion by the finder (vision.later_looks.pack_completion): a base its unit's neighbours and a weak
-finder peak vouch for, placed where solid bases leave room for it; and which of the pack's seeds are worth reading
-where the finder has looked."""
+finder peak vouch for, placed where solid bases leave room for it; which of the pack's seeds are worth reading
+where the finder has looked; and which bases found the finder's doubt drops (vision.later_looks.finder_look)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import pytest
 from tableref.config import load_config
 from vision.circles import centre_distances
 from vision.detections import BaseDetections
+from vision.expected import ExpectedBases
 from vision.finder import DIAMETER_UNIT_MM, STRIDE, FinderMaps
-from vision.later_looks import _finder_may_keep, pack_completion
+from vision.later_looks import _finder_may_keep, finder_look, pack_completion
+from vision.look import View
 from vision.seeds import Seeds
 
 SCALE = 2.0  # px per mm of the view; the finder's maps are read at 1 px/mm
@@ -140,3 +142,35 @@ def test_a_pack_seed_is_read_only_where_the_finder_may_keep_its_base(
 def test_every_pack_seed_is_read_where_the_finder_drops_nothing() -> None:
     off = SETTINGS.replaced({"finder.keep_probability": 0.0})
     assert _finder_may_keep(_seeds([(100, 100)], 25.0), _peak(20, 20, 0.9, 25.0), SCALE, off).tolist() == [True]
+
+
+@pytest.mark.parametrize(
+    ("listed", "changed", "kept"),
+    [
+        # the finder sees nothing at either base: both dropped where no roster lists them ...
+        (None, {}, []),
+        # ... but one where a listed model of its size was last seen (2 mm off) stands
+        ([(25.0, (52.0, 50.0))], {}, [0]),
+        # not one of another size, nor one last seen farther off than expected.keep_mm, nor with the rule off
+        ([(40.0, (50.0, 50.0))], {}, []),
+        ([(25.0, (56.0, 50.0))], {}, []),
+        ([(25.0, (50.0, 50.0))], {"expected.keep_mm": 0.0}, []),
+    ],
+)
+def test_the_finders_doubt_drops_a_base_unless_the_state_before_saw_it_there(
+    listed: list[tuple[float, tuple[float, float]]] | None, changed: dict[str, float], kept: list[int]
+) -> None:
+    settings = SETTINGS.replaced(changed)
+    grey = np.full((400, 400), 120, np.uint8)
+    view = View(grey, grey, SCALE, settings, None, None, None)
+    found = _found([(50.0, 50.0), (150.0, 150.0)], 25.0)
+    expected = None
+    if listed is not None:
+        expected = ExpectedBases(
+            np.array([d for d, _ in listed]),
+            np.array([p for _, p in listed], np.float64) * SCALE,
+            np.full(len(listed), np.inf),
+        )
+    nothing = _peak(100, 100, 0.0, 25.0)
+    out = finder_look(view, None, found, nothing, np.zeros(len(found)), expected)
+    np.testing.assert_allclose(out.center_px, found.center_px[kept].reshape(-1, 2))

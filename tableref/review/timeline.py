@@ -467,6 +467,9 @@ def _pairing(
     # ... and paired with another model, it would stand on the place of that one, kept there as unchanged: two models
     # on one base
     to_known = _match(detected, known, reach, settings, expected, astray, held)
+    # a model of a unit that stood still went nowhere on its own: a base of its size farther from its place than a
+    # model strays from its group is not where it went
+    reach = [min(r, settings.group_reach_mm) if m.unit in stood else r for r, m in zip(reach, known, strict=True)]
     return to_known, reach, {u: fitted[u] for u in moved}, list(stays)
 
 

@@ -85,8 +85,11 @@ R1_CHANGED = {**STILL, "r1": 0.9}
         # a base of r3's size beyond its reach (15" + margin), its place seen empty: a casualty, and a question
         # (r3 moved too far?), not a move
         ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 430.0)], None, R3_CHANGED, ["r3"], [], 1, 1),
-        # ... within its reach (and its unit standing still): unseen, and the question
-        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 300.0)], None, R3_CHANGED, [], ["r3"], 1, 1),
+        # ... within its reach, but its unit stood still (a cohesion rule) and the base is farther off than a model
+        # strays from its group (group_reach_mm): taken off all the same, and the question
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 300.0)], None, R3_CHANGED, ["r3"], [], 1, 1),
+        # ... nearer: unseen, and the question
+        ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0 + 40.0)], None, R3_CHANGED, [], ["r3"], 1, 1),
         # another base size where r3 stood: r3 was taken off, a new model put down
         ([(400.0, 400.0), (440.0, 400.0), (480.0, 400.0)], [32.0, 32.0, 50.0], R3_CHANGED, ["r3"], [], 1, 0),
         # r1 gone from its place, a base of its size far off: a casualty, and a question
@@ -113,6 +116,19 @@ def test_removed_unseen_and_added_models(
     assert not new_ids & set(LINE)  # fresh ids never reuse an id of the game
     assert {m.id for m in state.models} == (set(LINE) - set(removed_ids) - set(unseen_ids)) | new_ids
     assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
+
+
+@pytest.mark.parametrize(("profile", "moved"), [("skirmish", False), ("killteam", True)])
+def test_a_model_goes_far_alone_only_where_units_need_not_keep_together(profile: str, moved: bool) -> None:
+    # r3's place changed and a base of its size stands 300 mm off, within its reach; r1 and r2 stood still. Under a
+    # cohesion rule its unit stood as a whole: r3 was taken off, and the base is asked about. With none, r3 went there
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, roster(LINE))
+    points = [(400.0, 400.0), (440.0, 400.0), (480.0, 700.0)]
+    state, removed, _, _, asked = identify(
+        detected(points), track, 1, SETTINGS, None, rules.load_profile(profile), R3_CHANGED
+    )
+    assert ([p.model for p in removed], len(asked)) == (([], 0) if moved else (["r3"], 1))
+    assert ("r3" in {m.id for m in state.models}) is moved
 
 
 @pytest.mark.parametrize(
@@ -252,8 +268,8 @@ SEEN_OF_IT = [(400.0, 400.0), (440.0, 400.0), (480.0, 400.0), (600.0, 400.0)]
         (0.6, [], None, None, [], True),
         # a base of another size now stands on its place: that base came, b1 was not seen leaving
         (1.0, [(521.0, 400.0)], [32.0] * 4 + [50.0], None, [], True),
-        # a base of its size within its reach, its unit standing still: not taken off, not moved alone (a question)
-        (1.0, [(520.0, 700.0)], None, None, [], True),
+        # a base of its size within its reach, its unit standing still: it did not go there alone (a question)
+        (1.0, [(520.0, 700.0)], None, None, ["b1"], False),
         # ... beyond its reach: it was taken off all the same (and a question asked)
         (1.0, [(1700.0, 1100.0)], None, None, ["b1"], False),
         # its unit moved: it went with them

@@ -40,10 +40,11 @@ Steps, each a stage module that passes the candidate table (:class:`vision.candi
     stand, beside the bases the verifier took, and where the finder's look (step 12) would not drop what they read;
     what they read is verified too, and stands where it clashes with no base.
 12. The finder's look (:func:`vision.later_looks.finder_look`): a small learned net (:mod:`vision.finder`) that sees the
-    whole view marks where bases stand. A base found where it sees none is dropped; where it sees one that nothing found
-    explains, steps 2-6 read the rim from a seed there, and where no rim is read but the net is sure, its own centre and
-    size stand with wider sigmas. Where it sees a base less surely but one there would touch several bases found of its
-    size, a base of theirs stands (:func:`vision.later_looks.pack_completion`).
+    whole view marks where bases stand. A base found where it sees none is dropped (not where a roster's model of its
+    size was last seen); where it sees one that nothing found explains, steps 2-6 read the rim from a seed there, and
+    where no rim is read but the net is sure, its own centre and size stand with wider sigmas. Where it sees a base
+    less surely but one there would touch several bases found of its size, a base of theirs stands
+    (:func:`vision.later_looks.pack_completion`).
 13. Where a roster's bases are given, the finder's peaks of a size found too few times, within reach of where the
     missing models were last seen, stand for them (:mod:`vision.expected`).
 14. Where the table seen empty is given, a base must have changed since (:mod:`vision.reference`).

@@ -121,10 +121,10 @@ def units_of_new(
     found: BaseDetections, new: BaseDetections, top_lab: FloatArray, px_per_mm: float, settings: VisionSettings
 ) -> BoolArray:
     """(len(new),) which of the bases ``new`` stand in a group of at least ``kin.group_min`` linked as
-    :func:`plain_groups` links them, among ``found`` and ``new``, with at least two of ``new`` in it. ``top_lab``
-    (len(found) + len(new), 3): the tops' colours of ``found``, then of ``new`` (see :func:`top_colours`). A unit
-    that the finder sees and the verifier doubts (black tops on a black mat, clear acrylic with no figure) stands
-    together; a lone token beside a unit of its colour does not make one."""
+    :func:`plain_groups` links them but within ``kin.reach_mm``, among ``found`` and ``new``, with at least two of
+    ``new`` in it. ``top_lab`` (len(found) + len(new), 3): the tops' colours of ``found``, then of ``new`` (see
+    :func:`top_colours`). A unit that the finder sees and the verifier doubts (black tops on a black mat, clear
+    acrylic with no figure) stands together; a lone token beside a unit of its colour does not make one."""
     n, m = len(found), len(new)
     if settings.kin.group_min <= 0 or m < min(2, settings.kin.group_min):
         return np.zeros(m, np.bool_)

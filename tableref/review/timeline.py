@@ -417,17 +417,21 @@ def _pairing(
     """detected index -> ``known`` index (the state before's models, its first ``seen_count``, then the unseen ones),
     each known model's reach, the move of every unit that moved (its group's displacement and turn,
     :func:`group_moves`: the one reading of a unit's move, which also carries its unseen models), and whether each
-    known model stayed. A model that ``stays`` (its picture unchanged, seen or not) reaches only ``still_reach_mm``,
-    unless its unit's move takes it onto a base of its size elsewhere (:func:`_left_with_unit`); once a unit is seen
-    to move, each of its models is looked for where the unit's move takes it, and a unit that stood still did so as a
-    whole where its models keep together (a cohesion rule). A ``tethered`` model (by id) reaches only
-    ``still_reach_mm`` whatever its picture did."""
+    known model stayed. A model that ``stays`` (its picture unchanged) reaches only ``still_reach_mm`` (an unseen one
+    ``roster_gate_mm``), unless its unit's move takes it onto a base of its size elsewhere (:func:`_left_with_unit`);
+    once a unit is seen to move, each of its models is looked for where the unit's move takes it, and a unit that
+    stood still did so as a whole where its models keep together (a cohesion rule). A ``tethered`` model (by id)
+    reaches only ``still_reach_mm`` whatever its picture did."""
     by_id = {u.id: u for u in units}
+    # an unseen model's place is where it was last read or where the roster put it, which the first state trusts to
+    # roster_gate_mm: a reading that far off may be it, though nothing changed there
+    unseen_still_mm = max(settings.still_reach_mm, settings.roster_gate_mm)
+    still_mm = [settings.still_reach_mm if k < seen_count else unseen_still_mm for k in range(len(known))]
 
     def reaches(stays: Sequence[bool]) -> list[float]:
         return [
-            settings.still_reach_mm if s or m.id in tethered else reach_mm(by_id.get(m.unit or ""), profile, settings)
-            for s, m in zip(stays, known, strict=True)
+            r if s or m.id in tethered else reach_mm(by_id.get(m.unit or ""), profile, settings)
+            for s, m, r in zip(stays, known, still_mm, strict=True)
         ]
 
     # a unit moves as a unit: the shape of its group, not each model's nearest base, says where it went (a unit moved

@@ -296,19 +296,25 @@ def test_a_model_never_seen_is_taken_off_only_where_its_whole_place_changed_and_
 
 
 @pytest.mark.parametrize(
-    ("b1_changed", "b1_returned"),
+    ("b1_changed", "off_mm", "b1_returned"),
     [
-        # nothing changed at its place: it did not move, and a base 80 mm off is another
-        (0.0, False),
+        # nothing changed at its place: it did not move, and a base 80 mm off is another ...
+        (0.0, 80.0, False),
+        # ... but one read 25 mm off may be it (a roster's place is trusted to roster_gate_mm, 40 mm)
+        (0.0, 25.0, True),
         # its place changed: it may have moved there
-        (1.0, True),
+        (1.0, 80.0, True),
     ],
 )
-def test_an_unseen_model_whose_place_did_not_change_is_not_paired_far_off(b1_changed: float, b1_returned: bool) -> None:
+def test_an_unseen_model_whose_place_did_not_change_is_not_paired_far_off(
+    b1_changed: float, off_mm: float, b1_returned: bool
+) -> None:
     points = [(x, y) for _, x, y in LINE.values()]
     *_, track, _ = identify(detected(points), EMPTY_TRACK, 0, SETTINGS, roster({**LINE, "b1": ("blue", 520.0, 400.0)}))
     changed = {**STILL, "b1": b1_changed}
-    state, _, added, *_ = identify(detected([*points, (520.0, 480.0)]), track, 1, SETTINGS, None, SKIRMISH, changed)
+    state, _, added, *_ = identify(
+        detected([*points, (520.0, 400.0 + off_mm)]), track, 1, SETTINGS, None, SKIRMISH, changed
+    )
     assert [(p.model, p.returned) for p in added] == ([("b1", True)] if b1_returned else [(added[0].model, False)])
     assert ("b1" in {m.id for m in state.unseen}) is not b1_returned
 

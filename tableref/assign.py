@@ -71,13 +71,16 @@ def min_cost_assignment(cost: FloatArray) -> tuple[IntArray, IntArray]:
     return rows[order].astype(np.intp), cols[order].astype(np.intp)
 
 
-def gated_assignment(cost: FloatArray, gate: float, unmatched_cost: float | None = None) -> tuple[IntArray, IntArray]:
+def gated_assignment(
+    cost: FloatArray, gate: float, unmatched_cost: float | FloatArray | None = None
+) -> tuple[IntArray, IntArray]:
     """Minimum-cost matching in which no pair costs more than ``gate``; others stay unmatched.
 
     Gated-out pairs get a cost above any feasible total, so the solver prefers leaving both ends unmatched to
     using them, and any that are still chosen are dropped: as many pairs as the gate allows. With
-    ``unmatched_cost``, a row may instead stay unmatched at that cost: one more pair is not worth moving the others
-    by more than it in all. Returns (rows, cols) of the kept pairs.
+    ``unmatched_cost`` (one for every row, or (R,) one per row; infinite: that row may not), a row may instead stay
+    unmatched at that cost: one more pair is not worth moving the others by more than it in all. Returns (rows,
+    cols) of the kept pairs.
     """
     cost = np.asarray(cost, dtype=np.float64)
     if cost.size == 0:
@@ -85,13 +88,15 @@ def gated_assignment(cost: FloatArray, gate: float, unmatched_cost: float | None
         return empty, empty.copy()
     allowed = cost <= gate
     n_rows, n_cols = cost.shape
-    spare = 0.0 if unmatched_cost is None else unmatched_cost * n_rows
+    alone_cost = None if unmatched_cost is None else np.broadcast_to(np.asarray(unmatched_cost, np.float64), n_rows)
+    may = None if alone_cost is None else np.isfinite(alone_cost)
+    spare = 0.0 if alone_cost is None or may is None else float(alone_cost[may].sum())
     penalty = (float(np.abs(cost[allowed]).sum()) if allowed.any() else 0.0) + gate + spare + 1.0
     padded = np.where(allowed, cost, penalty)
-    if unmatched_cost is not None:
+    if alone_cost is not None and may is not None and may.any():
         # a column of its own per row, open to that row alone: leaving it unmatched
         alone = np.full((n_rows, n_rows), penalty)
-        np.fill_diagonal(alone, unmatched_cost)
+        np.fill_diagonal(alone, np.where(may, alone_cost, penalty))
         padded = np.hstack([padded, alone])
     rows, cols = min_cost_assignment(padded)
     real = cols < n_cols

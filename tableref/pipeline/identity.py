@@ -38,11 +38,16 @@ def standing_on_declared(model: rules.Model, base: rules.RoundBase | rules.OvalB
     return replace(model, base=base)
 
 
-def pairing(cost: NDArray[np.float64], gate: float) -> dict[int, int]:
+def pairing(cost: NDArray[np.float64], gate: float, column_alone: NDArray[np.float64] | None = None) -> dict[int, int]:
     """Row -> column of the minimum-cost one-to-one pairing of a (R, C) cost matrix in which no pair costs more
     than ``gate`` (the others stay unpaired): the step every identity matcher ends in, whatever its costs. The least
-    total, not each row's nearest: greedy matching swaps identities when two models close together both move."""
-    rows, cols = gated_assignment(cost, gate)
+    total, not each row's nearest: greedy matching swaps identities when two models close together both move. As
+    many pairs as the gate allows, but where ``column_alone`` (C,) gives a column a finite cost of staying unpaired:
+    pairing it is not worth moving others by more than that in all."""
+    if column_alone is None:
+        rows, cols = gated_assignment(cost, gate)
+    else:
+        cols, rows = gated_assignment(np.asarray(cost, np.float64).T, gate, column_alone)
     return dict(zip(rows.tolist(), cols.tolist(), strict=True))
 
 

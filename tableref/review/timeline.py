@@ -131,6 +131,11 @@ def _match(
 
     Squared, because models in a line that all move along it have the same total displacement whichever way
     they are paired; the sum of squares is least for the pairing in which they moved alike, as units do.
+
+    The models held to their ``astray_mm`` (finite) are paired first, each left unpaired rather than cost more than
+    the farthest pairing that allows (at a size read off): where one of a unit's models was not found, pairing it
+    anyway takes a unit-mate's base and shifts every identity down the line by a place (each within astray_mm, all
+    wrong). The others then pair with the detections left, as many as their reaches allow.
     """
     if not detected or not known:
         return {}
@@ -151,7 +156,17 @@ def _match(
         holder = np.asarray(held, dtype=np.intp)[:, None]
         barred |= (holder >= 0) & (holder != np.arange(len(known))[None, :])
     cost[barred] = gate * 2.0 + 1.0
-    return pairing(cost, gate)
+    tied = np.zeros(len(known), np.bool_) if astray_mm is None else np.isfinite(np.asarray(astray_mm, np.float64))
+    if not tied.any():
+        return pairing(cost, gate)
+    # the models held to their group first, each left unpaired where that costs less; the others then pair with the
+    # bases left, as many as their reaches allow
+    alone = np.asarray(astray_mm, dtype=np.float64)[tied] ** 2 + settings.size_miss_cost_mm**2
+    columns = np.flatnonzero(tied)
+    first = {i: int(columns[j]) for i, j in pairing(cost[:, columns], gate, alone).items()}
+    rows, free = np.setdiff1d(np.arange(len(detected)), list(first)), np.flatnonzero(~tied)
+    rest = pairing(cost[np.ix_(rows, free)], gate) if rows.size and free.size else {}
+    return {**first, **{int(rows[i]): int(free[j]) for i, j in rest.items()}}
 
 
 def reach_mm(unit: rules.Unit | None, profile: rules.RuleProfile | None, settings: ReviewSettings) -> float:

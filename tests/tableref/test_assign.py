@@ -62,10 +62,15 @@ def test_gated_assignment(cost: list[list[float]], gate: float, pairs: list[tupl
         ([[1.0, 50.0], [50.0, 2.0]], 10.0, [(0, 0), (1, 1)]),
         # more rows than columns: the best row takes the column
         ([[5.0], [1.0], [3.0]], 40.0, [(1, 0)]),
+        # one cost per row; an infinite one: that row is paired wherever the gate allows
+        ([[0.7, 24.6], [25.1, 45.0]], [40.0, 40.0], [(0, 0)]),
+        ([[0.7, 24.6], [25.1, 45.0]], [np.inf, 40.0], [(0, 0)]),
+        ([[0.7, 24.6], [25.1, 45.0]], [40.0, np.inf], [(0, 1), (1, 0)]),
     ],
 )
 def test_a_row_left_alone_costs_the_unmatched_cost(
-    cost: list[list[float]], unmatched: float | None, pairs: list[tuple[int, int]]
+    cost: list[list[float]], unmatched: float | list[float] | None, pairs: list[tuple[int, int]]
 ) -> None:
-    r, c = gated_assignment(np.asarray(cost, dtype=float), 40.0, unmatched_cost=unmatched)
+    alone = np.asarray(unmatched) if isinstance(unmatched, list) else unmatched
+    r, c = gated_assignment(np.asarray(cost, dtype=float), 40.0, unmatched_cost=alone)
     assert list(zip(r.tolist(), c.tolist(), strict=True)) == pairs

@@ -761,3 +761,25 @@ def test_a_unit_mostly_hidden_is_not_moved_onto_a_base_beside_it(still_share: fl
     state, *_ = identify(detected(points), track, 1, settings, None, SKIRMISH, {k: 0.0 for k in ROW})
     r1 = state.model("r1")
     assert ((r1.x_mm, r1.y_mm) == (360.0, 400.0)) is moved
+
+
+@pytest.mark.parametrize(("missed", "stray"), [("r5", (380.0, 538.0)), ("r1", (540.0, 538.0)), (None, (380.0, 538.0))])
+def test_a_model_missed_where_its_unit_went_does_not_shift_its_mates_ids(
+    missed: str | None, stray: tuple[float, float]
+) -> None:
+    # a row of five moved 100 mm aside, the model at one end not found there, and a new base of their size off the
+    # row's other end, within a model's stray from the group: pairing the missed model anyway would take its
+    # neighbour's base and push every id a place along the row (each within that stray, all wrong)
+    start = roster(ROW)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in ROW.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    moved = {k: (x, y + 100.0) for k, (_, x, y) in ROW.items()}
+    found = [p for k, p in moved.items() if k != missed] + [stray]
+    state, removed, added, _, _asked = identify(
+        detected(found), track, 1, SETTINGS, None, SKIRMISH, {k: 0.9 for k in ROW}
+    )
+    assert removed == []
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models if m.id in ROW} == {
+        k: p for k, p in moved.items() if k != missed
+    }
+    assert [m.id for m in state.unseen] == ([missed] if missed else [])
+    assert [p.at_mm for p in added] == [stray]

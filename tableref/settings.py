@@ -142,6 +142,9 @@ class ReviewSettings:
     # Models whose pictures did not change move with their unit only under a move that lands at least this share of
     # the unit's models on bases (a unit moved along itself); 0: never more than still_reach_mm.
     group_still_share: float = field(metadata=at_least(0, 1))
+    # A turn that lands as many of a unit's models as a displacement alone is taken where it lands them closer by
+    # this much a model (mm, on average).
+    group_turn_closer_mm: float = field(metadata=at_least(0))
     # Without a roster, models of one base size whose bases are at most this far apart (mm, edge to edge) are
     # suggested as one unit.
     group_gap_mm: float = field(metadata=at_least(0))

@@ -119,8 +119,9 @@ def group_moves(
 ) -> dict[str, GroupMove]:
     """Per unit, the one move that brings the most of its ``known`` models (their last places) onto detections of
     their size within ``group_fit_mm``, each model within its ``reach``; standing still counts as one such move. A
-    move is a displacement, or where no displacement lands every model, a turn of up to ``group_turn_max_deg``
-    about the unit's centre with a displacement (:func:`turned_landing`), taken where it lands more models. Units
+    move is a displacement, or a turn of up to ``group_turn_max_deg`` about the unit's centre with a displacement
+    (:func:`turned_readings`), taken where it lands more models, or as many ``group_turn_closer_mm`` a model closer
+    (a hexagon of seven turned by a sixth lands all under a displacement too, a few mm off). Units
     are placed best first, each detection taken by one unit only: a unit of models of one size moved a few base
     widths lands a model or two on its own old places, or on a neighbour's, under a wrong displacement, but all of
     them only under the right one. Units no move fits at least two models of are left out (each of their models is
@@ -175,22 +176,45 @@ def _unit_landing(
     tried = np.unique(np.round(np.concatenate([np.zeros((1, 2)), offsets[allowed]])), axis=0)
     count, shift, near = best_landing(places, seen_mm, allowed, tried, settings.group_fit_mm)
     move = GroupMove((float(shift[0]), float(shift[1])))
-    if count < len(places):
-        # a unit turned as well as shifted (a wheel) lands few of its models under any displacement alone
-        turn = turned_landing(places, seen_mm, allowed, settings)
-        if turn is not None and turn[0] > count:
-            count, move, near = turn
+    # a unit turned as well as shifted (a wheel) lands few of its models under any displacement alone; a unit packed
+    # round its middle (a ring, a hexagon) turned by a sixth lands all of them under a displacement too, a few mm off
+    packed = count >= _TURNED_LANDS_AT_LEAST and move.farthest_mm(places) > settings.still_reach_mm
+    if count < len(places) or packed:
+        turns = turned_readings(places, seen_mm, allowed, settings)
+        if turns and turns[0][0] > count:
+            count, _off, move, near = turns[0]
+        elif turns and turns[0][0] == count:
+            shifted = _shifted_exactly(places, seen_mm, allowed, move, near, settings.group_fit_mm)
+            closer = [t for t in turns if t[1] < shifted[1] - settings.group_turn_closer_mm * count]
+            if closer:
+                count, _off, move, near = closer[0]
     return count, move, near
 
 
-def turned_landing(
+def _shifted_exactly(
+    places: np.ndarray, seen_mm: np.ndarray, allowed: np.ndarray, tried: GroupMove, near: np.ndarray, fit_mm: float
+) -> tuple[int, float, GroupMove, np.ndarray]:
+    """The displacement that brings the models at ``places`` (M, 2) closest (least squares) onto the detections
+    ``seen_mm`` (D, 2) they land ``near`` (M, D) under the displacement ``tried``: (how many it lands, how far off in
+    all, the move, which detections each lands on), as :func:`turned_readings` gives its turns (the displacements
+    tried are whole millimetres)."""
+    onto = _onto(tried.places(places), seen_mm, near)
+    rows = np.flatnonzero(onto >= 0)
+    shift = (seen_mm[onto[rows]] - places[rows]).mean(axis=0)
+    move = GroupMove((float(shift[0]), float(shift[1])))
+    count, off, landed = _landing(move.places(places), seen_mm, allowed, fit_mm)
+    return count, off, move, landed
+
+
+def turned_readings(
     places: np.ndarray, seen_mm: np.ndarray, allowed: np.ndarray, settings: ReviewSettings
-) -> tuple[int, GroupMove, np.ndarray] | None:
+) -> list[tuple[int, float, GroupMove, np.ndarray]]:
     """The turn (about the centre of the models at ``places`` (M, 2), not 0, at most ``group_turn_max_deg`` either
     way) and displacement that land the most of them within ``group_fit_mm`` of a detection ``seen_mm`` (D, 2) they
-    are ``allowed`` (M, D) to be: (how many, the move, which detections each lands on (M, D)); None where no turn is
-    tried (no turn allowed, or the models too close together for a turn to move any of them off its fit) or none
-    lands three: a turn and a displacement take any two models onto any two detections as far apart.
+    are ``allowed`` (M, D) to be: each way of landing the most of them as (how many, how far off in all, the move,
+    which detections each lands on (M, D)), the closest first; none where no turn is tried (no turn allowed, or the
+    models too close together for a turn to move any of them off its fit) or none lands three: a turn and a
+    displacement take any two models onto any two detections as far apart.
 
     Turns are tried a step apart, each with the displacements that take one turned model onto a detection; each way
     of landing the most models (which model on which detection) is then fitted exactly (:func:`_fitted`), and the
@@ -201,7 +225,7 @@ def turned_landing(
     radius = float(np.hypot(*(places - centre).T).max())
     pairs = np.argwhere(allowed)
     if settings.group_turn_max_deg <= 0.0 or radius <= fit / 2.0 or not pairs.size:
-        return None
+        return []
     # a step moves the farthest model half the fit: the nearest turn tried lands it within a quarter of the fit
     step_deg = math.degrees(fit / (2.0 * radius))
     count_each = int(settings.group_turn_max_deg // step_deg)
@@ -213,7 +237,7 @@ def turned_landing(
     counts, offs = _landings(shapes, seen_mm, allowed, tried, fit, which)
     most = int(counts.max())
     if most < _TURNED_LANDS_AT_LEAST:
-        return None
+        return []
     readings: dict[tuple[int, ...], tuple[int, float, GroupMove, np.ndarray]] = {}
     for k in np.flatnonzero(counts == most)[np.argsort(offs[counts == most], kind="stable")][:_READ_AT_MOST]:
         move = GroupMove(
@@ -231,8 +255,8 @@ def turned_landing(
         # the least move only where the landings are equally close (models placed exactly)
         moved = math.sqrt(float(np.mean(np.square(move.places(places) - places))))
         readings[tuple(onto)] = (count, off + 1e-6 * moved, move, near)
-    best = max(readings.values(), key=lambda r: (r[0], -r[1]))
-    return best[0], best[2], best[3]
+    ranked = sorted(readings.values(), key=lambda r: (-r[0], r[1]))
+    return [(count, off, move, near) for count, off, move, near in ranked]
 
 
 def _onto(landed_mm: np.ndarray, seen_mm: np.ndarray, near: np.ndarray) -> np.ndarray:

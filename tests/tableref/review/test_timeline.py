@@ -783,3 +783,38 @@ def test_a_model_missed_where_its_unit_went_does_not_shift_its_mates_ids(
     }
     assert [m.id for m in state.unseen] == ([missed] if missed else [])
     assert [p.at_mm for p in added] == [stray]
+
+
+# seven 32 mm bases packed as a hexagon about r1, each set down a few mm from a perfect one (by hand)
+HEX = {
+    "r1": ("red", 984.0, 559.0),
+    **{
+        f"r{k + 2}": (
+            "red",
+            984.0 + 40.0 * np.cos(np.radians(60.0 * k)) + (2.5, -1.5, 3.0, -2.0, 1.0, -3.0)[k],
+            559.0 + 40.0 * np.sin(np.radians(60.0 * k)) + (-2.0, 3.0, 1.5, -2.5, 2.0, 0.5)[k],
+        )
+        for k in range(6)
+    },
+}
+
+
+@pytest.mark.parametrize(("turn_deg", "dx", "dy"), [(60.0, -16.0, -112.0), (-57.0, 90.0, 40.0), (0.0, -16.0, -112.0)])
+def test_a_hexagon_turned_by_a_sixth_keeps_every_id(turn_deg: float, dx: float, dy: float) -> None:
+    # turned by about a sixth, the hexagon lands every model on a base under a displacement alone too, each a few mm
+    # off; the turn lands them where they are
+    start = roster(HEX)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in HEX.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    a, (cx, cy) = np.radians(turn_deg), HEX["r1"][1:]
+    went = {
+        k: (
+            cx + np.cos(a) * (x - cx) - np.sin(a) * (y - cy) + dx,
+            cy + np.sin(a) * (x - cx) + np.cos(a) * (y - cy) + dy,
+        )
+        for k, (_, x, y) in HEX.items()
+    }
+    state, removed, added, _, asked = identify(
+        detected(list(went.values())), track, 1, SETTINGS, None, SKIRMISH, {k: 0.9 for k in HEX}
+    )
+    assert (removed, added, asked) == ([], [], [])
+    assert {m.id: (m.x_mm, m.y_mm) for m in state.models} == went

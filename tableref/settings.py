@@ -130,6 +130,9 @@ class ReviewSettings:
     # A model unseen since an earlier state is taken off only where more than this share of its place changed and no
     # base stands there now (1: never judged again).
     unseen_gone_share: float = field(metadata=at_least(0, 1))
+    # A model not found is taken off only where the detector's finder gives a base at its place less than this
+    # probability in the state's picture (a place seen empty); 1: never asked.
+    gone_max_probability: float = field(metadata=at_least(0, 1))
     # A model whose place did not change, read again farther off than its picture's change allows and than
     # still_misread_sigmas of the two readings' combined sigma, was misread: it keeps its place.
     still_misread_sigmas: float = field(metadata=at_least(0))

@@ -25,7 +25,7 @@ import rules
 import vision
 from calibration.camera import CameraModel, load_camera
 from calibration.spec import TableSpec, load_table_spec
-from calibration.table import TableCalibration, calibrate_table
+from calibration.table import TableCalibration, calibrate_table, table_to_rectified
 from rules.actions import read_actions
 from rules.state import check_regular_file
 from tableref.errors import JpegError
@@ -47,7 +47,11 @@ from tableref.sources import (
     read_image,
     video_rate_and_count,
 )
+from vision.finder import FinderMaps, load_finder
 
+# How far (mm) from a model's place the finder's sure cell may lie: its cells are 4 mm apart, and a base read by the
+# detector lies within about that of the truth.
+_BASE_THERE_REACH_MM = 8.0
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
 _PROGRESS_EVERY = 30
 
@@ -359,6 +363,7 @@ class Reviewer:
                 self.roster,
                 self.actions,
                 self._changed(view, previous, cal, fresh),
+                _BaseThere(sample.image_bgr, analysis, self.config.vision.finder.file),
             )
             self.last_view = view
             # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
@@ -406,6 +411,23 @@ class Reviewer:
         raise type(exc)(
             f"{self.recording.path}: none of its {self.skipped} settled frames could be measured; {kind} {index}: {exc}"
         )
+
+
+class _BaseThere:
+    """The probability that a base stands at a table place in one settled frame, by the detector's finder (read on
+    the frame's top-down view the first time it is asked: most states lose no model)."""
+
+    def __init__(self, image: NDArray[np.uint8], analysis: FrameAnalysis, finder_file: str) -> None:
+        self.image, self.analysis, self.finder_file = image, analysis, finder_file
+        self.maps: FinderMaps | None = None
+
+    def __call__(self, x_mm: float, y_mm: float) -> float:
+        scale = self.analysis.px_per_mm
+        if self.maps is None:
+            view = self.analysis.calibration.rectify(self.image, scale)
+            self.maps = load_finder(self.finder_file or None).read(view, scale)
+        center_px = table_to_rectified(np.array([[x_mm, y_mm]]), scale)
+        return float(self.maps.probability_near(center_px, _BASE_THERE_REACH_MM)[0])
 
 
 def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:

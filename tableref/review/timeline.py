@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -45,6 +45,10 @@ EVENT_KINDS = (
     "illegal_move",
     "question",
 )
+
+
+# The probability (0-1) that a base stands at a table place (x_mm, y_mm) in the state's picture.
+BaseThere = Callable[[float, float], float]
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,7 @@ def identify(
     roster: rules.TableState | None = None,
     profile: rules.RuleProfile | None = None,
     changed: Mapping[str, float] | None = None,
+    base_there: BaseThere | None = None,
 ) -> tuple[rules.TableState, list[Placement], list[Placement], Track, list[Event]]:
     """Give the models of a detected settled state (fresh ids, no units) the identities of the game so far.
 
@@ -219,7 +224,9 @@ def identify(
     known) decides what became of a model of the state before that the detector did not find (:func:`_fates`): where its
     place did not change it is still there; where it changed and no new base of its size appeared within its reach, its
     place was seen empty: a casualty, removed (with a ``roster``, only a model it lists; the going of a base it does
-    not list is a question). Otherwise it stays on the table, unseen, at its last place; a new base of
+    not list is a question), unless ``base_there`` (the probability that a base stands at a table place now, from
+    the picture; None: not known) says a base still stands there. Otherwise it stays on the table, unseen, at its
+    last place; a new base of
     its size it was not paired with is a question (an event), never a move. Detections left over are added, with fresh
     ids and suggested units.
 
@@ -279,7 +286,9 @@ def identify(
         # its models not found more likely went with it than was taken off, and stays unseen at its last place
         seen_moving = _seen_moving(detected.models, previous, to_known, settings.still_reach_mm)
         unit_moves = {**{u: GroupMove() for u in seen_moving}, **unit_moves}
-        fates = _fates(previous, gone, reach, matched, fresh, unit_moves, stays, changed, detected.models, settings)
+        fates = _fates(
+            previous, gone, reach, matched, fresh, unit_moves, stays, changed, detected.models, settings, base_there
+        )
         models += fates.still_seen
         for p in fates.casualties:
             if listed is None or p.id in listed:
@@ -336,6 +345,7 @@ def _fates(
     changed: Mapping[str, float] | None,
     detected: Sequence[rules.Model],
     settings: ReviewSettings,
+    base_there: BaseThere | None = None,
 ) -> _Fates:
     """The models of the state before (``previous``, with their ``reach`` and whether each ``stays``) that no detection
     was paired with (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a model's place
@@ -345,7 +355,9 @@ def _fates(
     casualty's too (it may have been moved farther than it may go). A model already unseen is judged only where the
     picture (``changed``: model id -> share of its place that changed; None: pictures not compared) changed more
     than ``unseen_gone_share`` of its place and no base ``detected`` now stands on it: the light, a neighbour's
-    shadow or its figure change a part of a place no base was read at; a base taken off changes all of it."""
+    shadow or its figure change a part of a place no base was read at; a base taken off changes all of it. Nor is a
+    model taken off where ``base_there`` gives at least ``gone_max_probability`` at its place: a base stands there,
+    which the detector did not find."""
     out = _Fates([], [], dict(gone), [])
     for p, r, stayed in zip(previous, reach, stays, strict=False):
         if p.id in matched:
@@ -354,7 +366,7 @@ def _fates(
             # nothing changed where it stands: it is still there, the detector missed it
             out.still_seen.append(p)
             continue
-        _judge_lost(p, r, fresh, unit_moves, changed is not None, settings, out)
+        _judge_lost(p, r, fresh, unit_moves, changed is not None, settings, out, base_there)
     if changed is not None:
         for j, p in enumerate(gone.values(), start=len(previous)):
             if p.id in matched or changed.get(p.id, 0.0) <= settings.unseen_gone_share:
@@ -362,7 +374,7 @@ def _fates(
             if p.unit in unit_moves or _stands_on(p, detected):
                 continue
             del out.gone[p.id]
-            _judge_lost(p, reach[j], fresh, unit_moves, True, settings, out)
+            _judge_lost(p, reach[j], fresh, unit_moves, True, settings, out, base_there)
     return out
 
 
@@ -374,6 +386,7 @@ def _judge_lost(
     pictures_compared: bool,
     settings: ReviewSettings,
     out: _Fates,
+    base_there: BaseThere | None = None,
 ) -> None:
     """Record in ``out`` what became of ``p``, not found, whose place changed (see :func:`_fates`)."""
     # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
@@ -381,8 +394,14 @@ def _judge_lost(
     alike = [m for m, same in zip(fresh, size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
     # a base beyond where it could have gone is not it: its place was seen empty all the same
     reachable = [m for m in alike if math.hypot(m.x_mm - p.x_mm, m.y_mm - p.y_mm) <= r]
-    # its unit moved: it left its place with them, and the detector missed it where it went
-    if pictures_compared and not reachable and p.unit not in unit_moves:
+    # its unit moved: it left its place with them, and the detector missed it where it went; a base still seen at its
+    # place (the finder sure of one the detector did not read) is it, not a place seen empty
+    if (
+        pictures_compared
+        and not reachable
+        and p.unit not in unit_moves
+        and (base_there is None or base_there(p.x_mm, p.y_mm) < settings.gone_max_probability)
+    ):
         out.casualties.append(p)
         # ... unless it was moved farther than it may go: that is the player's to answer
         if alike:
@@ -719,12 +738,15 @@ def review_state(
     roster: rules.TableState | None = None,
     actions: Mapping[str, Any] | None = None,
     changed: Mapping[str, float] | None = None,
+    base_there: BaseThere | None = None,
 ) -> ReviewedState:
     """Identify, judge and compare one detected settled state with the one before (None for the first);
-    ``changed`` as :func:`identify` takes it."""
+    ``changed`` and ``base_there`` as :func:`identify` takes them."""
     index = 0 if previous is None else previous.index + 1
     track = EMPTY_TRACK if previous is None else previous.track
-    state, removed, added, track, questions = identify(detected, track, index, settings, roster, profile, changed)
+    state, removed, added, track, questions = identify(
+        detected, track, index, settings, roster, profile, changed, base_there
+    )
     findings, moves, verdicts, events = _judge(state, index, previous, profile, actions)
     events = (*events, *questions)
     return ReviewedState(

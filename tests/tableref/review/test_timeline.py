@@ -118,6 +118,36 @@ def test_removed_unseen_and_added_models(
     assert all(m.unit is not None and m.unit not in ("red", "blue") for m in state.models if m.id in new_ids)
 
 
+@pytest.mark.parametrize(
+    ("there", "r3_removed"),
+    [
+        # the picture shows no base at r3's place: it was taken off
+        ({}, True),
+        # the detector missed r3, but the finder is fairly sure a base stands there: unseen, not a casualty
+        ({(480.0, 400.0): 0.6}, False),
+        ({(480.0, 400.0): 0.39}, True),
+        # ... sure of a base elsewhere only
+        ({(440.0, 400.0): 0.9}, True),
+    ],
+)
+def test_a_model_not_found_is_taken_off_only_where_no_base_is_seen_at_its_place(
+    there: dict[tuple[float, float], float], r3_removed: bool
+) -> None:
+    start = roster(LINE)
+    *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
+    asked: list[tuple[float, float]] = []
+
+    def base_there(x_mm: float, y_mm: float) -> float:
+        asked.append((x_mm, y_mm))
+        return there.get((x_mm, y_mm), 0.02)
+
+    found = detected([(400.0, 400.0), (440.0, 400.0)])
+    state, removed, *_ = identify(found, track, 1, SETTINGS, None, SKIRMISH, R3_CHANGED, base_there)
+    assert [p.model for p in removed] == (["r3"] if r3_removed else [])
+    assert [m.id for m in state.unseen] == ([] if r3_removed else ["r3"])
+    assert asked == [(480.0, 400.0)]
+
+
 @pytest.mark.parametrize(("profile", "moved"), [("skirmish", False), ("killteam", True)])
 def test_a_model_goes_far_alone_only_where_units_need_not_keep_together(profile: str, moved: bool) -> None:
     # r3's place changed and a base of its size stands 300 mm off, within its reach; r1 and r2 stood still. Under a

@@ -133,6 +133,8 @@ class ReviewSettings:
     # A model not found is taken off only where the detector's finder gives a base at its place less than this
     # probability in the state's picture (a place seen empty); 1: never asked.
     gone_max_probability: float = field(metadata=at_least(0, 1))
+    # ... a base it reads within this share of the model's diameter: farther off, it is another base there.
+    gone_size_share: float = field(metadata=at_least(0))
     # A model whose place did not change, read again farther off than its picture's change allows and than
     # still_misread_sigmas of the two readings' combined sigma, was misread: it keeps its place.
     still_misread_sigmas: float = field(metadata=at_least(0))

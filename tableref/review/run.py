@@ -363,7 +363,7 @@ class Reviewer:
                 self.roster,
                 self.actions,
                 self._changed(view, previous, cal, fresh),
-                _BaseThere(sample.image_bgr, analysis, self.config.vision.finder.file),
+                _BaseThere(sample.image_bgr, analysis, self.config.vision.finder.file, s.gone_size_share),
             )
             self.last_view = view
             # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
@@ -414,19 +414,24 @@ class Reviewer:
 
 
 class _BaseThere:
-    """The probability that a base stands at a table place in one settled frame, by the detector's finder (read on
-    the frame's top-down view the first time it is asked: most states lose no model)."""
+    """The probability that a base of about a size stands at a table place in one settled frame, by the detector's
+    finder (read on the frame's top-down view the first time it is asked: most states lose no model). A base the
+    finder reads more than ``size_share`` of that size off it is another (a base of another unit moved onto the
+    place); its diameters err in proportion to the size."""
 
-    def __init__(self, image: NDArray[np.uint8], analysis: FrameAnalysis, finder_file: str) -> None:
-        self.image, self.analysis, self.finder_file = image, analysis, finder_file
+    def __init__(self, image: NDArray[np.uint8], analysis: FrameAnalysis, finder_file: str, size_share: float) -> None:
+        self.image, self.analysis, self.finder_file, self.size_share = image, analysis, finder_file, size_share
         self.maps: FinderMaps | None = None
 
-    def __call__(self, x_mm: float, y_mm: float) -> float:
+    def __call__(self, x_mm: float, y_mm: float, diameter_mm: float) -> float:
         scale = self.analysis.px_per_mm
         if self.maps is None:
             view = self.analysis.calibration.rectify(self.image, scale)
             self.maps = load_finder(self.finder_file or None).read(view, scale)
         center_px = table_to_rectified(np.array([[x_mm, y_mm]]), scale)
+        read_mm = float(self.maps.diameter_near(center_px, _BASE_THERE_REACH_MM)[0])
+        if not abs(read_mm - diameter_mm) <= self.size_share * diameter_mm:
+            return 0.0
         return float(self.maps.probability_near(center_px, _BASE_THERE_REACH_MM)[0])
 
 

@@ -29,7 +29,7 @@ from tableref.pipeline.identity import (
     suggest_units,
     with_identity,
 )
-from tableref.review.groups import GroupMove, group_moves, held_by, holders, places_mm, size_agreement
+from tableref.review.groups import GroupMove, group_moves, held_by, holders, places_mm, size_agreement, size_mm
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -47,8 +47,9 @@ EVENT_KINDS = (
 )
 
 
-# The probability (0-1) that a base stands at a table place (x_mm, y_mm) in the state's picture.
-BaseThere = Callable[[float, float], float]
+# The probability (0-1) that a base of about a size (diameter_mm) stands at a table place (x_mm, y_mm) in the state's
+# picture.
+BaseThere = Callable[[float, float, float], float]
 
 
 @dataclass(frozen=True)
@@ -224,11 +225,10 @@ def identify(
     known) decides what became of a model of the state before that the detector did not find (:func:`_fates`): where its
     place did not change it is still there; where it changed and no new base of its size appeared within its reach, its
     place was seen empty: a casualty, removed (with a ``roster``, only a model it lists; the going of a base it does
-    not list is a question), unless ``base_there`` (the probability that a base stands at a table place now, from
-    the picture; None: not known) says a base still stands there. Otherwise it stays on the table, unseen, at its
-    last place; a new base of
-    its size it was not paired with is a question (an event), never a move. Detections left over are added, with fresh
-    ids and suggested units.
+    not list is a question), unless ``base_there`` (the probability that a base of a size stands at a table place now,
+    from the picture; None: not known) says a base of its size still stands there. Otherwise it stays on the table,
+    unseen, at its last place; a new base of its size it was not paired with is a question (an event), never a move.
+    Detections left over are added, with fresh ids and suggested units.
 
     Returns (identified state, removed, added, track after it, questions).
     """
@@ -356,8 +356,8 @@ def _fates(
     picture (``changed``: model id -> share of its place that changed; None: pictures not compared) changed more
     than ``unseen_gone_share`` of its place and no base ``detected`` now stands on it: the light, a neighbour's
     shadow or its figure change a part of a place no base was read at; a base taken off changes all of it. Nor is a
-    model taken off where ``base_there`` gives at least ``gone_max_probability`` at its place: a base stands there,
-    which the detector did not find."""
+    model taken off where ``base_there`` gives at least ``gone_max_probability`` for a base of its size at its place: it
+    stands there, and the detector did not find it."""
     out = _Fates([], [], dict(gone), [])
     for p, r, stayed in zip(previous, reach, stays, strict=False):
         if p.id in matched:
@@ -400,7 +400,7 @@ def _judge_lost(
         pictures_compared
         and not reachable
         and p.unit not in unit_moves
-        and (base_there is None or base_there(p.x_mm, p.y_mm) < settings.gone_max_probability)
+        and (base_there is None or base_there(p.x_mm, p.y_mm, size_mm(p)) < settings.gone_max_probability)
     ):
         out.casualties.append(p)
         # ... unless it was moved farther than it may go: that is the player's to answer

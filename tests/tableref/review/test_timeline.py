@@ -137,8 +137,9 @@ def test_a_model_not_found_is_taken_off_only_where_no_base_is_seen_at_its_place(
     *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
     asked: list[tuple[float, float]] = []
 
-    def base_there(x_mm: float, y_mm: float) -> float:
+    def base_there(x_mm: float, y_mm: float, diameter_mm: float) -> float:
         asked.append((x_mm, y_mm))
+        assert diameter_mm == 32.0
         return there.get((x_mm, y_mm), 0.02)
 
     found = detected([(400.0, 400.0), (440.0, 400.0)])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -29,7 +29,8 @@ from tableref.pipeline.identity import (
     suggest_units,
     with_identity,
 )
-from tableref.review.groups import GroupMove, group_moves, held_by, holders, places_mm, size_agreement, size_mm
+from tableref.review.fates import BaseThere, judge_fates
+from tableref.review.groups import GroupMove, group_moves, held_by, holders, places_mm, size_agreement
 from tableref.settings import ReviewSettings
 
 MM_PER_INCH = 25.4
@@ -45,11 +46,6 @@ EVENT_KINDS = (
     "illegal_move",
     "question",
 )
-
-
-# The probability (0-1) that a base of about a size (diameter_mm) stands at a table place (x_mm, y_mm) in the state's
-# picture.
-BaseThere = Callable[[float, float, float], float]
 
 
 @dataclass(frozen=True)
@@ -222,13 +218,14 @@ def identify(
     ``still_reach_mm``), by a minimum-cost assignment on squared displacement at the same base size.
 
     ``changed`` (model id -> share of its base's place that changed in the picture since the state before; None: not
-    known) decides what became of a model of the state before that the detector did not find (:func:`_fates`): where its
-    place did not change it is still there; where it changed and no new base of its size appeared within its reach, its
-    place was seen empty: a casualty, removed (with a ``roster``, only a model it lists; the going of a base it does
-    not list is a question), unless ``base_there`` (the probability that a base of a size stands at a table place now,
-    from the picture; None: not known) says a base of its size still stands there. Otherwise it stays on the table,
-    unseen, at its last place; a new base of its size it was not paired with is a question (an event), never a move.
-    Detections left over are added, with fresh ids and suggested units.
+    known) decides what became of a model of the state before that the detector did not find
+    (:func:`tableref.review.fates.judge_fates`): where its place did not change it is still there; where it changed
+    and no new base of its size appeared within its reach, its place was seen empty: a casualty, removed (with a
+    ``roster``, only a model it lists; the going of a base it does not list is a question), unless ``base_there``
+    (the probability that a base of a size stands at a table place now, from the picture; None: not known) says a
+    base of its size still stands there. Otherwise it stays on the table, unseen, at its last place; a new base of
+    its size it was not paired with is a question (an event), never a move. Detections left over are added, with
+    fresh ids and suggested units.
 
     Returns (identified state, removed, added, track after it, questions).
     """
@@ -286,7 +283,7 @@ def identify(
         # its models not found more likely went with it than was taken off, and stays unseen at its last place
         seen_moving = _seen_moving(detected.models, previous, to_known, settings.still_reach_mm)
         unit_moves = {**{u: GroupMove() for u in seen_moving}, **unit_moves}
-        fates = _fates(
+        fates = judge_fates(
             previous, gone, reach, matched, fresh, unit_moves, stays, changed, detected.models, settings, base_there
         )
         models += fates.still_seen
@@ -322,103 +319,6 @@ def _seen_moving(
         if was.unit is not None and math.hypot(now.x_mm - was.x_mm, now.y_mm - was.y_mm) > still_mm:
             out.add(was.unit)
     return out
-
-
-@dataclass(frozen=True)
-class _Fates:
-    """What became of the models the detector did not find in a state (see :func:`_fates`)."""
-
-    still_seen: list[rules.Model]
-    casualties: list[rules.Model]
-    gone: dict[str, rules.Model]
-    questions: list[tuple[rules.Model, list[rules.Model], float]]
-
-
-def _fates(
-    previous: Sequence[rules.Model],
-    gone: Mapping[str, rules.Model],
-    reach: Sequence[float],
-    matched: set[str],
-    fresh: Sequence[rules.Model],
-    unit_moves: Mapping[str, GroupMove],
-    stays: Sequence[bool],
-    changed: Mapping[str, float] | None,
-    detected: Sequence[rules.Model],
-    settings: ReviewSettings,
-    base_there: BaseThere | None = None,
-) -> _Fates:
-    """The models of the state before (``previous``, with their ``reach`` and whether each ``stays``) that no detection
-    was paired with (``matched`` ids were), beside the unseen ones (``gone``): where nothing changed at a model's place
-    and its unit did not carry it off it is still there; where its place changed, no new base of its size appeared
-    (``fresh``) within its reach and its unit did not move (``unit_moves``), its place was seen empty: a casualty.
-    Otherwise it is unseen, carried with its unit's move. A new base of its size it was not paired with is a question, a
-    casualty's too (it may have been moved farther than it may go). A model already unseen is judged only where the
-    picture (``changed``: model id -> share of its place that changed; None: pictures not compared) changed more
-    than ``unseen_gone_share`` of its place and no base ``detected`` now stands on it: the light, a neighbour's
-    shadow or its figure change a part of a place no base was read at; a base taken off changes all of it. Nor is a
-    model taken off where ``base_there`` gives at least ``gone_max_probability`` for a base of its size at its place: it
-    stands there, and the detector did not find it."""
-    out = _Fates([], [], dict(gone), [])
-    for p, r, stayed in zip(previous, reach, stays, strict=False):
-        if p.id in matched:
-            continue
-        if stayed:
-            # nothing changed where it stands: it is still there, the detector missed it
-            out.still_seen.append(p)
-            continue
-        _judge_lost(p, r, fresh, unit_moves, changed is not None, settings, out, base_there)
-    if changed is not None:
-        for j, p in enumerate(gone.values(), start=len(previous)):
-            if p.id in matched or changed.get(p.id, 0.0) <= settings.unseen_gone_share:
-                continue
-            if p.unit in unit_moves or _stands_on(p, detected):
-                continue
-            del out.gone[p.id]
-            _judge_lost(p, reach[j], fresh, unit_moves, True, settings, out, base_there)
-    return out
-
-
-def _judge_lost(
-    p: rules.Model,
-    r: float,
-    fresh: Sequence[rules.Model],
-    unit_moves: Mapping[str, GroupMove],
-    pictures_compared: bool,
-    settings: ReviewSettings,
-    out: _Fates,
-    base_there: BaseThere | None = None,
-) -> None:
-    """Record in ``out`` what became of ``p``, not found, whose place changed (see :func:`_fates`)."""
-    # a base read a size off could be it too, but a casualty is judged on bases of its own size: with the
-    # sizes the detector confuses, every model taken off would have some base of a size near it somewhere
-    alike = [m for m, same in zip(fresh, size_agreement(fresh, [p], settings)[0][:, 0], strict=True) if same]
-    # a base beyond where it could have gone is not it: its place was seen empty all the same
-    reachable = [m for m in alike if math.hypot(m.x_mm - p.x_mm, m.y_mm - p.y_mm) <= r]
-    # its unit moved: it left its place with them, and the detector missed it where it went; a base still seen at its
-    # place (the finder sure of one the detector did not read) is it, not a place seen empty
-    if (
-        pictures_compared
-        and not reachable
-        and p.unit not in unit_moves
-        and (base_there is None or base_there(p.x_mm, p.y_mm, size_mm(p)) < settings.gone_max_probability)
-    ):
-        out.casualties.append(p)
-        # ... unless it was moved farther than it may go: that is the player's to answer
-        if alike:
-            out.questions.append((p, alike, r))
-        return
-    # its unit moved as a unit: it went with them, unseen at its place in the group
-    x, y = unit_moves.get(p.unit or "", GroupMove()).place(p.x_mm, p.y_mm)
-    out.gone[p.id] = replace(p, x_mm=x, y_mm=y)
-    if alike:
-        out.questions.append((p, alike, r))
-
-
-def _stands_on(p: rules.Model, detected: Sequence[rules.Model]) -> bool:
-    """Whether a base ``detected`` stands on ``p``'s place (their centres nearer than the larger radius; a neighbour in
-    contact stands farther): the place changed because a base came there, not because ``p`` left."""
-    radius = min(p.base.semi_axes_mm)
-    return any(math.hypot(m.x_mm - p.x_mm, m.y_mm - p.y_mm) < max(radius, min(m.base.semi_axes_mm)) for m in detected)
 
 
 def _suggest_for(

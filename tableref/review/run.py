@@ -48,10 +48,8 @@ from tableref.sources import (
     video_rate_and_count,
 )
 from vision.finder import FinderMaps, load_finder
+from vision.setting_groups import FinderSettings
 
-# How far (mm) from a model's place the finder's sure cell may lie: its cells are 4 mm apart, and a base read by the
-# detector lies within about that of the truth.
-_BASE_THERE_REACH_MM = 8.0
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
 _PROGRESS_EVERY = 30
 
@@ -363,7 +361,7 @@ class Reviewer:
                 self.roster,
                 self.actions,
                 self._changed(view, previous, cal, fresh),
-                _BaseThere(sample.image_bgr, analysis, self.config.vision.finder.file, s.gone_size_share),
+                _BaseThere(sample.image_bgr, analysis, self.config.vision.finder, s.gone_size_share),
             )
             self.last_view = view
             # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
@@ -415,24 +413,27 @@ class Reviewer:
 
 class _BaseThere:
     """The probability that a base of about a size stands at a table place in one settled frame, by the detector's
-    finder (read on the frame's top-down view the first time it is asked: most states lose no model). A base the
-    finder reads more than ``size_share`` of that size off it is another (a base of another unit moved onto the
-    place); its diameters err in proportion to the size."""
+    finder (read on the frame's top-down view the first time it is asked: most states lose no model), its most
+    probable cell within ``finder.reach_mm`` of the place, as the detector asks it. A base the finder reads more than
+    ``size_share`` of that size off it is another (a base of another unit moved onto the place); its diameters err
+    in proportion to the size."""
 
-    def __init__(self, image: NDArray[np.uint8], analysis: FrameAnalysis, finder_file: str, size_share: float) -> None:
-        self.image, self.analysis, self.finder_file, self.size_share = image, analysis, finder_file, size_share
+    def __init__(
+        self, image: NDArray[np.uint8], analysis: FrameAnalysis, finder: FinderSettings, size_share: float
+    ) -> None:
+        self.image, self.analysis, self.finder, self.size_share = image, analysis, finder, size_share
         self.maps: FinderMaps | None = None
 
     def __call__(self, x_mm: float, y_mm: float, diameter_mm: float) -> float:
         scale = self.analysis.px_per_mm
         if self.maps is None:
             view = self.analysis.calibration.rectify(self.image, scale)
-            self.maps = load_finder(self.finder_file or None).read(view, scale)
+            self.maps = load_finder(self.finder.file or None).read(view, scale)
         center_px = table_to_rectified(np.array([[x_mm, y_mm]]), scale)
-        read_mm = float(self.maps.diameter_near(center_px, _BASE_THERE_REACH_MM)[0])
+        read_mm = float(self.maps.diameter_near(center_px, self.finder.reach_mm)[0])
         if not abs(read_mm - diameter_mm) <= self.size_share * diameter_mm:
             return 0.0
-        return float(self.maps.probability_near(center_px, _BASE_THERE_REACH_MM)[0])
+        return float(self.maps.probability_near(center_px, self.finder.reach_mm)[0])
 
 
 def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None) -> dict[str, Any]:

@@ -78,9 +78,8 @@ def gated_assignment(
 
     Gated-out pairs get a cost above any feasible total, so the solver prefers leaving both ends unmatched to
     using them, and any that are still chosen are dropped: as many pairs as the gate allows. With
-    ``unmatched_cost`` (one for every row, or (R,) one per row; infinite: that row may not), a row may instead stay
-    unmatched at that cost: one more pair is not worth moving the others by more than it in all. Returns (rows,
-    cols) of the kept pairs.
+    ``unmatched_cost`` (one for every row, or (R,) one per row), a row may instead stay unmatched at that cost: one
+    more pair is not worth moving the others by more than it in all. Returns (rows, cols) of the kept pairs.
     """
     cost = np.asarray(cost, dtype=np.float64)
     if cost.size == 0:
@@ -89,14 +88,13 @@ def gated_assignment(
     allowed = cost <= gate
     n_rows, n_cols = cost.shape
     alone_cost = None if unmatched_cost is None else np.broadcast_to(np.asarray(unmatched_cost, np.float64), n_rows)
-    may = None if alone_cost is None else np.isfinite(alone_cost)
-    spare = 0.0 if alone_cost is None or may is None else float(alone_cost[may].sum())
+    spare = 0.0 if alone_cost is None else float(alone_cost.sum())
     penalty = (float(np.abs(cost[allowed]).sum()) if allowed.any() else 0.0) + gate + spare + 1.0
     padded = np.where(allowed, cost, penalty)
-    if alone_cost is not None and may is not None and may.any():
+    if alone_cost is not None:
         # a column of its own per row, open to that row alone: leaving it unmatched
         alone = np.full((n_rows, n_rows), penalty)
-        np.fill_diagonal(alone, np.where(may, alone_cost, penalty))
+        np.fill_diagonal(alone, alone_cost)
         padded = np.hstack([padded, alone])
     rows, cols = min_cost_assignment(padded)
     real = cols < n_cols

@@ -42,8 +42,8 @@ def pairing(cost: NDArray[np.float64], gate: float, column_alone: NDArray[np.flo
     """Row -> column of the minimum-cost one-to-one pairing of a (R, C) cost matrix in which no pair costs more
     than ``gate`` (the others stay unpaired): the step every identity matcher ends in, whatever its costs. The least
     total, not each row's nearest: greedy matching swaps identities when two models close together both move. As
-    many pairs as the gate allows, but where ``column_alone`` (C,) gives a column a finite cost of staying unpaired:
-    pairing it is not worth moving others by more than that in all."""
+    many pairs as the gate allows; with ``column_alone`` (C,), each column's cost of staying unpaired instead: pairing
+    it is not worth moving others by more than that in all."""
     if column_alone is None:
         rows, cols = gated_assignment(cost, gate)
     else:

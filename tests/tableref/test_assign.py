@@ -62,10 +62,10 @@ def test_gated_assignment(cost: list[list[float]], gate: float, pairs: list[tupl
         ([[1.0, 50.0], [50.0, 2.0]], 10.0, [(0, 0), (1, 1)]),
         # more rows than columns: the best row takes the column
         ([[5.0], [1.0], [3.0]], 40.0, [(1, 0)]),
-        # one cost per row; an infinite one: that row is paired wherever the gate allows
+        # one cost per row: the first pair and the second row alone cost 40.7, both rows paired 49.7
         ([[0.7, 24.6], [25.1, 45.0]], [40.0, 40.0], [(0, 0)]),
-        ([[0.7, 24.6], [25.1, 45.0]], [np.inf, 40.0], [(0, 0)]),
-        ([[0.7, 24.6], [25.1, 45.0]], [40.0, np.inf], [(0, 1), (1, 0)]),
+        # ... where that row alone costs 70, both are paired
+        ([[0.7, 24.6], [25.1, 45.0]], [40.0, 70.0], [(0, 1), (1, 0)]),
     ],
 )
 def test_a_row_left_alone_costs_the_unmatched_cost(

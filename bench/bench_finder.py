@@ -1,5 +1,6 @@
 """The learned finder alone (``vision/finder.py``) on rendered sets with ground truth: recall and precision of its
-peaks at several probabilities, before any other stage of the detector has a say.
+peaks at several probabilities (and how often the diameter of the peak nearest a base found snaps to its standard
+size), before any other stage of the detector has a say.
 
     .venv/bin/python bench/bench_finder.py SET... [--finder F.onnx] [--reach-mm 4]
 
@@ -20,29 +21,37 @@ import _root  # noqa: F401  (the repository root on sys.path: synth)
 import numpy as np
 
 from synth.train_finder import MIN_VISIBILITY, Frame, views
+from tableref.config import load_config
+from vision.circles import snap_diameters
 from vision.finder import FINDER_PX_PER_MM, load_finder
 
 PROBABILITIES = (0.3, 0.4, 0.5, 0.6, 0.7)
 
 
-def counts(frames: Sequence[Frame], finder_file: str | None, reach_mm: float) -> dict[float, tuple[int, int, int]]:
-    """Per probability: (bases found, bases with enough rim seen, false peaks) over ``frames``."""
+def counts(frames: Sequence[Frame], finder_file: str | None, reach_mm: float) -> dict[float, tuple[int, int, int, int]]:
+    """Per probability: (bases found, bases with enough rim seen, false peaks, bases found whose nearest peak's
+    diameter snaps to their standard size) over ``frames``."""
     finder = load_finder(finder_file)
-    out = dict.fromkeys(PROBABILITIES, (0, 0, 0))
+    sizes_mm = load_config().vision.base_sizes_mm
+    out = dict.fromkeys(PROBABILITIES, (0, 0, 0, 0))
     for frame in frames:
         maps = finder.read(frame["image"], FINDER_PX_PER_MM)
         centre_px = frame["centre_px"].reshape(-1, 2)
         seen = frame["visibility"] >= MIN_VISIBILITY
         reach_px = reach_mm * FINDER_PX_PER_MM
         for p in PROBABILITIES:
-            peak_px = maps.peaks(p)[0].reshape(-1, 2)
-            apart = np.hypot(*(peak_px[:, None, :] - centre_px[None, :, :]).transpose(2, 0, 1))
+            peak_px, peak_mm, _ = maps.peaks(p)
+            apart = np.hypot(*(peak_px.reshape(-1, 2)[:, None, :] - centre_px[None, :, :]).transpose(2, 0, 1))
             near = apart <= reach_px
-            found, total, false = out[p]
+            hit = near.any(axis=0) & seen
+            nearest = np.argmin(apart, axis=0)[hit] if len(peak_mm) else np.zeros(0, np.intp)
+            read_mm = snap_diameters(peak_mm[nearest], sizes_mm, np.inf)[0]
+            found, total, false, sized = out[p]
             out[p] = (
-                found + int((near.any(axis=0) & seen).sum()),
+                found + int(hit.sum()),
                 total + int(seen.sum()),
                 false + int((~near.any(axis=1)).sum()),
+                sized + int(np.sum(np.isclose(read_mm, frame["diameter_mm"][hit]))),
             )
     return out
 
@@ -56,11 +65,12 @@ def main() -> None:
     with contextlib.redirect_stdout(io.StringIO()):  # views() names every frame it reads
         frames = views(args.sets)
     print(f"{len(frames)} frames; a peak within {args.reach_mm:g} mm of a base finds it")
-    print(f"{'probability':>11} {'recall':>8} {'precision':>9} {'bases':>6} {'false':>6}")
-    for p, (found, total, false) in counts(frames, args.finder, args.reach_mm).items():
+    print(f"{'probability':>11} {'recall':>8} {'precision':>9} {'bases':>6} {'false':>6} {'sizes right':>11}")
+    for p, (found, total, false, sized) in counts(frames, args.finder, args.reach_mm).items():
         recall = 100 * found / total if total else float("nan")
         precision = 100 * found / (found + false) if found + false else float("nan")
-        print(f"{p:>11.1f} {recall:7.1f}% {precision:8.1f}% {total:6d} {false:6d}")
+        right = 100 * sized / found if found else float("nan")
+        print(f"{p:>11.1f} {recall:7.1f}% {precision:8.1f}% {total:6d} {false:6d} {right:10.1f}%")
 
 
 if __name__ == "__main__":

@@ -62,10 +62,15 @@ def views(folders: Sequence[str]) -> list[Frame]:
 
 
 def targets(
-    centre_px: NDArray[np.float64], diameter_mm: NDArray[np.float64], visibility: NDArray[np.float64], size: int
+    centre_px: NDArray[np.float64],
+    diameter_mm: NDArray[np.float64],
+    visibility: NDArray[np.float64],
+    size: int,
+    reg_reach: int = 0,
 ) -> tuple[NDArray[np.float32], ...]:
     """The maps one crop of ``size`` px teaches, for bases at ``centre_px`` (N, 2) in crop pixels: heat (h, w),
-    weight (h, w; 0 about bases hardly in view), offset and log diameter (3, h, w) and where they count (h, w)."""
+    weight (h, w; 0 about bases hardly in view), offset and log diameter (3, h, w) and where they count (h, w;
+    the centre's cell and those within ``reg_reach`` cells of it)."""
     n = size // STRIDE
     heat = np.zeros((n, n), np.float32)
     weight = np.ones((n, n), np.float32)
@@ -86,8 +91,12 @@ def targets(
         ix, iy = round(gx), round(gy)
         if 0 <= ix < n and 0 <= iy < n:
             heat[iy, ix] = 1.0
-            reg[:, iy, ix] = (gx - ix, gy - iy, math.log(d / DIAMETER_UNIT_MM))
-            has[iy, ix] = 1.0
+        # the cells about the centre learn the offset to it and the diameter too: the peak the net gives may be one
+        # of them, and a base's size is then taught from more than one cell
+        for jy in range(max(iy - reg_reach, 0), min(iy + reg_reach, n - 1) + 1):
+            for jx in range(max(ix - reg_reach, 0), min(ix + reg_reach, n - 1) + 1):
+                reg[:, jy, jx] = (gx - jx, gy - jy, math.log(d / DIAMETER_UNIT_MM))
+                has[jy, jx] = 1.0
     return heat, weight, reg, has
 
 
@@ -109,7 +118,9 @@ def jittered(crop: NDArray[np.uint8], rng: np.random.Generator) -> NDArray[np.fl
     return np.asarray(img, np.float32)
 
 
-def crop_of(frame: Frame, rng: np.random.Generator) -> tuple[NDArray[np.float32], tuple[NDArray[np.float32], ...]]:
+def crop_of(
+    frame: Frame, rng: np.random.Generator, reg_reach: int = 0
+) -> tuple[NDArray[np.float32], tuple[NDArray[np.float32], ...]]:
     """One jittered, turned and mirrored crop of ``frame`` (most of them about a base) with its maps."""
     h, w = frame["image"].shape[:2]
     centres = frame["centre_px"]
@@ -131,13 +142,14 @@ def crop_of(frame: Frame, rng: np.random.Generator) -> tuple[NDArray[np.float32]
     if rng.random() < 0.5:
         img = img[:, ::-1]
         pts = np.stack([CROP_PX - 1 - pts[:, 0], pts[:, 1]], axis=1)
-    maps = targets(pts.reshape(-1, 2), frame["diameter_mm"], frame["visibility"], CROP_PX)
+    maps = targets(pts.reshape(-1, 2), frame["diameter_mm"], frame["visibility"], CROP_PX, reg_reach)
     return np.ascontiguousarray(img.transpose(2, 0, 1)) - np.float32(0.5), maps
 
 
-def build_net(width: int = 32) -> Any:
-    """The finder: two strided 3x3 layers to cells of ``STRIDE`` px, five more with dilations 1-8 (a field of view
-    of about 130 px), and a 1x1 layer on both to the four maps (heat logit, offset x, y, log diameter)."""
+def build_net(width: int = 32, stem_depth: int = 0) -> Any:
+    """The finder: two strided 3x3 layers to cells of ``STRIDE`` px (``stem_depth`` more between them, at half the
+    view's scale), five more of ``width`` channels with dilations 1-8 (a field of view of about 130 px), and a 1x1
+    layer on both to the four maps (heat logit, offset x, y, log diameter)."""
     import torch.nn as nn
 
     def layer(i: int, o: int, stride: int = 1, dilation: int = 1) -> nn.Module:
@@ -147,7 +159,8 @@ def build_net(width: int = 32) -> Any:
     class FinderNet(nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
-            self.stem = nn.Sequential(layer(3, 16, 2), layer(16, width, 2))
+            fine = [layer(16, 16) for _ in range(stem_depth)]
+            self.stem = nn.Sequential(layer(3, 16, 2), *fine, layer(16, width, 2))
             self.ctx = nn.Sequential(*(layer(width, width, dilation=d) for d in (1, 2, 4, 8, 1)))
             self.head = nn.Conv2d(2 * width, 4, 1)
 
@@ -173,18 +186,20 @@ def loss(out: Any, heat: Any, weight: Any, reg: Any, has: Any) -> Any:
     return focal / pos.sum().clamp(min=1) + l1
 
 
-def fit(frames: list[Frame], steps: int, batch: int, seed: int) -> Any:
+def fit(
+    frames: list[Frame], steps: int, batch: int, seed: int, width: int = 32, stem_depth: int = 0, reg_reach: int = 0
+) -> Any:
     """The net fitted to ``frames`` by AdamW with a one-cycle rate, ``steps`` batches of ``batch`` crops."""
     import torch
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    net = build_net()
+    net = build_net(width, stem_depth)
     opt = torch.optim.AdamW(net.parameters(), 2e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps, pct_start=0.1)
     start, running = time.time(), math.nan
     for step in range(steps):
-        crops = [crop_of(frames[rng.integers(len(frames))], rng) for _ in range(batch)]
+        crops = [crop_of(frames[rng.integers(len(frames))], rng, reg_reach) for _ in range(batch)]
         x = torch.from_numpy(np.stack([c[0] for c in crops]))
         maps = [torch.from_numpy(np.stack([c[1][k] for c in crops])) for k in range(4)]
         value = loss(net(x), *maps)
@@ -229,15 +244,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--width", type=int, default=32, help="channels of the net's context layers")
+    parser.add_argument("--stem-depth", type=int, default=0, help="3x3 layers at half the view's scale")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--reg-reach", type=int, default=0, help="cells about a centre taught its offset and size")
     args = parser.parse_args(argv)
     try:
-        import torch  # noqa: F401  (only whether it is there)
+        import torch
     except ImportError:
         print("error: fitting the finder needs PyTorch (pip install torch)", file=sys.stderr)
         return 2
+    torch.set_num_threads(args.threads)
     frames = views(args.sets)
     print(f"{len(frames)} frames, {sum(len(f['centre_px']) for f in frames)} bases", flush=True)
-    export(fit(frames, args.steps, args.batch, args.seed), args.out)
+    export(fit(frames, args.steps, args.batch, args.seed, args.width, args.stem_depth, args.reg_reach), args.out)
     print(f"finder written to {args.out}")
     return 0
 

@@ -10,22 +10,24 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 from vision.errors import SettingsError
-from vision.setting_groups import (
-    CircleFitSettings,
+from vision.look_settings import (
     ColourSettings,
     ExpectedSettings,
     FinderSettings,
     KinSettings,
+    ReferenceSettings,
+    SizeVoteSettings,
+    VerifierSettings,
+)
+from vision.setting_groups import (
+    CircleFitSettings,
     KnownSizeSettings,
     OtherReadingSettings,
     OutlineSettings,
     OverlapSettings,
-    ReferenceSettings,
     RimSettings,
     SeedSettings,
-    SizeVoteSettings,
     VerdictSettings,
-    VerifierSettings,
 )
 
 # Settings that must be positive, in (0, 1], and not negative (the rest are checked one by one).

@@ -48,7 +48,7 @@ from tableref.sources import (
     video_rate_and_count,
 )
 from vision.finder import FinderMaps, load_finder
-from vision.setting_groups import FinderSettings
+from vision.look_settings import FinderSettings
 
 # Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
 _PROGRESS_EVERY = 30

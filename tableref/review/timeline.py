@@ -229,9 +229,7 @@ def identify(
 
     Returns (identified state, removed, added, track after it, questions).
     """
-    used = set(track.used_ids)
-    units = list(track.units)
-    gone = dict(track.gone)
+    used, units, gone = set(track.used_ids), list(track.units), dict(track.gone)
     terrain: Any = track.state.terrain if track.state is not None else ()
     removed: list[Placement] = []
     added: list[Placement] = []
@@ -241,10 +239,8 @@ def identify(
         # keep that size, and the next state's reading of its true size would be taken for a new model on it
         carried = carry_identities(detected, roster, settings.roster_gate_mm, take_bases=True)
         used |= {m.id for m in roster.models + roster.unseen} | {m.id for m in carried.models}
-        units = list(roster.units)
-        terrain = roster.terrain
-        gone = {m.id: m for m in carried.unseen}
-        models = list(carried.models)
+        units, terrain = list(roster.units), roster.terrain
+        gone, models = {m.id: m for m in carried.unseen}, list(carried.models)
         new = [k for k, m in enumerate(models) if m.unit is None]
     else:
         previous = list(track.state.models) if track.state is not None else []
@@ -263,20 +259,12 @@ def identify(
         to_known, reach, unit_moves, stays = _pairing(
             detected.models, known, units, settings, profile, stays, len(previous), tethered
         )
-        models = []
-        new = []
-        for k, m in enumerate(detected.models):
-            if k not in to_known:
-                models.append(replace(m, id=_fresh(MODEL_ID_PREFIX, used), unit=None))
-                new.append(len(models) - 1)
-                continue
-            j = to_known[k]
-            share = changed.get(known[j].id, 1.0) if changed is not None else 1.0
-            # an unseen model has no reading of its own to keep: the new one stands
-            models.append(_as_known(_unmoved(m, known[j], stays[j] and j < len(previous), share, settings), known[j]))
-            if j >= len(previous):
+        models, new, added = _named(
+            detected.models, known, to_known, len(previous), stays, changed, used, index, settings
+        )
+        for j in to_known.values():
+            if j >= len(previous):  # seen again
                 del gone[known[j].id]
-                added.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
         matched = {known[j].id for j in to_known.values()}
         fresh = [models[k] for k in new]
         # a unit a model of which was seen to move, though too few were found for the move of the whole unit: one of
@@ -287,13 +275,7 @@ def identify(
             previous, gone, reach, matched, fresh, unit_moves, stays, changed, detected.models, settings, base_there
         )
         models += fates.still_seen
-        for p in fates.casualties:
-            if listed is None or p.id in listed:
-                removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
-            else:
-                # a base the roster does not list is as likely a printed ring or a token the detector took for
-                # one as a model the roster forgot: its going is a question, not a casualty
-                questions.append(_unlisted_gone(p, index))
+        removed, questions = _casualties(fates.casualties, listed, index)
         gone = fates.gone
         questions += [_question(p, alike, r, index) for p, alike, r in fates.questions]
     if new:
@@ -304,6 +286,55 @@ def identify(
     models.sort(key=lambda m: m.id)
     state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
     return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _named(
+    detected: Sequence[rules.Model],
+    known: Sequence[rules.Model],
+    to_known: Mapping[int, int],
+    n_previous: int,
+    stays: Sequence[bool],
+    changed: Mapping[str, float] | None,
+    used: set[str],
+    index: int,
+    settings: ReviewSettings,
+) -> tuple[list[rules.Model], list[int], list[Placement]]:
+    """The ``detected`` models named: those paired (``to_known``: detected row -> row of ``known``, the state
+    before's ``n_previous`` models, then the unseen ones) as the known model, held where it stood if its place
+    did not change; the rest under fresh ids (``used`` grows), no unit. Returns the models, the rows of the fresh
+    ones, and the unseen models seen again (placements at ``index``)."""
+    models: list[rules.Model] = []
+    new: list[int] = []
+    returned: list[Placement] = []
+    for k, m in enumerate(detected):
+        if k not in to_known:
+            models.append(replace(m, id=_fresh(MODEL_ID_PREFIX, used), unit=None))
+            new.append(len(models) - 1)
+            continue
+        j = to_known[k]
+        share = changed.get(known[j].id, 1.0) if changed is not None else 1.0
+        # an unseen model has no reading of its own to keep: the new one stands
+        models.append(_as_known(_unmoved(m, known[j], stays[j] and j < n_previous, share, settings), known[j]))
+        if j >= n_previous:
+            returned.append(Placement(known[j].id, known[j].unit, index, (m.x_mm, m.y_mm), returned=True))
+    return models, new, returned
+
+
+def _casualties(
+    taken_off: Sequence[rules.Model], listed: set[str] | None, index: int
+) -> tuple[list[Placement], list[Event]]:
+    """The models ``taken_off`` as casualties at ``index`` (those the roster lists, or all where ``listed`` is None),
+    and questions for the rest."""
+    removed: list[Placement] = []
+    questions: list[Event] = []
+    for p in taken_off:
+        if listed is None or p.id in listed:
+            removed.append(Placement(p.id, p.unit, index, (p.x_mm, p.y_mm)))
+        else:
+            # a base the roster does not list is as likely a printed ring or a token the detector took for one as a
+            # model the roster forgot: its going is a question, not a casualty
+            questions.append(_unlisted_gone(p, index))
+    return removed, questions
 
 
 def _seen_moving(

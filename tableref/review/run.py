@@ -33,7 +33,7 @@ from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import change_view, changed_share, changed_since
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, empty_table
 from tableref.pipeline.motion import bases_explain, reaching_region, thumbnail
-from tableref.pipeline.watch import COVERED, SAME, TableWatch, measure_settled
+from tableref.pipeline.watch import COVERED, SAME, Settled, TableWatch, measure_settled
 from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.settings import Settings
@@ -270,6 +270,52 @@ class Reviewer:
             self.calibration = calibrate_table(image, self.spec, self.camera, settings=self.config.calibration)
         return self.calibration
 
+    def _resume(self, previous: ReviewedState) -> None:
+        """Take up a stopped review where its stored states end, ``previous`` the last of them."""
+        rec = self.recording
+        # Calibrate on the frame the stored states were measured with: the same numbers as before the stop.
+        first_frame = int(self.store.meta().get("calibration_frame", previous.frame))
+        self._calibrate(rec.image(first_frame))
+        if "empty_frame" in self.store.meta():
+            empty_at = int(self.store.meta()["empty_frame"])
+            self.empty = empty_table(rec.image(empty_at), self.spec, self.config, self.camera)
+        self.last_view = self._view(rec.image(previous.frame))
+
+    def _measure(self, sample: Sample, previous: ReviewedState | None, verdict: str) -> Settled | None:
+        """The settled ``sample`` measured with the roster's bases where last seen; None (counted as skipped, or as
+        covered where a hand may be over the table) where it cannot be."""
+        try:
+            declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
+            return measure_settled(
+                sample.image_bgr,
+                self.spec,
+                self.config,
+                self.camera,
+                self.calibration,
+                declared,
+                reference=self.empty,
+                whole_roster=True,
+                # a base read a standard size off pairs with its model at a price (timeline.size_agreement);
+                # snapped to the roster's sizes alone, a 25 mm base read at 29 mm would be a 32 mm one
+                snap_to_roster=False,
+            )
+        except _FRAME_ERRORS as exc:
+            if verdict != COVERED:
+                self.skipped += 1
+                self.skip_reason = (sample.index, exc)
+            else:
+                self.covered += 1
+            return None
+
+    def _store(self, reviewed: ReviewedState, sample: Sample, resume: Resume) -> None:
+        s = self.settings
+        try:
+            image = encode_jpeg(sample.image_bgr, s.stored_frame_max_side_px, s.stored_frame_jpeg_quality)
+        except JpegError:
+            # the state is kept without its picture: the review does not depend on it
+            image = b""
+        self.store.add_state(reviewed, resume, image)
+
     def run(self, progress: Callable[[int], None] = lambda n: None) -> int:
         """Scan the rest of the recording; returns the number of settled states stored in all."""
         s = self.settings
@@ -290,17 +336,9 @@ class Reviewer:
         last = self.store.last()
         if last is not None:
             previous, resume = last
-            # Calibrate on the frame the stored states were measured with: the same numbers as before the stop.
-            first_frame = int(self.store.meta().get("calibration_frame", previous.frame))
-            self._calibrate(rec.image(first_frame))
-            if "empty_frame" in self.store.meta():
-                empty_at = int(self.store.meta()["empty_frame"])
-                self.empty = empty_table(rec.image(empty_at), self.spec, self.config, self.camera)
+            self._resume(previous)
             watch.update(resume.anchor, resume.spell_time_s)
-            measured = resume.anchor
-            self.last_view = self._view(rec.image(previous.frame))
-            spell_done = True
-            start = resume.frame + 1
+            measured, spell_done, start = resume.anchor, True, resume.frame + 1
             progress(start)
         step = 1 if rec.is_photos else max(1, round(s.sample_interval_s * rec.fps))
         for sample in rec.samples(start, step, progress):
@@ -313,27 +351,8 @@ class Reviewer:
             verdict = watch.verdict(thumb, measured)
             if verdict == SAME:
                 continue
-            try:
-                declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
-                settled = measure_settled(
-                    sample.image_bgr,
-                    self.spec,
-                    self.config,
-                    self.camera,
-                    self.calibration,
-                    declared,
-                    reference=self.empty,
-                    whole_roster=True,
-                    # a base read a standard size off pairs with its model at a price (timeline.size_agreement);
-                    # snapped to the roster's sizes alone, a 25 mm base read at 29 mm would be a 32 mm one
-                    snap_to_roster=False,
-                )
-            except _FRAME_ERRORS as exc:
-                if verdict != COVERED:
-                    self.skipped += 1
-                    self.skip_reason = (sample.index, exc)
-                else:
-                    self.covered += 1
+            settled = self._measure(sample, previous, verdict)
+            if settled is None:
                 continue
             analysis, fresh = settled.analysis, settled.recalibrated
             if verdict == COVERED and not self._moves_explain(thumb, measured, analysis, previous, sample.image_bgr):
@@ -367,12 +386,7 @@ class Reviewer:
             # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
             anchor = watch.anchor if watch.anchor is not None else thumb
             moved_at = watch.moved_at if watch.moved_at is not None else sample.time_s
-            try:
-                image = encode_jpeg(sample.image_bgr, s.stored_frame_max_side_px, s.stored_frame_jpeg_quality)
-            except JpegError:
-                # the state is kept without its picture: the review does not depend on it
-                image = b""
-            self.store.add_state(reviewed, Resume(sample.index, moved_at, anchor), image)
+            self._store(reviewed, sample, Resume(sample.index, moved_at, anchor))
             previous = reviewed
             measured = thumb
         self._fail_if_nothing_measured()

@@ -93,7 +93,11 @@ def _judge_lost(
         pictures_compared
         and not reachable
         and p.unit not in unit_moves
-        and (base_there is None or base_there(p.x_mm, p.y_mm, size_mm(p)) < settings.gone_max_probability)
+        and (
+            base_there is None
+            or settings.gone_max_probability >= 1
+            or base_there(p.x_mm, p.y_mm, size_mm(p)) < settings.gone_max_probability
+        )
     ):
         out.casualties.append(p)
         # ... unless it was moved farther than it may go: that is the player's to answer

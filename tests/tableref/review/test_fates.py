@@ -3,6 +3,8 @@ seen empty, back with their ids, never a move across the table."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import rules
@@ -67,20 +69,23 @@ def test_removed_unseen_and_added_models(
 
 
 @pytest.mark.parametrize(
-    ("there", "r3_removed"),
+    ("there", "max_probability", "r3_removed"),
     [
         # the picture shows no base at r3's place: it was taken off
-        ({}, True),
+        ({}, 0.4, True),
         # the detector missed r3, but the finder is fairly sure a base stands there: unseen, not a casualty
-        ({(480.0, 400.0): 0.6}, False),
-        ({(480.0, 400.0): 0.39}, True),
+        ({(480.0, 400.0): 0.6}, 0.4, False),
+        ({(480.0, 400.0): 0.39}, 0.4, True),
         # ... sure of a base elsewhere only
-        ({(440.0, 400.0): 0.9}, True),
+        ({(440.0, 400.0): 0.9}, 0.4, True),
+        # the finder never asked: its place changed, and that is all a casualty takes
+        ({(480.0, 400.0): 1.0}, 1.0, True),
     ],
 )
 def test_a_model_not_found_is_taken_off_only_where_no_base_is_seen_at_its_place(
-    there: dict[tuple[float, float], float], r3_removed: bool
+    there: dict[tuple[float, float], float], max_probability: float, r3_removed: bool
 ) -> None:
+    settings = dataclasses.replace(SETTINGS, gone_max_probability=max_probability)
     start = roster(LINE)
     *_, track, _ = identify(detected([(x, y) for _, x, y in LINE.values()]), EMPTY_TRACK, 0, SETTINGS, start)
     asked: list[tuple[float, float]] = []
@@ -91,10 +96,10 @@ def test_a_model_not_found_is_taken_off_only_where_no_base_is_seen_at_its_place(
         return there.get((x_mm, y_mm), 0.02)
 
     found = detected([(400.0, 400.0), (440.0, 400.0)])
-    state, removed, *_ = identify(found, track, 1, SETTINGS, None, SKIRMISH, R3_CHANGED, base_there)
+    state, removed, *_ = identify(found, track, 1, settings, None, SKIRMISH, R3_CHANGED, base_there)
     assert [p.model for p in removed] == (["r3"] if r3_removed else [])
     assert [m.id for m in state.unseen] == ([] if r3_removed else ["r3"])
-    assert asked == [(480.0, 400.0)]
+    assert asked == ([(480.0, 400.0)] if max_probability < 1 else [])
 
 
 @pytest.mark.parametrize(("profile", "moved"), [("skirmish", False), ("killteam", True)])

@@ -11,6 +11,7 @@ Frame k is made from seed 1000 + k. Settings were chosen on the first 48; ``--fi
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from dataclasses import replace
 
@@ -52,7 +53,16 @@ def run(
         # as `tableref measure` does: the models stand on the roster's bases
         analysis = detect_frame(np.asarray(image), scene.table, config, camera, roster=roster)
         state = carry_identities(analysis.state, roster, MATCH_GATE_MM, take_bases=True)
-        results += judge_pairs(state, pairs, CLOSE_SIGMAS)
+        judged = judge_pairs(state, pairs, CLOSE_SIGMAS)
+        for r in judged:
+            if r.wrong:
+                print(
+                    f"  wrong clear: seed {1000 + seed} {resolution} lens {'yes' if lens else 'no'}, "
+                    f"{r.pair.a}-{r.pair.b} at the {r.pair.line} line, gap {r.pair.gap_mm:.2f} mm measured "
+                    f"{r.measured_gap_mm:.2f} +- {r.sigma_mm:.2f} mm",
+                    file=sys.stderr,
+                )
+        results += judged
         placed += len(pairs)
     return results, placed
 

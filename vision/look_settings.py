@@ -26,6 +26,9 @@ class SizeVoteSettings:
         in reach) whose diameter doubt is at least this much takes the size that at least min_bases - 1
         bases of its top's colour in direct reach, each voting, all voted (0: never). A reading of part of a
         rim, or of more than it, stands out so; a hero on a larger base among its unit is fitted sure.
+    lone_ratio: such a base takes its neighbours' size only where its reading lies within this ratio of it, either
+        way: a part of a rim, or a rim with its shadow, reads a fraction off, a hero's base among its unit reads
+        half again its unit's size or more.
     """
 
     reach_mm: float
@@ -35,6 +38,7 @@ class SizeVoteSettings:
     hops: int
     min_bases: int
     lone_doubt_mm: float
+    lone_ratio: float
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,7 @@ _NON_NEGATIVE = (
     "size_vote.colour",
     "size_vote.min_bases",
     "size_vote.lone_doubt_mm",
+    "size_vote.lone_ratio",
     "outline.size_min_px_per_mm",
     "kin.min_bases",
     "kin.group_min",

@@ -254,13 +254,14 @@ def vote_sizes(
     voted = size_mm.copy()
     voted[voting], _near = snap_diameters(median_mm, settings.base_sizes_mm, np.inf)
     if settings.size_vote.lone_doubt_mm > 0:
-        voted = _lone_sizes(found, top_lab, voted, voting, px_per_mm, settings)
+        voted = _lone_sizes(found, top_lab, fitted_mm, voted, voting, px_per_mm, settings)
     return replace(found, diameter_mm=voted)
 
 
 def _lone_sizes(
     found: BaseDetections,
     top_lab: FloatArray,
+    fitted_mm: FloatArray,
     voted_mm: FloatArray,
     voting: BoolArray,
     px_per_mm: float,
@@ -269,7 +270,8 @@ def _lone_sizes(
     """``voted_mm`` (N,) with each base the vote left alone (not ``voting`` (N,)) and doubtful of its size (diameter
     doubt at least ``size_vote.lone_doubt_mm``) put at the one size all its voting neighbours of its top's colour
     ``top_lab`` (N, 3) voted, where at least ``size_vote.min_bases - 1`` of them stand in direct reach (see
-    :func:`_unit_reach`, sizes not compared)."""
+    :func:`_unit_reach`, sizes not compared) and its reading ``fitted_mm`` (N,) lies within the ratio
+    ``size_vote.lone_ratio`` of that size, either way."""
     lone = np.flatnonzero(~voting & (found.diameter_sigma_mm >= settings.size_vote.lone_doubt_mm))
     if lone.size == 0:
         return voted_mm
@@ -282,7 +284,10 @@ def _lone_sizes(
         # a lone base is no voter, so not its own kin
         kin = np.flatnonzero(near[i] & voting)
         sizes = np.unique(voted_mm[kin])
-        if kin.size >= settings.size_vote.min_bases - 1 and sizes.size == 1:
+        if kin.size < settings.size_vote.min_bases - 1 or sizes.size != 1:
+            continue
+        # part of a rim, or a rim with its shadow, reads a fraction off; a hero's base among its unit reads twice it
+        if max(fitted_mm[i] / sizes[0], sizes[0] / fitted_mm[i]) <= settings.size_vote.lone_ratio:
             out[i] = sizes[0]
     return out
 

@@ -148,6 +148,16 @@ def test_a_vote_on_other_readings_takes_them_in_the_place_of_the_fitted_diameter
         ([40.2, 39.8, 31.9, 40.1], [40, 40, 32, 40], [0.3, 0.3, 2.2, 0.3], [_SAND] * 4, {}, [40, 40, 40, 40]),
         # a hero on a larger base, fitted sure of its size, keeps it
         ([32.1, 32.3, 59.9, 31.8], [32, 32, 60, 32], [0.3, 0.3, 0.25, 0.3], [_SAND] * 4, {}, [32, 32, 60, 32]),
+        # ... and one doubtful but read too far from its unit's size (size_vote.lone_ratio) for a part of a rim
+        ([25.1, 25.0, 24.9, 60.2], [25, 25, 25, 60], [0.3, 0.3, 0.3, 1.6], [_SAND] * 4, {}, [25, 25, 25, 60]),
+        (
+            [25.1, 25.0, 24.9, 60.2],
+            [25, 25, 25, 60],
+            [0.3, 0.3, 0.3, 1.6],
+            [_SAND] * 4,
+            {"size_vote.lone_ratio": 2.5},
+            [25] * 4,
+        ),
         # as does one of another top's colour, or one where the rule is off
         (
             [40.2, 39.8, 31.9, 40.1],

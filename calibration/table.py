@@ -420,6 +420,34 @@ def _fit_markers(
     )
 
 
+def _with_estimated_lens(
+    result: _MarkerFit,
+    detections: MarkerDetections,
+    wanted: NDArray[np.int64],
+    spec: TableSpec,
+    settings: CalibrationSettings,
+    context: str,
+    size_px: tuple[int, int],
+) -> tuple[_MarkerFit, CameraModel | None]:
+    """The markers' fit ``result`` made again through a lens estimated from its inliers, and that lens, where it fits
+    the markers better; else ``result`` and None. ``wanted``: indices of ``detections`` that are the spec's
+    markers; ``size_px``: the frame's (width, height)."""
+    # Few markers leave the lens's bending between them unobserved: an estimate would look right at the markers
+    # and be wrong elsewhere, so below lens_estimate_min_markers the distortion stays uncorrected, and says so.
+    if len(result.used) < settings.lens_estimate_min_markers:
+        return result, None
+    keep = result.fit.inliers
+    lens = estimate_lens(result.table_mm[keep], result.raw_px[keep], size_px)
+    if lens is None:
+        return result, None
+    try:
+        trial = _fit_markers(detections, wanted, spec, lens, settings, context)
+    except CalibrationError:
+        return result, None
+    # Kept only when it fits the markers better: an estimate must never make the mapping worse.
+    return (trial, lens) if trial.rms_mm < result.rms_mm else (result, None)
+
+
 def calibrate_table(
     image_bgr: NDArray[np.uint8],
     spec: TableSpec,
@@ -454,19 +482,9 @@ def calibrate_table(
     context = f"seen ids {_ids_text(seen)}, {expected}"
     result = _fit_markers(detections, wanted, spec, cam, settings, context)
     lens_estimated = False
-    # Few markers leave the lens's bending between them unobserved: an estimate would look right at the markers
-    # and be wrong elsewhere, so below lens_estimate_min_markers the distortion stays uncorrected, and says so.
-    if cam is None and settings.estimate_lens and len(result.used) >= settings.lens_estimate_min_markers:
-        keep = result.fit.inliers
-        lens = estimate_lens(result.table_mm[keep], result.raw_px[keep], (width, height))
-        if lens is not None:
-            try:
-                trial: _MarkerFit | None = _fit_markers(detections, wanted, spec, lens, settings, context)
-            except CalibrationError:
-                trial = None
-            # Kept only when it fits the markers better: an estimate must never make the mapping worse.
-            if trial is not None and trial.rms_mm < result.rms_mm:
-                result, cam, lens_estimated = trial, lens, True
+    if cam is None and settings.estimate_lens:
+        result, cam = _with_estimated_lens(result, detections, wanted, spec, settings, context, (width, height))
+        lens_estimated = cam is not None
     used = result.used
     span = _hull_fraction(spec, used)
     if span < settings.min_span_fraction:

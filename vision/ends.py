@@ -51,6 +51,18 @@ _WIDTH_R = (1.0, 2.8)
 _MAX_WIDTH_R = 3.4
 
 
+def _inside(
+    pixels: NDArray[np.uint8], center_px: FloatArray, radius_px: FloatArray, theta: NDArray[np.floating]
+) -> FloatArray:
+    """(N, C) the median colour of ``pixels`` (H, W, C) inside each circle (``center_px`` (N, 2), ``radius_px``
+    (N,)) on the side it would run on as a band along direction ``theta`` (N,) (radians)."""
+    spread = np.radians(np.linspace(-_INSIDE_SPREAD_DEG, _INSIDE_SPREAD_DEG, _INSIDE_ANGLES))
+    rho, phi = np.meshgrid(np.asarray(_INSIDE_R), spread)
+    angle = theta[:, None] + phi.reshape(1, -1)
+    ring = rho.reshape(1, -1, 1) * np.stack([np.cos(angle), np.sin(angle)], axis=-1)
+    return _median(_sample(pixels, center_px[:, None, :] + radius_px[:, None, None] * ring))
+
+
 def round_ends(
     image: NDArray[np.uint8],
     center_px: FloatArray,
@@ -93,12 +105,7 @@ def round_ends(
     n_flank = len(flank_left)
     left = _median(coarse[:, :, :n_flank].reshape(len(every_row), -1, coarse.shape[-1]))
     right = _median(coarse[:, :, n_flank + 1 :].reshape(len(every_row), -1, coarse.shape[-1]))
-    spread = np.radians(np.linspace(-_INSIDE_SPREAD_DEG, _INSIDE_SPREAD_DEG, _INSIDE_ANGLES))
-    rho, phi = np.meshgrid(np.asarray(_INSIDE_R), spread)
-    angle = theta[every_dir][:, None] + phi.reshape(1, -1)
-    ring = rho.reshape(1, -1, 1) * np.stack([np.cos(angle), np.sin(angle)], axis=-1)
-    inside_points = center_px[every_row][:, None, :] + radius_px[every_row][:, None, None] * ring
-    inside = _median(_sample(pixels, inside_points))  # (K*D, C)
+    inside = _inside(pixels, center_px[every_row], radius_px[every_row], theta[every_dir])  # (K*D, C)
     contrast = np.minimum(np.linalg.norm(inside - left, axis=-1), np.linalg.norm(inside - right, axis=-1))
     axis_like = _like(coarse[:, :, n_flank : n_flank + 1], inside, left, right)[..., 0].all(axis=-1)
     # the cross-sections must lie in the image: beyond it is no colour (cv2.remap gives black), and a dark base near

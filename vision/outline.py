@@ -239,23 +239,23 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
     foot, top_shift, top_scale = _footing(middle_px, parallax)
     shadow_px = settings.outline.contact_shadow_mm * px_per_mm
     ray_ok = samples.by_ray(inlier)
-    weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(WORK)
     heights = inputs.height_ratio
     params, lower, upper, free = _start_and_bounds(foot, radius_px, heights, inputs.held, px_per_mm, settings)
     extra = (top_shift, top_scale, shadow_px, settings.outline.bevel_mm * px_per_mm, inputs.cast_px)
-    res, jac = residuals(params, samples, weight, *extra, jacobian=True)
-    assert jac is not None
-    if free is not None:
-        jac *= free
-    cost = sum_squares(res)
-    # the height's prior, as a residual in the data's own units: its noise over the prior's spread, squared
-    height_sigma = settings.outline.height_sigma
 
-    def prior_weight(data_cost: FloatArray) -> FloatArray:
-        noise2 = data_cost / np.maximum(weight.sum(axis=1), 1.0)
-        return np.asarray(noise2 / height_sigma**2, dtype=np.float64)
+    def on_rays(ray_ok: BoolArray) -> tuple[WorkArray, WorkArray, WorkArray, FloatArray, FloatArray]:
+        """The samples' weights on the rays ``ray_ok``, the residuals, Jacobian and cost there, and the height's
+        prior as a residual in the data's own units (its noise over the prior's spread, squared)."""
+        weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(WORK)
+        res, jac = residuals(params, samples, weight, *extra, jacobian=True)
+        assert jac is not None
+        if free is not None:
+            jac *= free
+        cost = sum_squares(res)
+        noise2 = cost / np.maximum(weight.sum(axis=1), 1.0)
+        return weight, res, jac, cost, np.asarray(noise2 / settings.outline.height_sigma**2, dtype=np.float64)
 
-    prior = prior_weight(cost)
+    weight, res, jac, cost, prior = on_rays(ray_ok)
     lam = np.full(k, _LAMBDA_START)
     reject_at = set(settings.outline.reject_at)
     # bases leave the loop as they converge, and all come back when rays are rejected: most converge in a few
@@ -266,13 +266,7 @@ def _fit_from(middle_px: FloatArray, inputs: _Inputs) -> OutlineFit:
             per_ray = np.sqrt((res.reshape(k, samples.rays, -1) ** 2).mean(axis=-1))
             median = _kept_median(per_ray, ray_ok)
             ray_ok &= per_ray <= settings.outline.ray_reject * median[:, None]
-            weight = np.repeat(ray_ok[..., None], samples.per_ray, axis=-1).reshape(k, -1).astype(WORK)
-            res, jac = residuals(params, samples, weight, *extra, jacobian=True)
-            assert jac is not None
-            if free is not None:
-                jac *= free
-            cost = sum_squares(res)
-            prior = prior_weight(cost)
+            weight, res, jac, cost, prior = on_rays(ray_ok)
             active[:] = True
         rows = np.flatnonzero(active)
         if rows.size == 0:

@@ -132,6 +132,24 @@ class FrameAnalysis:
         return 0.0 if section is None else section.rim_height_mm
 
 
+def _declared(
+    roster: rules.TableState | None,
+    detections: BaseDetections,
+    diameter_mm: NDArray[np.float64],
+    height_ratio: NDArray[np.float64],
+    rim_height_mm: float,
+) -> tuple[NDArray[np.float64] | None, DeclaredBases | None]:
+    """Where a ``roster`` declared the bases: the rim height (mm, (N,), NaN where none was declared) each outline
+    is placed at, and how many bases were fitted at a declared size and height; (None, None) without a roster.
+    ``diameter_mm`` and ``height_ratio`` (N,): what the roster declared for each base (NaN: nothing)."""
+    if roster is None:
+        return None, None
+    # a base fitted at a known size carries no size doubt: that tells the ones fitted again
+    held = np.isfinite(diameter_mm) & (detections.diameter_sigma_mm == 0.0)
+    # outlines the edges read (where the appearance fit does not run) are placed at the declared height
+    return height_ratio * rim_height_mm, DeclaredBases(int(held.sum()), int((held & np.isfinite(height_ratio)).sum()))
+
+
 def detect_frame(
     frame_bgr: NDArray[np.uint8],
     spec: TableSpec,
@@ -185,16 +203,12 @@ def detect_frame(
     mask = marker_mask(spec, px_per_mm, size_px, settings.marker_mask_margin_mm)
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     t = time.perf_counter()
-    overview = None
-    if previous is not None or keep_overview:
-        overview = change_view(frame_bgr, settings)
+    overview = change_view(frame_bgr, settings) if previous is not None or keep_overview else None
     windows = None
     if previous is not None and overview is not None and comparable(previous, calibration, px_per_mm, overview, roster):
         max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
         windows = changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings, blur_px)
     timings["changes"] = (time.perf_counter() - t) * 1e3
-    declared: DeclaredBases | None = None
-    declared_rims_mm = None
     if windows is not None:
         assert previous is not None
         parts, changed_px, overview, remeasured = windows
@@ -209,12 +223,7 @@ def detect_frame(
         )
         remeasured = 1.0
         kept = None
-    if roster is not None:
-        # outlines the edges read (where the appearance fit does not run) are placed at the declared height
-        declared_rims_mm = height * settings.rim_height_mm
-        # a base fitted at a known size carries no size doubt: that tells the ones fitted again
-        held = np.isfinite(diameter) & (detections.diameter_sigma_mm == 0.0)
-        declared = DeclaredBases(int(held.sum()), int((held & np.isfinite(height)).sum()))
+    declared_rims_mm, declared = _declared(roster, detections, diameter, height, settings.rim_height_mm)
     sizes_mm = config.vision.base_sizes_mm
     state, random = state_from_detections(
         spec, calibration, detections, px_per_mm, settings, sizes_mm, declared_rims_mm, kept, declared

@@ -104,6 +104,13 @@ class Movement:
 
 
 @dataclass(frozen=True)
+class Bases:
+    """The round base diameters (mm) the game's models stand on; empty: any size."""
+
+    round_mm: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class RuleProfile:
     """One game's rule numbers. Gaps are edge to edge in millimetres; "within X" means gap <= X."""
 
@@ -117,6 +124,7 @@ class RuleProfile:
     placement: Placement
     calls: Calls
     movement: Movement
+    bases: Bases
 
     def limits(self) -> dict[str, float]:
         """The lines a judge measures against, by name, in millimetres."""
@@ -135,6 +143,7 @@ _SECTIONS: dict[str, type] = {
     "placement": Placement,
     "calls": Calls,
     "movement": Movement,
+    "bases": Bases,
 }
 
 
@@ -182,6 +191,9 @@ def _coerce(section: str, cls: type, raw: Any, where: str) -> Any:
             raise ProfileError(f"{where}: [{section}] is missing {name!r}")
         value = raw[name]
         expected = f.type
+        if expected == "tuple[float, ...]":
+            values[name] = _lengths(value, f"{where}: [{section}] {name}")
+            continue
         ok = (
             (expected == "bool" and isinstance(value, bool))
             or (expected == "int" and isinstance(value, int) and not isinstance(value, bool))
@@ -194,6 +206,17 @@ def _coerce(section: str, cls: type, raw: Any, where: str) -> Any:
             _check_number(value, _AT_LEAST.get(f"{section}.{name}"), f"{where}: [{section}] {name}")
         values[name] = float(value) if expected == "float" else value
     return cls(**values)
+
+
+def _lengths(value: Any, label: str) -> tuple[float, ...]:
+    """``value``, a TOML list of positive lengths, as a tuple of floats."""
+    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int | float) for v in value):
+        raise ProfileError(f"{label} must be a list of lengths in mm, got {value!r}")
+    for v in value:
+        _check_number(v, 0, label)
+        if v == 0:
+            raise ProfileError(f"{label} must list positive lengths, got {value!r}")
+    return tuple(float(v) for v in value)
 
 
 def _check_number(value: float, least: int | None, label: str) -> None:

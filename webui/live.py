@@ -33,7 +33,7 @@ import vision
 from calibration.spec import TableSpec
 from calibration.table import TableCalibration
 from tableref.jpeg import encode_jpeg
-from tableref.pipeline.frame import FrameAnalysis
+from tableref.pipeline.frame import FrameAnalysis, game_sizes
 from tableref.pipeline.motion import thumbnail
 from tableref.pipeline.watch import COVERED, MEASURE, SAME, TableWatch, measure_settled
 from tableref.settings import Settings
@@ -101,7 +101,9 @@ class LiveTable:
         profile: rules.RuleProfile,
     ) -> None:
         self.settings = settings
-        self.config = config
+        # the settings as given; the game's profile cuts the base sizes down to its own (see set_profile)
+        self._given_config = config
+        self.config = game_sizes(config, profile)
         self.hub = Hub(feed.name, feed.kind, profile.name)
         self._lock = threading.Lock()
         self._feed = feed
@@ -228,9 +230,19 @@ class LiveTable:
         return len(old.units), self._recheck()
 
     def set_profile(self, profile: rules.RuleProfile) -> bool:
+        """Judge by ``profile`` from now on; True when a re-checked result will follow. Where the game's base sizes
+        differ from the last one's, the next settled frame is measured afresh, whole, with them."""
+        config = game_sizes(self._given_config, profile)
+        resize = config.vision.base_sizes_mm != self.config.vision.base_sizes_mm
         with self._lock:
             self._profile = profile
+            if resize:
+                self.config = config
+                self._analyses.clear()
+                self._force = True
         self.hub.update(profile=profile.name)
+        if resize:
+            self._wake.set()
         return self._recheck()
 
     def set_spec(self, spec: TableSpec) -> None:

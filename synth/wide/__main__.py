@@ -4,7 +4,7 @@ Frame ``k`` is made from seed ``S + k`` (same arguments, same frames), at the re
 ``mixed`` at 1080p, 4K and 12 MP in turn. Per frame ``NAME.jpg``, ``NAME.truth.json`` and ``NAME.camera.json``
 (the layout ``tableref evaluate DIR`` reads; with ``--empty`` also ``NAME.empty.jpg``, the table seen empty), and
 the spec of every table used, ``table_NAME.toml``, plus ``table.toml`` (the bundled default). One line per frame
-is printed.
+is printed. ``--game P``: only the base sizes of the rule profile P's game are drawn.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import rules
 from synth.wide.frame import seen_count, write_empty, write_frame
 from synth.wide.layout import random_scene
 from synth.wide.tables import TABLES, spec_toml
@@ -34,17 +35,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--empty", action="store_true", help="also the table with no models, dice or hands: NAME.empty.jpg"
     )
+    parser.add_argument(
+        "--game",
+        help="a rule profile whose base sizes alone are drawn (those of 25-60 mm; default: every size)",
+    )
     args = parser.parse_args(argv)
     if args.count < 1:
         print("wide: --count must be at least 1", file=sys.stderr)
         return 2
+    sizes_mm = None if args.game is None else rules.load_profile(args.game).bases.round_mm or None
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "table.toml").write_text(spec_toml(TABLES["6x4"]), encoding="utf-8")
     total = 0.0
     for k in range(args.count):
         seed = args.seed + k
         resolution = MIXED[k % len(MIXED)] if args.resolution == "mixed" else args.resolution
-        scene = random_scene(seed, resolution, dark=args.dark)
+        scene = random_scene(seed, resolution, dark=args.dark, sizes_mm=sizes_mm)
         (args.out / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
         name = f"wide_{resolution}_{seed}"
         seconds, truth = write_frame(scene, seed, args.out, name)

@@ -266,8 +266,8 @@ class _Plan:
     scheme: looks.Scheme
 
 
-def _plan(rng: np.random.Generator, k: int, left: int) -> _Plan:
-    d = float(rng.choice(looks.BASE_SIZES_MM, p=looks.BASE_SIZE_WEIGHTS))
+def _plan(rng: np.random.Generator, k: int, left: int, sizes_mm: tuple[float, ...] | None = None) -> _Plan:
+    d = float(rng.choice(looks.BASE_SIZES_MM, p=looks.size_weights(sizes_mm)))
     lo, hi = (1, 3) if d >= 50.0 else (3, 10)
     count = max(1, min(left, int(rng.integers(lo, hi + 1))))
     return _Plan(f"u{k + 1}", PLAYERS[k % 2], d, count, looks.base_look(rng), looks.scheme(rng))
@@ -418,17 +418,19 @@ def _bases(rng: np.random.Generator, region: Region, plan: _Plan, spots: Spots) 
     return out
 
 
-def place_units(rng: np.random.Generator, region: Region, target: int) -> tuple[list[Unit], list[WideBase]]:
+def place_units(
+    rng: np.random.Generator, region: Region, target: int, sizes_mm: tuple[float, ...] | None = None
+) -> tuple[list[Unit], list[WideBase]]:
     """Units until about ``target`` models stand (fewer when the seen table fills up)."""
     units: list[Unit] = []
     bases: list[WideBase] = []
     k = 0
     while len(bases) < target and k < 40:
         formation = str(rng.choice(FORMATIONS, p=FORMATION_WEIGHTS))
-        plan = _plan(rng, k, target - len(bases))
+        plan = _plan(rng, k, target - len(bases), sizes_mm)
         if formation == "melee":
             k += 1
-            other = _plan(rng, k, max(1, target - len(bases) - plan.count))
+            other = _plan(rng, k, max(1, target - len(bases) - plan.count), sizes_mm)
             groups = list(zip((plan, other), _melee(rng, region, plan, other), strict=True))
         elif formation == "lone":
             groups = [(plan, _lone(rng, region, plan))]
@@ -473,16 +475,22 @@ def _darkened(seed: int, bases: Sequence[WideBase], mat: MatLook) -> tuple[list[
     return out, mat
 
 
-def random_scene(seed: int, resolution: str = "4k", view: View | None = None, dark: bool = False) -> WideScene:
+def random_scene(
+    seed: int,
+    resolution: str = "4k",
+    view: View | None = None,
+    dark: bool = False,
+    sizes_mm: tuple[float, ...] | None = None,
+) -> WideScene:
     """A random wide-look frame: camera (unless ``view`` is given), terrain, 20-80 models, dice, a hand now and
     then, mat and prints, light and imaging, all from ``seed``; with ``dark`` the black mat and black tops made
-    common (see ``DARK_SPACE_SHARE``)."""
+    common (see ``DARK_SPACE_SHARE``); ``sizes_mm``: the base sizes drawn, of ``looks.BASE_SIZES_MM`` (None: all)."""
     rng = np.random.default_rng(seed)
     if view is None:
         view = choose_view(rng, RESOLUTIONS[resolution])
     region = Region.of(view.camera, view.table)
     place_terrain(rng, region, int(rng.integers(0, 5)))
-    units, bases = place_units(rng, region, int(rng.integers(MODELS_PER_FRAME[0], MODELS_PER_FRAME[1] + 1)))
+    units, bases = place_units(rng, region, int(rng.integers(MODELS_PER_FRAME[0], MODELS_PER_FRAME[1] + 1)), sizes_mm)
     if rng.random() < 0.45:
         place_dice(rng, region, int(rng.integers(1, 9)))
     hands: list[tuple[Part, ...]] = []

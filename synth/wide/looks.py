@@ -64,6 +64,18 @@ RIM_NAMED: MappingProxyType[str, Colour] = MappingProxyType(
 BASE_SIZES_MM = (25.0, 27.0, 28.5, 32.0, 40.0, 50.0, 60.0)
 BASE_SIZE_WEIGHTS = (0.19, 0.05, 0.13, 0.27, 0.17, 0.11, 0.08)
 RIM_HEIGHT_MM = (2.0, 6.0)
+
+
+def size_weights(sizes_mm: tuple[float, ...] | None = None) -> tuple[float, ...]:
+    """The odds of each of ``BASE_SIZES_MM`` for a unit, only ``sizes_mm`` among them drawn (None: all)."""
+    if sizes_mm is None:
+        return BASE_SIZE_WEIGHTS
+    kept = [w if d in sizes_mm else 0.0 for d, w in zip(BASE_SIZES_MM, BASE_SIZE_WEIGHTS, strict=True)]
+    if sum(kept) == 0:
+        raise ValueError(f"none of the sizes {sizes_mm} is drawn; expected some of {BASE_SIZES_MM}")
+    return tuple(w / sum(kept) for w in kept)
+
+
 BEVEL_SHARE = 0.4
 
 

@@ -18,6 +18,7 @@ from calibration.spec import TableSpec, load_table_spec
 from tableref.cli.options import (
     add_config_option,
     add_json_option,
+    add_profile_option,
     add_roster_options,
     add_table_options,
     check_output,
@@ -27,7 +28,7 @@ from tableref.config import load_config
 from tableref.errors import UsageError
 from tableref.evaluate import evaluate, format_report, load_samples, report_dict
 from tableref.labels import Circle, Label, place_labels
-from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame, empty_table, fuse_frames
+from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame, empty_table, fuse_frames, game_sizes
 from tableref.pipeline.identity import carry_identities
 from tableref.pipeline.state import calibration_section
 from tableref.progress import Progress
@@ -126,7 +127,7 @@ def _label_bases(
 def _detect(
     args: argparse.Namespace, roster: rules.TableState | None = None
 ) -> tuple[NDArray[np.uint8], FrameAnalysis]:
-    config = load_config(args.config)
+    config = game_sizes(load_config(args.config), rules.load_profile(args.profile))
     spec = load_table_spec(args.table)
     frame = read_image(args.frame)
     camera = _camera(args)
@@ -265,11 +266,11 @@ def _cmd_measure(args: argparse.Namespace) -> int:
     if len(args.items) < 3:
         raise UsageError("expected FRAME... A B: at least one frame and two model ids")
     *frames, a, b = args.items
-    config = load_config(args.config)
+    profile = rules.load_profile(args.profile)
+    config = game_sizes(load_config(args.config), profile)
     spec = load_table_spec(args.table)
     camera = _camera(args)
     roster = rules.load_state(args.roster)
-    profile = rules.load_profile(args.profile)
     reference = _empty_table(args, spec, config, camera)
     analyses: list[FrameAnalysis] = []
     with Progress(len(frames), "frames", enabled=len(frames) > 1 and not args.json) as bar:
@@ -297,7 +298,7 @@ def _cmd_measure(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config = game_sizes(load_config(args.config), rules.load_profile(args.profile))
     samples = load_samples(args.folder, use_camera=not args.no_camera, use_empty=not args.no_empty)
     with Progress(len(samples), "frames", enabled=not args.json) as bar:
         scores = evaluate(
@@ -329,6 +330,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("detect", help="measure the bases in a frame", description="Frame to table state.")
     _frame_args(p)
     p.add_argument("--annotate", type=Path, help="write the frame with markers, bases, ids and sizes drawn on it")
+    add_profile_option(p, "the game played")
     p.set_defaults(func=_cmd_detect)
 
     p = sub.add_parser(
@@ -372,6 +374,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="break the results down by look (base top, figure, contact, rim height, base size, mat, resolution, "
         "px/mm, light); shown anyway when the truths describe looks",
     )
+    add_profile_option(p, "the game the frames show")
     add_config_option(p)
     add_json_option(p)
     p.set_defaults(func=_cmd_evaluate)

@@ -26,12 +26,13 @@ def add_config_option(p: argparse.ArgumentParser, section: str | None = None) ->
     p.add_argument("--config", help=f"settings TOML overriding {where}")
 
 
-def add_profile_option(p: argparse.ArgumentParser) -> None:
-    """``--profile NAME|FILE.toml``, the skirmish profile by default."""
+def add_profile_option(p: argparse.ArgumentParser, purpose: str = "rule profile") -> None:
+    """``--profile NAME|FILE.toml``, the skirmish profile by default; ``purpose`` says what it gives the command."""
     p.add_argument(
         "--profile",
         default=DEFAULT_PROFILE,
-        help=f"rule profile: {', '.join(rules.builtin_profiles())} or a .toml file (default: {DEFAULT_PROFILE})",
+        help=f"{purpose}: {', '.join(rules.builtin_profiles())} or a .toml file (default: {DEFAULT_PROFILE}); "
+        "a game's profile names its base sizes, and each base is read as one of them",
     )
 
 

@@ -65,6 +65,17 @@ def roster_sizes(config: Settings, roster: rules.TableState) -> Settings:
     return replace(config, vision=replace(config.vision, base_sizes_mm=tuple(sizes)))
 
 
+def game_sizes(config: Settings, profile: rules.RuleProfile) -> Settings:
+    """``config`` with the standard base sizes a detection may snap to cut down to the round sizes of ``profile``'s
+    game (those up to the largest the detector knows): a base is read as the nearest of its own game's sizes, never
+    as another game's between two of them (27 mm between 25 and 28.5). Unchanged where the profile names none."""
+    largest_mm = max(config.vision.base_sizes_mm)
+    sizes = tuple(sorted({d for d in profile.bases.round_mm if d <= largest_mm}))
+    if not sizes:
+        return config
+    return replace(config, vision=replace(config.vision, base_sizes_mm=sizes))
+
+
 def roster_expectation(roster: rules.TableState, px_per_mm: float, settings: PipelineSettings) -> ExpectedBases:
     """The round bases ``roster`` lists (its models and its unseen ones, each where it was last seen), as the detector
     looks for them in a top-down view at ``px_per_mm``: each may stand ``expected_reach_moves`` times its unit's Move

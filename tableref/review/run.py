@@ -31,7 +31,7 @@ from rules.state import check_regular_file
 from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import change_view, changed_share, changed_since
-from tableref.pipeline.frame import EmptyTable, FrameAnalysis, empty_table
+from tableref.pipeline.frame import EmptyTable, FrameAnalysis, empty_table, game_sizes
 from tableref.pipeline.motion import bases_explain, reaching_region, thumbnail
 from tableref.pipeline.watch import COVERED, SAME, Settled, TableWatch, measure_settled
 from tableref.review.store import Resume, ReviewStore
@@ -454,9 +454,9 @@ def review_job(job: ReviewJob, progress: Callable[[int], None] = lambda n: None)
     """Review one recording into ``job.out``; returns a summary. Raises the stages' errors on bad input."""
     from tableref.config import load_config
 
-    config = load_config(job.config)
-    spec = load_table_spec(job.table)
     profile = rules.load_profile(job.profile)
+    config = game_sizes(load_config(job.config), profile)
+    spec = load_table_spec(job.table)
     camera = load_camera(job.camera) if job.camera else None
     roster = rules.load_state(job.roster) if job.roster else None
     actions = load_actions(job.actions)

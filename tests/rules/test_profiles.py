@@ -37,6 +37,26 @@ def test_builtin_profile_numbers(
     assert p.calls.close_sigmas == 2.0
 
 
+@pytest.mark.parametrize(
+    ("name", "round_mm"),
+    [
+        # any size: a generic skirmish is played on whatever bases the models came with
+        ("skirmish", ()),
+        ("legion", (27, 50, 70, 100, 120, 150)),
+        ("40k", (25, 28.5, 32, 40, 50, 60, 80, 90, 100, 130, 160)),
+        ("killteam", (25, 28.5, 32, 40, 50, 60)),
+    ],
+)
+def test_builtin_profile_base_sizes(name: str, round_mm: tuple[float, ...]) -> None:
+    assert rules.load_profile(name).bases.round_mm == round_mm
+
+
+def test_user_profile_names_its_base_sizes(tmp_path: Path) -> None:
+    path = tmp_path / "house.toml"
+    path.write_text('name = "house"\nextends = "40k"\n[bases]\nround_mm = [28.5, 32]\n')
+    assert rules.load_profile(path).bases.round_mm == (28.5, 32.0)
+
+
 @pytest.mark.parametrize(("size", "needed"), [(1, 1), (6, 1), (7, 2), (20, 2)])
 def test_40k_neighbours_needed(size: int, needed: int) -> None:
     assert rules.load_profile("40k").cohesion.neighbours_needed(size) == needed
@@ -75,6 +95,12 @@ def test_user_profile_extends_a_builtin(tmp_path: Path) -> None:
         ('name = "x"\n[engagement]\nrange_mm = 1e308\n', r"range_mm must be a number of at most 1e\+06 in size"),
         ('name = "x"\n[calls]\nclose_sigmas = 1e300\n', r"close_sigmas must be a number of at most 1e\+06 in size"),
         ('name = "x"\n[cohesion]\nneighbours = 10000000\n', r"neighbours must be a number of at most 1e\+06"),
+        ('name = "x"\n[bases]\nround_mm = 25\n', r"\[bases\] round_mm must be a list of lengths in mm, got 25"),
+        ('name = "x"\n[bases]\nround_mm = [25, "32"]\n', "round_mm must be a list of lengths in mm"),
+        ('name = "x"\n[bases]\nround_mm = [25, true]\n', "round_mm must be a list of lengths in mm"),
+        ('name = "x"\n[bases]\nround_mm = [25, 0]\n', "round_mm must list positive lengths"),
+        ('name = "x"\n[bases]\nround_mm = [-25]\n', "round_mm must not be negative"),
+        ('name = "x"\n[bases]\nround_mm = [nan]\n', "round_mm must be a finite number"),
         ("name = \n", "not valid TOML"),
         ("[engagement]\nrange_mm = 1\n", "missing name"),
     ],

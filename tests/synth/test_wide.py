@@ -175,6 +175,25 @@ def test_a_dark_frame_keeps_its_seed_s_layout_and_makes_black_tops_and_the_space
     assert share["dark"][1] >= 0.45 > share["plain"][1]
 
 
+@pytest.mark.parametrize(
+    ("sizes_mm", "drawn_mm"),
+    [
+        (None, {25.0, 27.0, 28.5, 32.0, 40.0, 50.0, 60.0}),
+        # a game's sizes: those the renderer draws among them (40k's larger ones it never draws)
+        ((25.0, 28.5, 32.0, 40.0, 50.0, 60.0, 80.0), {25.0, 28.5, 32.0, 40.0, 50.0, 60.0}),
+        ((27.0, 50.0, 70.0), {27.0, 50.0}),
+    ],
+)
+def test_a_games_sizes_alone_are_drawn(sizes_mm: tuple[float, ...] | None, drawn_mm: set[float]) -> None:
+    scenes = [random_scene(s, "custom", view=small_view(), sizes_mm=sizes_mm) for s in range(30, 42)]
+    assert {b.diameter_mm for sc in scenes for b in sc.bases} == drawn_mm
+
+
+def test_no_size_drawn_is_an_error() -> None:
+    with pytest.raises(ValueError, match="none of the sizes"):
+        random_scene(30, "custom", view=small_view(), sizes_mm=(70.0, 100.0))
+
+
 def test_contact_means_within_half_a_millimetre() -> None:
     bases = [base("a", 100.0, 100.0), base("b", 132.4, 100.0), base("c", 100.0, 140.0)]
     assert contacts(bases) == [True, True, False]

@@ -443,6 +443,15 @@ def test_profile_can_be_read_and_changed(client: FlaskClient):
     assert any(f["kind"] == "multi_contact" for f in findings["findings"])
 
 
+def test_a_games_profile_reads_its_own_base_sizes(client: FlaskClient, live: LiveTable):
+    every = live.config.vision.base_sizes_mm
+    assert 27 in every and 28.5 in every
+    client.put("/api/profile", json={"profile": "legion"}, headers=AUTH)
+    assert live.config.vision.base_sizes_mm == (27, 50, 70, 100)
+    client.put("/api/profile", json={"profile": "skirmish"}, headers=AUTH)
+    assert live.config.vision.base_sizes_mm == every
+
+
 @pytest.mark.parametrize("name", ["chess", "../../etc/passwd", "/etc/hostname", 3, None])
 def test_profile_names_never_reach_the_file_system(client: FlaskClient, name: Any):
     assert "expected one of" in _error(client.put("/api/profile", json={"profile": name}, headers=AUTH), 400)

@@ -51,6 +51,20 @@ def test_detect_json_is_a_state_close_to_the_truth(capsys: pytest.CaptureFixture
     assert picture is not None and picture.shape[:2] == (1080, 1920)
 
 
+# the sample's 27 mm bases read 28.5 among every standard size; a game names its own sizes, and each base is read as
+# one of them
+@pytest.mark.parametrize(
+    ("profile", "sizes_mm"),
+    [("skirmish", {28.5, 32, 40, 60}), ("legion", {27, 50, 70}), ("40k", {25, 28.5, 32, 40, 60})],
+)
+def test_detect_reads_each_base_as_one_of_its_games_sizes(
+    capsys: pytest.CaptureFixture[str], profile: str, sizes_mm: set[float]
+) -> None:
+    code, out, _ = run(capsys, "detect", FRAME, "--camera", CAMERA, "--json", "--profile", profile)
+    assert code == 0
+    assert {m["base"]["diameter_mm"] for m in json.loads(out)["models"]} == sizes_mm
+
+
 @pytest.mark.parametrize(
     ("empty", "code", "words"),
     [

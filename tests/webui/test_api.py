@@ -448,6 +448,7 @@ def test_a_games_profile_reads_its_own_base_sizes(client: FlaskClient, live: Liv
     assert 27 in every and 28.5 in every
     client.put("/api/profile", json={"profile": "legion"}, headers=AUTH)
     assert live.config.vision.base_sizes_mm == (27, 50, 70, 100)
+    assert client.get("/api/profile").get_json()["base_sizes_mm"] == [27, 50, 70, 100]
     client.put("/api/profile", json={"profile": "skirmish"}, headers=AUTH)
     assert live.config.vision.base_sizes_mm == every
 

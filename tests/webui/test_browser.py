@@ -202,6 +202,8 @@ def test_setup_changes_the_profile(page: Any, sample_state: Served):
     page.wait_for_function("document.getElementById('setup-message').textContent.includes('legion')")
     assert sample_state.get("/api/findings")["profile"] == "legion"
     assert '3.00"' in page.inner_text("#profile-limits")
+    # Legion's own base sizes, as the camera now reads its bases
+    page.wait_for_function("document.getElementById('profile-limits').textContent.includes('27, 50, 70, 100 mm')")
     shot(page, "setup")
     page.goto(sample_state.url + "/review")
     shot(page, "review")

@@ -190,6 +190,8 @@ def get_profile() -> Response:
             "title": profile.title,
             "limits_mm": profile.limits(),
             "close_sigmas": profile.calls.close_sigmas,
+            # the game's base sizes, as the camera reads them (every standard size where the profile names none)
+            "base_sizes_mm": list(live().config.vision.base_sizes_mm),
             "available": names,
         }
     )

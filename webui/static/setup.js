@@ -28,6 +28,7 @@
       ["profile", `${p.profile}: ${p.title}`],
       ...Object.entries(p.limits_mm).map(([k, mm]) => [titles[k] || k, TR.length(mm)]),
       ["too close to call", `within ${p.close_sigmas} sigma of a line`],
+      ["bases read as", `${p.base_sizes_mm.join(", ")} mm`],
     ]);
   }
 

@@ -202,6 +202,10 @@ def _cmd_detect(args: argparse.Namespace) -> int:
         print(json.dumps(rules.state_to_dict(analysis.state), indent=2))
     else:
         print(_summary(analysis))
+        profile = rules.load_profile(args.profile)
+        if profile.bases.round_mm:
+            sizes = ", ".join(f"{d:g}" for d in game_sizes(load_config(args.config), profile).vision.base_sizes_mm)
+            print(f"Bases read as the {profile.name} profile's sizes: {sizes} mm.")
         hint = camera_hint(Path(args.frame), args.camera is not None)
         if hint:
             print(hint)

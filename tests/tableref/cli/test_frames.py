@@ -63,6 +63,12 @@ def test_detect_reads_each_base_as_one_of_its_games_sizes(
     code, out, _ = run(capsys, "detect", FRAME, "--camera", CAMERA, "--json", "--profile", profile)
     assert code == 0
     assert {m["base"]["diameter_mm"] for m in json.loads(out)["models"]} == sizes_mm
+    # the plain report says so, where the game names its sizes
+    _code, out, _ = run(capsys, "detect", FRAME, "--camera", CAMERA, "--profile", profile)
+    said = re.search(r"Bases read as the (\w+) profile's sizes: ([\d., ]+) mm", out)
+    assert (said is None) is (profile == "skirmish")
+    if said is not None:
+        assert said.group(1) == profile and sizes_mm <= {float(d) for d in said.group(2).split(", ")}
 
 
 @pytest.mark.parametrize(

@@ -302,7 +302,8 @@ def _cmd_measure(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    config = game_sizes(load_config(args.config), rules.load_profile(args.profile))
+    profile = rules.load_profile(args.profile)
+    config = game_sizes(load_config(args.config), profile)
     samples = load_samples(args.folder, use_camera=not args.no_camera, use_empty=not args.no_empty)
     with Progress(len(samples), "frames", enabled=not args.json) as bar:
         scores = evaluate(
@@ -310,6 +311,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         )
     by_look = True if args.by_look else None
     print(json.dumps(report_dict(scores, by_look), indent=2) if args.json else format_report(scores, by_look))
+    if profile.bases.round_mm and not args.json:
+        sizes = ", ".join(f"{d:g}" for d in config.vision.base_sizes_mm)
+        print(f"\nBases read as the {profile.name} profile's sizes: {sizes} mm.")
     return EXIT_OK
 
 

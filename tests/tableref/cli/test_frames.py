@@ -132,6 +132,21 @@ def test_measure_prints_gap_and_verdicts(capsys: pytest.CaptureFixture[str], ros
     assert doc["sigma_mm"] > 0
 
 
+def test_evaluate_reads_the_bases_as_its_games_sizes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    for suffix in (".jpg", ".camera.json", ".truth.json"):
+        shutil.copy(SAMPLES / f"skirmish_1080p{suffix}", tmp_path)
+    shutil.copy(SAMPLES / "table.toml", tmp_path)
+    # its 10 bases of 27 mm are read as 28.5 among every size and right among Legion's, its 30 others wrong there
+    sizes_right = {}
+    for profile in ("skirmish", "legion"):
+        code, out, _ = run(capsys, "evaluate", tmp_path, "--profile", profile, "--json")
+        assert code == 0
+        sizes_right[profile] = json.loads(out)["overall"]["size_right"]
+    assert sizes_right["legion"] < 0.5 < sizes_right["skirmish"]
+    _code, out, _ = run(capsys, "evaluate", tmp_path, "--profile", "legion")
+    assert "Bases read as the legion profile's sizes: 27, 50, 70, 100 mm." in out
+
+
 def test_measure_at_the_rosters_declared_bases(capsys: pytest.CaptureFixture[str]) -> None:
     frame, camera, truth = (SAMPLES / f"crowded_4k{suffix}" for suffix in (".jpg", ".camera.json", ".truth.json"))
     ids = [m["id"] for m in json.loads(truth.read_text())["models"]][:2]

@@ -125,9 +125,8 @@ def _label_bases(
 
 
 def _detect(
-    args: argparse.Namespace, roster: rules.TableState | None = None
+    args: argparse.Namespace, config: Settings, roster: rules.TableState | None = None
 ) -> tuple[NDArray[np.uint8], FrameAnalysis]:
-    config = game_sizes(load_config(args.config), rules.load_profile(args.profile))
     spec = load_table_spec(args.table)
     frame = read_image(args.frame)
     camera = _camera(args)
@@ -195,23 +194,32 @@ def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:
 def _cmd_detect(args: argparse.Namespace) -> int:
     if args.annotate:
         check_output(args.annotate, "--annotate", "a picture file to write", IMAGE_SUFFIXES)
-    frame, analysis = _detect(args)
+    profile = rules.load_profile(args.profile)
+    config = game_sizes(load_config(args.config), profile)
+    frame, analysis = _detect(args, config)
     if args.annotate:
         _write_image(args.annotate, annotate(frame, analysis), "--annotate")
     if args.json:
         print(json.dumps(rules.state_to_dict(analysis.state), indent=2))
     else:
         print(_summary(analysis))
-        profile = rules.load_profile(args.profile)
-        if profile.bases.round_mm:
-            sizes = ", ".join(f"{d:g}" for d in game_sizes(load_config(args.config), profile).vision.base_sizes_mm)
-            print(f"Bases read as the {profile.name} profile's sizes: {sizes} mm.")
+        note = sizes_note(profile, config)
+        if note:
+            print(note)
         hint = camera_hint(Path(args.frame), args.camera is not None)
         if hint:
             print(hint)
         if args.annotate:
             print(f"Annotated frame written to {args.annotate}")
     return EXIT_OK
+
+
+def sizes_note(profile: rules.RuleProfile, config: Settings) -> str | None:
+    """Where ``profile`` names its game's base sizes, a line saying the bases were read as them (``config``'s)."""
+    if not profile.bases.round_mm:
+        return None
+    sizes = ", ".join(f"{d:g}" for d in config.vision.base_sizes_mm)
+    return f"Bases read as the {profile.name} profile's sizes: {sizes} mm."
 
 
 def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float, camera_given: bool) -> str:
@@ -234,8 +242,8 @@ def declared_note(state: rules.TableState, listed: int, min_px_per_mm: float, ca
 def _cmd_analyze(args: argparse.Namespace) -> int:
     roster = rules.load_state(args.roster)
     profile = rules.load_profile(args.profile)
-    _, analysis = _detect(args, roster)
-    config = load_config(args.config)
+    config = game_sizes(load_config(args.config), profile)
+    _, analysis = _detect(args, config, roster)
     state = carry_identities(analysis.state, roster, config.pipeline.roster_gate_mm, take_bases=True)
     findings = rules.check(state, profile)
     if args.json:
@@ -311,9 +319,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         )
     by_look = True if args.by_look else None
     print(json.dumps(report_dict(scores, by_look), indent=2) if args.json else format_report(scores, by_look))
-    if profile.bases.round_mm and not args.json:
-        sizes = ", ".join(f"{d:g}" for d in config.vision.base_sizes_mm)
-        print(f"\nBases read as the {profile.name} profile's sizes: {sizes} mm.")
+    note = sizes_note(profile, config)
+    if note and not args.json:
+        print(f"\n{note}")
     return EXIT_OK
 
 

@@ -60,9 +60,7 @@ def roster_sizes(config: Settings, roster: rules.TableState) -> Settings:
     where it lists every model on the table: a circle of another size is no model of this game (a token, a printed
     ring) or a misread one. Unchanged where the roster has no round base."""
     sizes = sorted({round(m.base.semi_axes_mm[0] * 2, 1) for m in roster.models if isinstance(m.base, rules.RoundBase)})
-    if not sizes:
-        return config
-    return replace(config, vision=replace(config.vision, base_sizes_mm=tuple(sizes)))
+    return _with_sizes(config, tuple(sizes))
 
 
 def game_sizes(config: Settings, profile: rules.RuleProfile) -> Settings:
@@ -70,10 +68,14 @@ def game_sizes(config: Settings, profile: rules.RuleProfile) -> Settings:
     game (those up to the largest the detector knows): a base is read as the nearest of its own game's sizes, never
     as another game's between two of them (27 mm between 25 and 28.5). Unchanged where the profile names none."""
     largest_mm = max(config.vision.base_sizes_mm)
-    sizes = tuple(sorted({d for d in profile.bases.round_mm if d <= largest_mm}))
-    if not sizes:
+    return _with_sizes(config, tuple(sorted({d for d in profile.bases.round_mm if d <= largest_mm})))
+
+
+def _with_sizes(config: Settings, sizes_mm: tuple[float, ...]) -> Settings:
+    """``config`` whose detections snap to ``sizes_mm`` alone; unchanged where it is empty."""
+    if not sizes_mm:
         return config
-    return replace(config, vision=replace(config.vision, base_sizes_mm=sizes))
+    return replace(config, vision=replace(config.vision, base_sizes_mm=sizes_mm))
 
 
 def roster_expectation(roster: rules.TableState, px_per_mm: float, settings: PipelineSettings) -> ExpectedBases:

@@ -22,8 +22,9 @@ def thumbnail(image_bgr: NDArray[np.uint8], width_px: int, colour: bool = False)
     ``colour``, (h, width_px, 3) a blurred copy in the frame's own colours."""
     height, width = image_bgr.shape[:2]
     small_h = max(1, round(height * width_px / width))
-    small = cv2.resize(image_bgr, (width_px, small_h), interpolation=cv2.INTER_AREA)
-    copy = small if small.ndim == 2 or colour else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    # grey before shrinking: one channel to average instead of three, a third of the time on every sampled frame
+    source = image_bgr if image_bgr.ndim == 2 or colour else cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+    copy = cv2.resize(source, (width_px, small_h), interpolation=cv2.INTER_AREA)
     return np.asarray(cv2.GaussianBlur(copy, _BLUR_KERNEL, 0), dtype=np.uint8)
 
 

@@ -21,7 +21,7 @@ from calibration.table import TableCalibration, calibrate_table, table_to_rectif
 from tableref.assign import centres_mm, match_models
 from tableref.outlines import outlines_mm
 from tableref.pipeline.changes import change_view
-from tableref.pipeline.incremental import changed_windows, comparable, measure_again, roster_key
+from tableref.pipeline.incremental import ChangedWindows, changed_windows, comparable, measure_again, roster_key
 from tableref.pipeline.state import (
     DeclaredBases,
     calibration_section,
@@ -178,27 +178,23 @@ def detect_frame(
     looked_for: rules.TableState | None = None,
 ) -> FrameAnalysis:
     """Measure every base in a frame. ``calibration`` from an earlier frame of the same fixed camera is reused
-    (calibrating on an empty table, then keeping it, avoids hands and models touching markers). With a ``roster`` (the
-    table state the models are carried over from), each base it lists is fitted again at the size it declares, and at
-    the rim height it declares where it does (see :func:`~tableref.pipeline.state.known_bases`; the calibration report's
-    ``declared_bases`` counts them); where the appearance fit does not run (about 1 px/mm), an outline the edges read is
-    placed at the declared rim height. Where the appearance fit runs, the bases no roster declares are fitted again at
-    the sizes they were read at (``known.refit_read_sizes``). The models are still unassigned
+    (calibrating on an empty table, then keeping it, avoids hands and models touching markers). Each base a
+    ``roster`` lists is fitted again at the size (and rim height) it declares
+    (:func:`~tableref.pipeline.state.known_bases`; where the appearance fit does not run, about 1 px/mm, the edges'
+    outline is placed at the declared rim height); the others at the sizes they were read at
+    (``known.refit_read_sizes``). The models are still unassigned
     (:func:`~tableref.pipeline.identity.carry_identities` assigns them).
 
-    ``previous``, the analysis of an earlier frame of the same camera position (made with this ``calibration``, the
-    same object, and the same roster declarations), lets only the places that changed since be measured again: a
-    base that reaches into no changed place keeps its measurement from that frame (``remeasured_share`` says how
-    much of the view was measured; 1 when the whole frame was, as it is when the windows to measure would cover
-    more than ``max_changed_share`` of it). Such frames are not independent measurements: do not fuse them. The
-    analysis keeps what its next frame is compared with (``overview``) when given a ``previous`` or asked to
-    (``keep_overview``: the first frame of a watch). ``reference``, the table seen empty: a base must have changed
-    since (see :func:`vision.detect_bases`). ``whole_roster``: the roster lists every model on the table, so a base
-    is of one of its sizes (see :func:`roster_sizes`; with ``snap_to_roster`` False, of any standard size), and
-    the bases of a size found fewer times than it lists are looked for (see :func:`roster_expectation`).
-    ``looked_for``: models known to be on the table, each where it was last seen, looked for in the same way where
-    the frame is measured whole, without the roster's sizes or declarations (a dashboard's roster of units); with a
-    whole roster, the roster is what is looked for."""
+    ``previous``, the analysis of an earlier frame with this very ``calibration`` object and the same roster
+    declarations: only the places that changed since are measured again, a base reaching into none keeps its
+    measurement (``remeasured_share``: how much of the view was measured; 1 where the windows would cover more than
+    ``max_changed_share``). Such frames are not independent measurements: do not fuse them. ``overview`` is kept
+    for the next frame given a ``previous`` or ``keep_overview``. ``reference``, the table seen empty: a base must
+    have changed since (:func:`vision.detect_bases`). ``whole_roster``: the roster lists every model, so a base is
+    of one of its sizes (:func:`roster_sizes`; with ``snap_to_roster`` False, of any standard size) and sizes found
+    fewer times than it lists are looked for (:func:`roster_expectation`). ``looked_for``: models known to be on
+    the table, where last seen, looked for in the same way where the frame is measured whole (a dashboard's roster
+    of units); with a whole roster, the roster is."""
     if whole_roster and roster is not None:
         looked_for = roster
     if whole_roster and roster is not None and snap_to_roster:
@@ -216,14 +212,11 @@ def detect_frame(
     mask = marker_mask(spec, px_per_mm, size_px, settings.marker_mask_margin_mm)
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     t = time.perf_counter()
-    overview = change_view(frame_bgr, settings) if previous is not None or keep_overview else None
-    windows = None
-    if previous is not None and overview is not None and comparable(previous, calibration, px_per_mm, overview, roster):
-        max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
-        windows = changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, settings, blur_px)
+    overview, windows = _changes(
+        frame_bgr, config, calibration, px_per_mm, mask, blur_px, roster, previous, keep_overview
+    )
     timings["changes"] = (time.perf_counter() - t) * 1e3
-    if windows is not None:
-        assert previous is not None
+    if windows is not None and previous is not None:
         parts, changed_px, overview, remeasured = windows
         t = time.perf_counter()
         detections, diameter, height, kept = measure_again(
@@ -253,6 +246,26 @@ def detect_frame(
         remeasured,
         roster_key(roster),
     )
+
+
+def _changes(
+    frame_bgr: NDArray[np.uint8],
+    config: Settings,
+    calibration: TableCalibration,
+    px_per_mm: float,
+    mask: NDArray[np.uint8],
+    blur_px: float,
+    roster: rules.TableState | None,
+    previous: FrameAnalysis | None,
+    keep_overview: bool,
+) -> tuple[NDArray[np.uint8] | None, ChangedWindows | None]:
+    """The copy the next frame will be compared with (None where no one will be), and the windows that changed
+    since ``previous`` (None: the frame is measured whole, as it is where ``previous`` was measured otherwise)."""
+    overview = change_view(frame_bgr, config.pipeline) if previous is not None or keep_overview else None
+    if previous is None or overview is None or not comparable(previous, calibration, px_per_mm, overview, roster):
+        return overview, None
+    max_diameter_mm = max(config.vision.base_sizes_mm) + config.vision.snap_tolerance_mm
+    return overview, changed_windows(frame_bgr, overview, previous, mask, max_diameter_mm, config.pipeline, blur_px)
 
 
 def _measure_whole(

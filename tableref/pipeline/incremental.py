@@ -61,6 +61,10 @@ def _touches(detections: BaseDetections, boxes_px: NDArray[np.float64]) -> NDArr
     return np.asarray(np.any(distance <= detections.radius_px[:, None], axis=1))
 
 
+# the windows to measure again, the changed boxes, the overview to keep and the share of the view measured
+ChangedWindows = tuple[list[_Window], NDArray[np.float64], NDArray[np.uint8], float]
+
+
 def changed_windows(
     frame_bgr: NDArray[np.uint8],
     overview: NDArray[np.uint8],
@@ -69,7 +73,7 @@ def changed_windows(
     max_diameter_mm: float,
     settings: PipelineSettings,
     blur_px: float = 0.0,
-) -> tuple[list[_Window], NDArray[np.float64], NDArray[np.uint8], float] | None:
+) -> ChangedWindows | None:
     """The windows of the top-down view to measure again since ``previous``, the changed boxes (M, 4) in its pixels, the
     overview to keep (the previous one where nothing changed: a slow drift, such as the light changing, adds up until it
     counts) and the share (0-1) of the view the windows cover. None when too much of the table changed to gain from

@@ -243,41 +243,9 @@ def identify(
         gone, models = {m.id: m for m in carried.unseen}, list(carried.models)
         new = [k for k, m in enumerate(models) if m.unit is None]
     else:
-        previous = list(track.state.models) if track.state is not None else []
-        known = previous + list(gone.values())
-
-        def still(m: rules.Model) -> bool:
-            return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
-
-        # whether each known model's picture stayed unchanged: one reading for its reach and for its place. An unseen
-        # model's too: where nothing changed at its place it did not move, and a base read far off is not it
-        stays = [still(m) for m in known]
-        listed = None if roster is None else {m.id for m in roster.models + roster.unseen}
-        # a base the roster does not list is as likely a printed ring or a figure's part read as a base as a model
-        # it forgot: it keeps its name only where it stands still, never across the table
-        tethered = set() if listed is None else {m.id for m in known} - listed
-        to_known, reach, unit_moves, stays = _pairing(
-            detected.models, known, units, settings, profile, stays, len(previous), tethered
+        models, new, added, removed, questions, gone = _follow(
+            detected, track, gone, units, used, index, settings, roster, profile, changed, base_there
         )
-        models, new, added = _named(
-            detected.models, known, to_known, len(previous), stays, changed, used, index, settings
-        )
-        for j in to_known.values():
-            if j >= len(previous):  # seen again
-                del gone[known[j].id]
-        matched = {known[j].id for j in to_known.values()}
-        fresh = [models[k] for k in new]
-        # a unit a model of which was seen to move, though too few were found for the move of the whole unit: one of
-        # its models not found more likely went with it than was taken off, and stays unseen at its last place
-        seen_moving = _seen_moving(detected.models, previous, to_known, settings.still_reach_mm)
-        unit_moves = {**{u: GroupMove() for u in seen_moving}, **unit_moves}
-        fates = judge_fates(
-            previous, gone, reach, matched, fresh, unit_moves, stays, changed, detected.models, settings, base_there
-        )
-        models += fates.still_seen
-        removed, questions = _casualties(fates.casualties, listed, index)
-        gone = fates.gone
-        questions += [_question(p, alike, r, index) for p, alike, r in fates.questions]
     if new:
         _suggest_for(detected.table, models, new, units, settings)
         if track.state is not None:
@@ -286,6 +254,57 @@ def identify(
     models.sort(key=lambda m: m.id)
     state = _state_of(detected, models, tuple(units), terrain, list(gone.values()))
     return state, removed, added, Track(state, MappingProxyType(gone), frozenset(used), tuple(units)), questions
+
+
+def _follow(
+    detected: rules.TableState,
+    track: Track,
+    gone: dict[str, rules.Model],
+    units: list[rules.Unit],
+    used: set[str],
+    index: int,
+    settings: ReviewSettings,
+    roster: rules.TableState | None,
+    profile: rules.RuleProfile | None,
+    changed: Mapping[str, float] | None,
+    base_there: BaseThere | None,
+) -> tuple[list[rules.Model], list[int], list[Placement], list[Placement], list[Event], dict[str, rules.Model]]:
+    """A state after the first, paired with the state before and the unseen models (see :func:`identify`): its
+    models, the indices of the new ones, the models added, removed, the questions, and the unseen models after it."""
+    previous = list(track.state.models) if track.state is not None else []
+    known = previous + list(gone.values())
+
+    def still(m: rules.Model) -> bool:
+        return changed is not None and changed.get(m.id, 1.0) < settings.changed_share
+
+    # whether each known model's picture stayed unchanged: one reading for its reach and for its place. An unseen
+    # model's too: where nothing changed at its place it did not move, and a base read far off is not it
+    stays = [still(m) for m in known]
+    listed = None if roster is None else {m.id for m in roster.models + roster.unseen}
+    # a base the roster does not list is as likely a printed ring or a figure's part read as a base as a model
+    # it forgot: it keeps its name only where it stands still, never across the table
+    tethered = set() if listed is None else {m.id for m in known} - listed
+    to_known, reach, unit_moves, stays = _pairing(
+        detected.models, known, units, settings, profile, stays, len(previous), tethered
+    )
+    models, new, added = _named(detected.models, known, to_known, len(previous), stays, changed, used, index, settings)
+    for j in to_known.values():
+        if j >= len(previous):  # seen again
+            del gone[known[j].id]
+    matched = {known[j].id for j in to_known.values()}
+    fresh = [models[k] for k in new]
+    # a unit a model of which was seen to move, though too few were found for the move of the whole unit: one of
+    # its models not found more likely went with it than was taken off, and stays unseen at its last place
+    seen_moving = _seen_moving(detected.models, previous, to_known, settings.still_reach_mm)
+    unit_moves = {**{u: GroupMove() for u in seen_moving}, **unit_moves}
+    fates = judge_fates(
+        previous, gone, reach, matched, fresh, unit_moves, stays, changed, detected.models, settings, base_there
+    )
+    models += fates.still_seen
+    removed, questions = _casualties(fates.casualties, listed, index)
+    gone = fates.gone
+    questions += [_question(p, alike, r, index) for p, alike, r in fates.questions]
+    return models, new, added, removed, questions, gone
 
 
 def _named(

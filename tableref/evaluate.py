@@ -26,6 +26,7 @@ from calibration.errors import CalibrationError
 from calibration.spec import TableSpec, load_table_spec, table_spec_from_dict
 from tableref.assign import centres_mm, match_models
 from tableref.pipeline.frame import detect_frame, empty_table
+from tableref.pipeline.state import DoubtedPlace, doubted_of
 from tableref.settings import EvaluateSettings, Settings
 from tableref.sources import SourceError, folder_images, read_image
 
@@ -68,6 +69,11 @@ class FrameScore:
     truth_size_right: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     model_looks: tuple[Mapping[str, str], ...] = ()
     frame_look: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # places the detector doubted (see vision.doubts); of them, those on a base it missed; bases missed (of those
+    # counted for recall) with such a place on them
+    doubted: int = 0
+    doubted_on_missed: int = 0
+    missed_doubted: int = 0
 
     @property
     def recall(self) -> float:
@@ -264,6 +270,9 @@ def score_frame(sample: Sample, config: Settings, settings: EvaluateSettings, ro
         truth_error[cols] = np.hypot(diff[:, 0], diff[:, 1])
         truth_size[cols] = size_right
     model_looks, look = _truth_looks(sample.truth, true_models)
+    places = doubted_of(analysis.state)
+    # (P, T) each place doubted on each truth base; only those the detector missed count
+    on = _doubted_on(places, true_models) & ~matched[None, :]
     return FrameScore(
         name=sample.name,
         image_size=(w, h),
@@ -284,7 +293,20 @@ def score_frame(sample: Sample, config: Settings, settings: EvaluateSettings, ro
         truth_size_right=truth_size,
         model_looks=model_looks,
         frame_look=MappingProxyType(look),
+        doubted=len(places),
+        doubted_on_missed=int(on.any(axis=1).sum()),
+        missed_doubted=int((on.any(axis=0) & visible).sum()),
     )
+
+
+def _doubted_on(places: Sequence[DoubtedPlace], models: Sequence[rules.Model]) -> NDArray[np.bool_]:
+    """(P, M) whether each doubted place lies on each model's base (its centre inside the base)."""
+    if not places or not models:
+        return np.zeros((len(places), len(models)), dtype=bool)
+    at = np.array([[p.x_mm, p.y_mm] for p in places])
+    apart = at[:, None, :] - centres_mm(models)[None, :, :]
+    radius = np.array([min(m.base.semi_axes_mm) for m in models])
+    return np.asarray(np.hypot(apart[..., 0], apart[..., 1]) <= radius[None, :])
 
 
 def evaluate(
@@ -323,6 +345,19 @@ def _pooled(scores: Sequence[FrameScore]) -> dict[str, Any]:
         "max_mm": stat(np.max),
         "size_right": float(np.mean(sizes)) if len(sizes) else math.nan,
         "time_ms": float(np.mean([s.time_ms for s in scores])) if scores else math.nan,
+        **_doubts_pooled(scores),
+    }
+
+
+def _doubts_pooled(scores: Sequence[FrameScore]) -> dict[str, float]:
+    """The places doubted a frame, the share of them on a base missed, and the share of bases missed (counted for
+    recall) with such a place on them."""
+    doubted = sum(s.doubted for s in scores)
+    missed = sum(s.visible_count - s.matched_visible for s in scores)
+    return {
+        "doubted_per_frame": doubted / len(scores) if scores else math.nan,
+        "doubted_on_missed": sum(s.doubted_on_missed for s in scores) / doubted if doubted else math.nan,
+        "missed_doubted": sum(s.missed_doubted for s in scores) / missed if missed else math.nan,
     }
 
 
@@ -454,6 +489,12 @@ def format_report(scores: Sequence[FrameScore], by_look: bool | None = None) -> 
             f"{_mm(f['median_mm']):>7} {_mm(f['p95_mm']):>7} {_mm(f['max_mm']):>7} {_pct(f['size_right']):>7} "
             f"{f['time_ms']:7.0f}"
         )
+    o = doc["overall"]
+    lines.append(
+        f"Places doubted (a base may stand there that was not accepted): {o['doubted_per_frame']:.2f} a frame; "
+        f"{_pct(o['doubted_on_missed'])} of them on a base missed; {_pct(o['missed_doubted'])} of the bases missed "
+        "have one"
+    )
     lines += ["", "Sigma reliability (share of x and y errors within k sigma; honest: 68.3 / 95.4 / 99.7 %)"]
     lines.append(f"{'group':24} {'coords':>7} {'1 sigma':>8} {'2 sigma':>8} {'3 sigma':>8}")
     for r in doc["reliability"]:

@@ -36,6 +36,15 @@ def centre_distances(center: FloatArray, other: FloatArray | None = None) -> Flo
     return np.asarray(np.hypot(center[:, None, 0] - to[None, :, 0], center[:, None, 1] - to[None, :, 1]), np.float64)
 
 
+def in_boxes(point_px: FloatArray, boxes_px: FloatArray) -> BoolArray:
+    """(K,) whether each point (K, 2) lies in one of the boxes (M, 4) (u0, v0, u1, v1), edges included."""
+    boxes = np.asarray(boxes_px, dtype=np.float64).reshape(-1, 4)
+    if len(point_px) == 0 or len(boxes) == 0:
+        return np.zeros(len(point_px), np.bool_)
+    u, v, b = point_px[:, None, 0], point_px[:, None, 1], boxes[None, :, :]
+    return np.asarray(np.any((u >= b[..., 0]) & (u <= b[..., 2]) & (v >= b[..., 1]) & (v <= b[..., 3]), axis=1))
+
+
 def keep_best(rank: FloatArray, clash: BoolArray, absorbs: BoolArray | None = None) -> NDArray[np.intp]:
     """Indices kept by a greedy pass in order of falling ``rank`` (K,): a candidate is kept unless it clashes
     (``clash`` (K, K)) with one kept before it; if ``absorbs[i, j]`` holds for every kept j it clashes with, it

@@ -60,9 +60,10 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.circles import SAME_BASE_CENTER_FRACTION, centre_distances, snap_diameters
+from vision.circles import SAME_BASE_CENTER_FRACTION, centre_distances, in_boxes, snap_diameters
 from vision.colour import chroma_contrast
 from vision.detections import BaseDetections
+from vision.doubts import Doubts, unexplained_peaks
 from vision.errors import VisionError
 from vision.expected import ExpectedBases
 from vision.finder import FinderMaps
@@ -80,7 +81,7 @@ from vision.later_looks import (
 from vision.look import View, covered, kept_after, one_look
 from vision.overlaps import resolve_overlaps
 from vision.parallax import RimParallax
-from vision.reference import changed_share, compare, outline_share
+from vision.reference import Comparison, changed_share, compare, outline_share
 from vision.seeds import Seeds, find_seeds
 from vision.settings import VisionSettings
 from vision.units import final_bases, top_colours
@@ -111,10 +112,29 @@ def detect_bases(
     ``topdown_bgr``), when given: a base must have changed since (``reference.min_changed_share`` of its inside, or
     its outline new: ``reference.outline_share``; see :mod:`vision.reference`), as no printed circle or texture of
     the mat has."""
-    found = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px, expected)
+    found, _doubts = detect_bases_and_doubts(
+        topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px, reference_bgr, expected
+    )
+    return found
+
+
+def detect_bases_and_doubts(
+    topdown_bgr: NDArray[np.uint8],
+    px_per_mm: float,
+    settings: VisionSettings,
+    mask: NDArray[np.uint8] | None = None,
+    parallax: RimParallax | None = None,
+    wanted_px: FloatArray | None = None,
+    reference_bgr: NDArray[np.uint8] | None = None,
+    expected: ExpectedBases | None = None,
+) -> tuple[BaseDetections, Doubts]:
+    """:func:`detect_bases`, and the places it doubts: where the finder sees a base at least
+    ``finder.doubt_probability`` that no base found explains (see :mod:`vision.doubts`; none where the finder does
+    not look). With a ``reference``, a doubted place too must have changed since."""
+    found, doubts = _detect_bases(topdown_bgr, px_per_mm, settings, mask, parallax, wanted_px, expected)
     scale = check_scale(px_per_mm, settings)
     if reference_bgr is None:
-        return found
+        return found, doubts
     seen = compare(
         np.asarray(topdown_bgr),
         np.asarray(reference_bgr),
@@ -123,12 +143,20 @@ def detect_bases(
         settings.reference.light_cell_mm,
         settings.reference.light_reach_cells,
     )
-    share = changed_share(seen.change, found.center_px, found.radius_px, settings.reference.min_change)
+    doubt_radius_px = 0.5 * doubts.diameter_mm * scale
+    return found[_changed(seen, found.center_px, found.radius_px, settings)], doubts[
+        _changed(seen, doubts.center_px, doubt_radius_px, settings)
+    ]
+
+
+def _changed(seen: Comparison, center_px: FloatArray, radius_px: FloatArray, settings: VisionSettings) -> BoolArray:
+    """(N,) whether each circle changed since the empty table (see :func:`detect_bases`)."""
+    share = changed_share(seen.change, center_px, radius_px, settings.reference.min_change)
     changed = share >= settings.reference.min_changed_share
     # a base whose colours are the mat's changes its inside little, but its outline is new
-    outline = outline_share(seen, found.center_px[~changed], found.radius_px[~changed])
+    outline = outline_share(seen, center_px[~changed], radius_px[~changed])
     changed[~changed] = outline < settings.reference.outline_share
-    return found[changed]
+    return changed
 
 
 def _detect_bases(
@@ -139,8 +167,9 @@ def _detect_bases(
     parallax: RimParallax | None = None,
     wanted_px: FloatArray | None = None,
     expected: ExpectedBases | None = None,
-) -> BaseDetections:
-    """Find the round bases in a rectified top-down image of the table.
+) -> tuple[BaseDetections, Doubts]:
+    """Find the round bases in a rectified top-down image of the table, and the places doubted (see
+    :func:`detect_bases_and_doubts`).
 
     ``topdown_bgr`` (H, W, 3) uint8 (or (H, W) grey), an image in which table millimetres map to pixels at
     ``px_per_mm`` in both directions; ``mask`` (H, W) uint8, nonzero on pixels to ignore (off the table, markers).
@@ -202,7 +231,7 @@ def _later_looks(
     colour: NDArray[np.uint8] | None,
     pending_maps: Future[FinderMaps] | None,
     expected: ExpectedBases | None,
-) -> BaseDetections:
+) -> tuple[BaseDetections, Doubts]:
     """Steps 8-13 after the first looks' bases ``found``, their rival readings ``more`` and kin-only readings
     ``kin_only`` (whose fits blurred by ``blur_px``): the bases that stand, verified; the pack's look from
     ``weak_seeds``; the finder's look (its maps ``pending_maps``; None: no finder) with the colour contrast
@@ -215,13 +244,19 @@ def _later_looks(
     if len(packed):
         bases = final_bases(bases, packed, BaseDetections.empty(), bgr, scale, settings)
     if maps is None:
-        return bases
+        return bases, Doubts.empty()
     bases = finder_look(view, colour, bases, maps, blur_px, expected)
     bases = pack_completion(bases, maps, scale, settings, view.ignore)
     bases = finder_sizes(bases, maps, bgr, scale, settings)
-    if expected is None or settings.expected.min_probability <= 0:
-        return bases
-    return expected_bases(bases, maps, expected, scale, settings, view.ignore)
+    if expected is not None and settings.expected.min_probability > 0:
+        bases = expected_bases(bases, maps, expected, scale, settings, view.ignore)
+    doubts = unexplained_peaks(bases, maps, scale, settings.finder.doubt_probability, view.ignore)
+    return bases, _wanted_only(doubts, view.wanted_px)
+
+
+def _wanted_only(doubts: Doubts, wanted_px: FloatArray | None) -> Doubts:
+    """The doubted places inside one of the boxes ``wanted_px`` (M, 4) (u0, v0, u1, v1); all where None."""
+    return doubts if wanted_px is None else doubts[in_boxes(doubts.center_px, wanted_px)]
 
 
 def _colour_look(

@@ -114,6 +114,8 @@ class FinderSettings:
     size_weight: each base's size is voted (see :class:`SizeVoteSettings`) again once the finder has looked, on a
         reading that blends this share of the finder's diameter there with (1 - this) of the rim's fitted one
         (0: the rim's alone; bases over ``max_diameter_mm`` keep the rim's).
+    doubt_probability: a place where the finder gives at least this and no base found explains it is reported as
+        doubted: a base may stand there that the detector did not accept (see :mod:`vision.doubts`; 0: none).
     file: the finder's net (.onnx); empty: the one that ships in vision/data.
     """
 
@@ -133,6 +135,7 @@ class FinderSettings:
     centre_sigma_mm: float
     diameter_sigma_mm: float
     size_weight: float
+    doubt_probability: float
     file: str
 
 

@@ -82,6 +82,7 @@ _NON_NEGATIVE = (
     "expected.size_share",
     "expected.keep_mm",
     "finder.verifier_probability",
+    "finder.doubt_probability",
     "finder.unit_probability",
     "finder.trust_probability",
     "finder.pack_probability",

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 import rules
 from tableref.outlines import outlines_mm
+from tableref.pipeline.state import DOUBTED
 from webui.groups import group_findings
 from webui.hub import FrameView
 
@@ -43,10 +44,12 @@ _STATE_REPORT = {
 
 def as_detections(state: rules.TableState, px_per_mm: float) -> rules.TableState:
     """A table state as if detected: its models with no unit (the roster gives units), exact positions, and its
-    terrain (a model on a terrain top names its piece)."""
+    terrain (a model on a terrain top names its piece); the places its measurement doubted, where it lists them
+    (a state ``tableref detect`` wrote)."""
     models = tuple(replace(m, unit=None) for m in state.models)
     report = {**_STATE_REPORT, "px_per_mm": px_per_mm}
-    extras = MappingProxyType({"calibration": report})
+    doubted = {DOUBTED: state.extras[DOUBTED]} if DOUBTED in state.extras else {}
+    extras = MappingProxyType({"calibration": report, **doubted})
     return rules.TableState(state.table, models=models, terrain=state.terrain, extras=extras)
 
 
@@ -71,6 +74,18 @@ def place_in_frame(
     for m, outline, center in zip(models, outlines_px, centers_px, strict=True):
         m["outline_px"] = np.round(outline, _PX_DECIMALS).tolist()
         m["center_px"] = np.round(center, _PX_DECIMALS).tolist()
+
+
+def place_doubted(doc: dict[str, Any], to_px: ToPixels, rim_height_mm: float) -> None:
+    """Give each place the document lists as doubted (``doubted``, see :mod:`vision.doubts`) its outline and centre
+    in frame pixels, as :func:`place_in_frame` does for a model."""
+    places = doc.get("doubted") or []
+    circles = tuple(
+        rules.Model(f"doubted{k}", None, p["x_mm"], p["y_mm"], rules.RoundBase(p["diameter_mm"]))
+        for k, p in enumerate(places)
+    )
+    if circles:
+        place_in_frame(places, *in_frame(rules.TableState(rules.Table(1.0, 1.0), models=circles), to_px, rim_height_mm))
 
 
 def result_document(

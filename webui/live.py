@@ -38,7 +38,7 @@ from tableref.pipeline.motion import thumbnail
 from tableref.pipeline.watch import COVERED, MEASURE, SAME, TableWatch, measure_settled
 from tableref.settings import Settings
 from tableref.sources import SourceError
-from webui.documents import ToPixels, as_detections, in_frame, place_in_frame, result_document
+from webui.documents import ToPixels, as_detections, in_frame, place_doubted, place_in_frame, result_document
 from webui.empty import EmptyTables
 from webui.errors import HTTP_CONFLICT, ApiError, WebuiError
 from webui.feeds import Feed, Scene
@@ -555,6 +555,7 @@ class LiveTable:
         last_places = rules.TableState(state.table, models=tuple(replace(m, unit=None) for m in state.unseen))
         ghosts = in_frame(last_places, detected.to_px, detected.rim_height_mm)
         place_in_frame(doc.get("unseen", []), *ghosts)
+        place_doubted(doc, detected.to_px, detected.rim_height_mm)
         doc["roster_match"] = roster_match(
             before, detected.state, gate_mm, self.settings.roster_mismatch_share
         ).to_dict()

@@ -15,6 +15,7 @@ import rules
 from calibration.camera import CameraModel, load_camera
 from calibration.errors import CalibrationError
 from calibration.spec import TableSpec, load_table_spec
+from calibration.table import TableCalibration
 from tableref.cli.options import (
     add_config_option,
     add_json_option,
@@ -30,7 +31,7 @@ from tableref.evaluate import evaluate, format_report, load_samples, report_dict
 from tableref.labels import Circle, Label, place_labels
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, detect_frame, empty_table, fuse_frames, game_sizes
 from tableref.pipeline.identity import carry_identities
-from tableref.pipeline.state import calibration_section
+from tableref.pipeline.state import DoubtedPlace, calibration_section, doubted_of
 from tableref.progress import Progress
 from tableref.report import format_findings, format_length
 from tableref.settings import Settings
@@ -86,7 +87,34 @@ def annotate(frame_bgr: NDArray[np.uint8], analysis: FrameAnalysis) -> NDArray[n
         cv2.polylines(out, [np.round(outline).astype(np.int32)], True, colour, scale, cv2.LINE_AA)
         colours.append(colour)
     _label_bases(out, analysis.state.models, outlines, colours, scale)
+    _draw_doubted(out, cal, doubted_of(analysis.state), scale)
     return out
+
+
+# Places doubted are drawn in one colour of their own, dashed: not a base found, a place to look at again.
+_DOUBT_COLOUR = (0, 140, 255)
+
+
+def _draw_doubted(out: NDArray[np.uint8], cal: TableCalibration, places: tuple[DoubtedPlace, ...], scale: int) -> None:
+    """Each doubted place as a dashed circle with a question mark (on ``out``, in place)."""
+    turn = np.linspace(0.0, 2.0 * np.pi, 49)
+    for place in places:
+        r = 0.5 * place.diameter_mm
+        ring_mm = np.stack([place.x_mm + r * np.cos(turn), place.y_mm + r * np.sin(turn)], axis=1)
+        ring = np.round(cal.table_to_image(ring_mm)).astype(np.int32)
+        for k in range(0, len(ring) - 1, 2):
+            cv2.line(out, tuple(ring[k]), tuple(ring[k + 1]), _DOUBT_COLOUR, scale, cv2.LINE_AA)
+        x, y = np.round(cal.table_to_image(np.array([[place.x_mm, place.y_mm]]))[0]).astype(int)
+        cv2.putText(
+            out,
+            "?",
+            (x - 5 * scale, y + 6 * scale),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.6 * scale,
+            _DOUBT_COLOUR,
+            2 * scale,
+            cv2.LINE_AA,
+        )
 
 
 def _label_bases(
@@ -173,7 +201,25 @@ def _summary(analysis: FrameAnalysis) -> str:
             f"  {m.id:>5}  x {m.x_mm:8.1f} mm  y {m.y_mm:8.1f} mm  base {m.base.semi_axes_mm[0] * 2:g} mm  "
             f"± {m.sigma_mm:.2f} mm"
         )
+    lines += doubted_lines(doubted_of(analysis.state))
     return "\n".join(lines)
+
+
+def doubted_lines(places: tuple[DoubtedPlace, ...]) -> list[str]:
+    """The places doubted, said plainly: a heading line and one line each (none where there are none)."""
+    if not places:
+        return []
+    n = len(places)
+    lines = [
+        f"{n} place{'s' if n > 1 else ''} may hold a base the detector did not accept (a base missed, or a print, "
+        "a token or a figure's part): look again"
+    ]
+    lines += [
+        f"      ?  x {p.x_mm:8.1f} mm  y {p.y_mm:8.1f} mm  about {p.diameter_mm:.0f} mm across, "
+        f"finder {p.probability:.2f}"
+        for p in places
+    ]
+    return lines
 
 
 def _write_image(path: Path, image: NDArray[np.uint8], option: str) -> None:
@@ -254,7 +300,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     else:
         print(format_findings(state, profile, findings, source=str(args.frame)))
         print(declared_note(state, len(roster.models), config.vision.known.min_px_per_mm, args.camera is not None))
-        for line in calibration_notes(state):
+        for line in calibration_notes(state) + doubted_lines(doubted_of(analysis.state)):
             print(line)
     return EXIT_OK
 

@@ -25,16 +25,19 @@ from tableref.pipeline.incremental import ChangedWindows, changed_windows, compa
 from tableref.pipeline.state import (
     DeclaredBases,
     calibration_section,
+    doubted_places,
     known_bases,
     state_from_detections,
     with_calibration_section,
+    with_doubted,
 )
 from tableref.pipeline.view import marker_mask, rectified_scale, rim_parallax, smoothed
 from tableref.report import MM_PER_INCH
 from tableref.settings import PipelineSettings, Settings
 from tableref.sources import deblock_blur_px
-from vision.detect import detect_bases, fit_known_bases
+from vision.detect import detect_bases_and_doubts, fit_known_bases
 from vision.detections import BaseDetections
+from vision.doubts import Doubts, outside_bases
 from vision.expected import ExpectedBases
 from vision.parallax import RimParallax
 
@@ -125,6 +128,9 @@ class FrameAnalysis:
     remeasured_share: float = 1.0
     # what the roster declared when the bases were measured (None: no roster)
     roster_key: frozenset[tuple[str, object]] | None = None
+    # places that may hold a base the detector did not accept, in the top-down view's pixels (the state lists
+    # them on the table: pipeline.state.doubted_of)
+    doubts: Doubts = field(default_factory=Doubts.empty)
 
     def outlines_px(self, vertices: int = 48, models: tuple[rules.Model, ...] | None = None) -> NDArray[np.float64]:
         """(N, vertices, 2) base outlines of the state's models (or of ``models``, placed by the same calibration)
@@ -219,12 +225,12 @@ def detect_frame(
     if windows is not None and previous is not None:
         parts, changed_px, overview, remeasured = windows
         t = time.perf_counter()
-        detections, diameter, height, kept = measure_again(
+        detections, diameter, height, kept, doubts = measure_again(
             frame_bgr, previous, parts, changed_px, config, parallax, roster, reference
         )
         timings["detect"] = (time.perf_counter() - t) * 1e3
     else:
-        detections, diameter, height = _measure_whole(
+        detections, diameter, height, doubts = _measure_whole(
             frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px, looked_for
         )
         remeasured = 1.0
@@ -234,6 +240,8 @@ def detect_frame(
     state, random = state_from_detections(
         spec, calibration, detections, px_per_mm, settings, sizes_mm, declared_rims_mm, kept, declared
     )
+    doubts = outside_bases(doubts, detections)
+    state = with_doubted(state, doubted_places(calibration, doubts, px_per_mm, settings))
     timings["total"] = (time.perf_counter() - start) * 1e3
     return FrameAnalysis(
         state,
@@ -245,6 +253,7 @@ def detect_frame(
         overview,
         remeasured,
         roster_key(roster),
+        doubts,
     )
 
 
@@ -280,10 +289,10 @@ def _measure_whole(
     timings: dict[str, float],
     blur_px: float = 0.0,
     looked_for: rules.TableState | None = None,
-) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64]]:
+) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64], Doubts]:
     """Every base of the whole frame, fitted again at the roster's sizes and rim heights where it declares them:
-    (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared). Adds the rectification's
-    and the detection's times (ms) to ``timings``. The view is smoothed by ``blur_px`` (see
+    (detections, declared diameter (N,), declared height ratio (N,); NaN where not declared; the places doubted).
+    Adds the rectification's and the detection's times (ms) to ``timings``. The view is smoothed by ``blur_px`` (see
     :func:`~tableref.pipeline.view.smoothed`). The bases ``looked_for`` lists that are not found are looked for
     (:func:`roster_expectation`)."""
     t = time.perf_counter()
@@ -292,13 +301,15 @@ def _measure_whole(
     t = time.perf_counter()
     empty = None if reference is None else reference.topdown(px_per_mm)
     wanted = None if looked_for is None else roster_expectation(looked_for, px_per_mm, config.pipeline)
-    detections = detect_bases(topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty, expected=wanted)
+    detections, doubts = detect_bases_and_doubts(
+        topdown, px_per_mm, config.vision, mask, parallax, reference_bgr=empty, expected=wanted
+    )
     diameter = height = np.full(len(detections), np.nan)
     if roster is not None:
         diameter, height = known_bases(calibration, detections, px_per_mm, roster, config.pipeline)
     detections = fit_known_bases(topdown, px_per_mm, config.vision, detections, diameter, height, parallax)
     timings["detect"] = (time.perf_counter() - t) * 1e3
-    return detections, diameter, height
+    return detections, diameter, height, doubts
 
 
 def fuse_frames(analyses: list[FrameAnalysis], gate_mm: float) -> rules.TableState:

@@ -15,8 +15,10 @@ from tableref.pipeline.changes import changed_boxes, changed_since, merged
 from tableref.pipeline.state import known_bases
 from tableref.pipeline.view import smoothed
 from tableref.settings import PipelineSettings, Settings
-from vision.detect import detect_bases, fit_known_bases
+from vision.circles import in_boxes
+from vision.detect import detect_bases_and_doubts, fit_known_bases
 from vision.detections import BaseDetections
+from vision.doubts import Doubts
 from vision.parallax import RimParallax
 
 if TYPE_CHECKING:
@@ -118,13 +120,14 @@ def measure_again(
     parallax: RimParallax | None,
     roster: rules.TableState | None,
     reference: EmptyTable | None = None,
-) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+) -> tuple[BaseDetections, NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_], Doubts]:
     """The previous frame's detections where nothing changed, and the windows' own where something did (fitted again at
     the roster's sizes, or at the ones read, as :func:`~tableref.pipeline.frame.detect_frame` does); the roster's
     diameters and rim height ratios (N,) for the rows (NaN without a roster); which rows (N,) were kept from the
-    previous frame."""
+    previous frame; the places doubted, the previous frame's outside the changed boxes and the windows' inside."""
     px_per_mm = previous.px_per_mm
     kept = previous.detections[~_touches(previous.detections, changed_px)]
+    doubts = [previous.doubts[~in_boxes(previous.doubts.center_px, changed_px)]]
     found: list[BaseDetections] = []
     for part in parts:
         u0, v0 = part.offset_px
@@ -134,8 +137,11 @@ def measure_again(
         if reference is not None:
             u0_px, v0_px, u1_px, v1_px = part.box_px
             empty = reference.topdown(px_per_mm)[v0_px:v1_px, u0_px:u1_px]
-        rows = detect_bases(part.topdown, px_per_mm, config.vision, part.mask, part.parallax(parallax), wanted, empty)
+        rows, doubted = detect_bases_and_doubts(
+            part.topdown, px_per_mm, config.vision, part.mask, part.parallax(parallax), wanted, empty
+        )
         found.append(rows.translated(part.offset_px))
+        doubts.append(doubted.translated(part.offset_px))
     # a window's rows that reach no changed box were measured in the frame before, and are kept from it
     fresh = [rows[_touches(rows, changed_px)] for rows in found]
     for k, rows in enumerate(fresh):
@@ -167,7 +173,7 @@ def measure_again(
     every = BaseDetections.concatenate([kept, *fresh])
     order = np.argsort(-every.score, kind="stable")
     carried = np.arange(len(every)) < len(kept)
-    return every[order], diameter[order], height[order], carried[order]
+    return every[order], diameter[order], height[order], carried[order], Doubts.concatenate(doubts)
 
 
 def comparable(

@@ -20,9 +20,12 @@ from tableref.assign import centres_mm
 from tableref.pipeline.identity import MODEL_ID_PREFIX, pairing
 from tableref.settings import PipelineSettings
 from vision.detections import BaseDetections
+from vision.doubts import Doubts
 
 # The key of a table state's extras (and its JSON) that holds the calibration section.
 SECTION = "calibration"
+# The key of a measured state's extras (and its JSON) that lists the places doubted (see DoubtedPlace).
+DOUBTED = "doubted"
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,53 @@ def size_sigma_mm(
     p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     return np.asarray(np.sqrt(np.sum(p * (sizes - snapped_mm[:, None]) ** 2, axis=1)), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class DoubtedPlace:
+    """A table place that may hold a base the detector did not accept (see :mod:`vision.doubts`): where the finder
+    puts its centre (mm), the diameter it reads there (mm) and its probability of a base there."""
+
+    x_mm: float
+    y_mm: float
+    diameter_mm: float
+    probability: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"x_mm": self.x_mm, "y_mm": self.y_mm, "diameter_mm": self.diameter_mm, "probability": self.probability}
+
+
+def with_doubted(state: rules.TableState, places: Sequence[DoubtedPlace]) -> rules.TableState:
+    """``state`` listing ``places`` as the places its measurement doubts (in its extras, as JSON)."""
+    return replace(state, extras=MappingProxyType({**state.extras, DOUBTED: [p.to_dict() for p in places]}))
+
+
+def doubted_of(state: rules.TableState) -> tuple[DoubtedPlace, ...]:
+    """The places a measured state lists as doubted (none for a state that lists none)."""
+    listed = state.extras.get(DOUBTED) or []
+    return tuple(
+        DoubtedPlace(float(p["x_mm"]), float(p["y_mm"]), float(p["diameter_mm"]), float(p["probability"]))
+        for p in listed
+    )
+
+
+def doubted_places(
+    calibration: TableCalibration,
+    doubts: Doubts,
+    px_per_mm: float,
+    settings: PipelineSettings,
+) -> tuple[DoubtedPlace, ...]:
+    """The places ``doubts`` (a top-down view's pixels at ``px_per_mm``) on the table, as a base of the rim height
+    assumed would stand there."""
+    if len(doubts) == 0:
+        return ()
+    seen_mm = rectified_to_table(doubts.center_px, px_per_mm)
+    height = np.asarray(seen_height_mm(calibration, np.full(len(seen_mm), settings.rim_height_mm)), dtype=np.float64)
+    table_mm = calibration.parallax_corrected(seen_mm, height)
+    return tuple(
+        DoubtedPlace(round(float(x), 1), round(float(y), 1), round(float(d), 1), round(float(p), 2))
+        for (x, y), d, p in zip(table_mm, doubts.diameter_mm, doubts.probability, strict=True)
+    )
 
 
 def _footprints_mm(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.webui.browser import WAIT_MS, Served, shot, wait_labels, wait_results
@@ -201,6 +202,44 @@ def test_the_map_has_a_scale_bar_a_legend_and_a_six_inch_grid(
             assert page.get_attribute(f'#map .base[data-model="{m["id"]}"]', "stroke") == "#9e9e9e"
     assert page.locator("#map .ghost").count() == len(state.get("unseen", []))
     shot(page, f"map-legend-{int(width_mm)}")
+
+
+def _two_sides_and_doubts(count: int) -> dict[str, Any]:
+    data = two_sides()
+    places = [(700.0, 500.0, 32.0, 0.74), (900.0, 200.0, 25.0, 0.61)][:count]
+    data["doubted"] = [{"x_mm": x, "y_mm": y, "diameter_mm": d, "probability": p} for x, y, d, p in places]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("served", "count", "said"),
+    [
+        ((_two_sides_and_doubts(0), "skirmish", None), 0, None),
+        ((_two_sides_and_doubts(1), "skirmish", None), 1, "1 place may hold a base not accepted"),
+        ((_two_sides_and_doubts(2), "skirmish", None), 2, "2 places may hold a base not accepted"),
+    ],
+    indirect=["served"],
+)
+def test_places_doubted_are_drawn_dashed_and_said(page: Any, served: Served, count: int, said: str | None) -> None:
+    page.goto(served.url + "/")
+    wait_results(page, frames=0)
+    places = served.get("/api/result").get("doubted", [])
+    assert len(places) == count
+    circles = page.eval_on_selector_all(
+        "#map circle.doubt", "cs => cs.map(c => [c.cx.baseVal.value, c.cy.baseVal.value, c.r.baseVal.value])"
+    )
+    expected = [[p["x_mm"], p["y_mm"], p["diameter_mm"] / 2] for p in places]
+    assert np.allclose(np.reshape(circles, (-1, 3)), np.reshape(expected, (-1, 3)), atol=0.01)
+    assert page.locator("#map .doubt-mark").count() == count
+    keys = page.eval_on_selector_all("#map-legend span", "ss => ss.map(s => s.dataset.key)")
+    assert ("doubted" in keys) == (count > 0)
+    pill = page.locator("#st-doubted")
+    if said is None:
+        assert pill.is_hidden()
+    else:
+        assert said in pill.inner_text()
+    if count == 2:
+        shot(page, "map-doubted")
 
 
 def _x1_in_blue() -> dict[str, Any]:

@@ -162,6 +162,10 @@ const TR = (() => {
       }
       document.getElementById("st-calibration").textContent = text;
       document.getElementById("st-roster").hidden = !(result.roster_match && result.roster_match.mismatch);
+      const doubted = (result.doubted || []).length;
+      const pillDoubted = document.getElementById("st-doubted");
+      pillDoubted.hidden = doubted === 0;
+      pillDoubted.textContent = `${doubted} place${doubted === 1 ? "" : "s"} may hold a base not accepted: look again (dashed ?)`;
     }
     const hold = document.getElementById("hold");
     if (RECORDED) {
@@ -325,6 +329,12 @@ const TR = (() => {
     e.appendChild(t);
   }
 
+  function doubtTitle(e, p) {
+    const t = document.createElementNS(SVG_NS, "title");
+    t.textContent = `a base may stand here that the detector did not accept (finder ${p.probability.toFixed(2)}, about ${Math.round(p.diameter_mm)} mm): look again`;
+    e.appendChild(t);
+  }
+
   // Bases and findings over the frame, in full-frame pixels.
   function drawOverlay(svg, r, opts = {}) {
     const w = r.frame.width_px;
@@ -347,6 +357,14 @@ const TR = (() => {
       if (!m.outline_px) continue;
       const points = m.outline_px.map((p) => p.join(",")).join(" ");
       el("polygon", { points, class: "ghost", stroke: colour(m) }, bases).dataset.model = m.id;
+    }
+    // Places that may hold a base the detector did not accept: for a person to look at again.
+    for (const p of r.doubted || []) {
+      if (!p.outline_px) continue;
+      const points = p.outline_px.map((q) => q.join(",")).join(" ");
+      doubtTitle(el("polygon", { points, class: "doubt" }, bases), p);
+      const [x, y] = p.center_px;
+      el("text", { x, y, "font-size": font, "text-anchor": "middle", "dominant-baseline": "central", class: "doubt-mark" }, bases).textContent = "?";
     }
     const pos = (id) => (byId.has(id) && byId.get(id).center_px ? byId.get(id).center_px : null);
     const radius = (id) => {
@@ -403,6 +421,7 @@ const TR = (() => {
       ...players.map((p) => entry("swatch-base", playerColour(players, p), p, `player:${p}`)),
       entry("swatch-base", NO_PLAYER, "no unit (grey)", "no-unit"),
       entry("ghost", "#bbb", "not seen (last place)", "unseen"),
+      ...((r.doubted || []).length ? [entry("doubt", "#ff8c00", "a base? not accepted: look again", "doubted")] : []),
     );
   }
 
@@ -436,6 +455,10 @@ const TR = (() => {
     };
     for (const m of r.models) baseTitle(drawBase(m, "base"), r, m);
     for (const m of r.unseen || []) drawBase(m, "ghost");
+    for (const p of r.doubted || []) {
+      doubtTitle(el("circle", { cx: p.x_mm, cy: p.y_mm, r: p.diameter_mm / 2, class: "doubt" }, bases), p);
+      el("text", { x: p.x_mm, y: p.y_mm, "font-size": font, "text-anchor": "middle", "dominant-baseline": "central", class: "doubt-mark" }, bases).textContent = "?";
+    }
     const pos = (id) => (byId.has(id) ? [byId.get(id).x_mm, byId.get(id).y_mm] : null);
     const radius = (id) => Math.max(...semiAxes(byId.get(id).base).slice(0, 2));
     const qmarks = drawMarks(el("g", {}, svg), r, pos, radius, font);

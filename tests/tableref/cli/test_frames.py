@@ -71,6 +71,23 @@ def test_detect_reads_each_base_as_one_of_its_games_sizes(
         assert said.group(1) == profile and sizes_mm <= {float(d) for d in said.group(2).split(", ")}
 
 
+@pytest.mark.parametrize(("bar", "doubted"), [("0.05", True), ("0", False)])
+def test_detect_lists_the_places_it_doubts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, bar: str, doubted: bool
+) -> None:
+    settings = tmp_path / "mine.toml"
+    settings.write_text(f"[vision.finder]\ndoubt_probability = {bar}\n")
+    code, out, _ = run(capsys, "detect", FRAME, "--camera", CAMERA, "--json", "--config", settings)
+    assert code == 0
+    places = json.loads(out)["doubted"]
+    assert bool(places) is doubted
+    _code, out, _ = run(capsys, "detect", FRAME, "--camera", CAMERA, "--config", settings)
+    said = re.search(r"(\d+) places? may hold a base the detector did not accept", out)
+    assert (said is not None) is doubted
+    if said is not None:
+        assert int(said.group(1)) == len(places) == len(re.findall(r"^ +\?  x ", out, re.MULTILINE))
+
+
 @pytest.mark.parametrize(
     ("empty", "code", "words"),
     [

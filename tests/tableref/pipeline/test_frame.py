@@ -29,6 +29,7 @@ from tableref.settings import Settings
 from tableref.sources import read_image
 from tests.tableref.conftest import CAMERA_POSITION_MM, FRAME_SIZE, LENS, Rendered
 from vision.detections import BaseDetections
+from vision.doubts import Doubts
 
 SIZES_MM = (25.0, 27.0, 28.5, 32.0, 40.0, 50.0)
 TRUTH_MM = np.array([[300.0, 300.0], [914.5, 609.5], [1600.0, 1000.0], [150.0, 1100.0]])
@@ -510,11 +511,11 @@ def test_the_bases_looked_for_reach_the_detector(
 
     seen: list[object] = []
 
-    def detect(*args: object, expected: object = None, **kwargs: object) -> BaseDetections:
+    def detect(*args: object, expected: object = None, **kwargs: object) -> tuple[BaseDetections, Doubts]:
         seen.append(expected)
-        return BaseDetections.empty()
+        return BaseDetections.empty(), Doubts.empty()
 
-    monkeypatch.setattr("tableref.pipeline.frame.detect_bases", detect)
+    monkeypatch.setattr("tableref.pipeline.frame.detect_bases_and_doubts", detect)
     detect_frame(
         empty_table.image,
         empty_table.spec,

@@ -159,6 +159,9 @@ def format_game(doc: dict[str, Any]) -> str:
             lines.append(f"  seen again: {', '.join(back)}")
         if new:
             lines.append(f"  new on the table: {', '.join(new)}")
+        if s.get("doubted"):
+            places = ", ".join(f"({p['x_mm']:.0f}, {p['y_mm']:.0f}) mm" for p in s["doubted"])
+            lines.append(f"  a base may stand, not accepted, at {places}: look again")
         for e in (e for e in doc["events"] if e["state"] == k and e["kind"] != "illegal_move"):
             lines.append(f"  {'question: ' if e['kind'] == 'question' else ''}{e['detail']}")
     illegal = sum(not v["legal"] for v in doc["unit_moves"])

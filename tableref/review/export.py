@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import rules
+from tableref.pipeline.state import DOUBTED
 from tableref.review.timeline import MM_PER_INCH, Event, Move, Placement, ReviewedState
 
 # Reports round millimetres to a micrometre: finer digits are float noise, not measurement.
@@ -80,6 +81,8 @@ def state_entry(s: ReviewedState) -> dict[str, Any]:
         "models": state["models"],
         "units": state["units"],
         "findings": [f.to_dict() for f in s.findings],
+        # places its measurement doubted: a base may stand there that the detector did not accept
+        "doubted": state.get(DOUBTED, []),
     }
 
 

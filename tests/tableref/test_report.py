@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import rules
-from tableref.report import describe_finding, finding_measure, finding_title
+from tableref.report import describe_finding, finding_measure, finding_title, format_game
 
 STATE = rules.TableState(
     rules.Table(1000.0, 800.0),
@@ -63,3 +63,33 @@ def test_a_move_is_told_in_words(finding: rules.Finding, title: str, summary: st
     assert finding_title(finding) == title
     assert describe_finding(STATE, finding) == summary
     assert finding_measure(finding) == measure
+
+
+def _game(doubted: list[dict[str, float]]) -> dict[str, object]:
+    state = {"index": 0, "frame": 0, "time_s": 0.0, "models": [], "units": [], "findings": [], "doubted": doubted}
+    return {"states": [state], "moves": [], "unit_moves": [], "removed": [], "added": [], "events": []}
+
+
+@pytest.mark.parametrize(
+    ("doubted", "said"),
+    [
+        ([], None),
+        (
+            [{"x_mm": 474.1, "y_mm": 980.3, "diameter_mm": 26.5, "probability": 0.76}],
+            "  a base may stand, not accepted, at (474, 980) mm: look again",
+        ),
+        (
+            [
+                {"x_mm": 10.0, "y_mm": 20.0, "diameter_mm": 32.0, "probability": 0.7},
+                {"x_mm": 817.6, "y_mm": 622.2, "diameter_mm": 58.0, "probability": 0.65},
+            ],
+            "  a base may stand, not accepted, at (10, 20) mm, (818, 622) mm: look again",
+        ),
+    ],
+)
+def test_a_reviewed_state_says_where_a_base_may_stand_unaccepted(
+    doubted: list[dict[str, float]], said: str | None
+) -> None:
+    lines = format_game(_game(doubted)).splitlines()
+    told = [x for x in lines if "may stand" in x]
+    assert told == ([] if said is None else [said])

@@ -12,6 +12,7 @@ import numpy as np
 
 import rules
 from tableref.labels import LINE_HEIGHT, Circle, label_for, place_labels, table_labels
+from tableref.pipeline.state import doubted_of
 from tableref.report import describe_finding, finding_measure, finding_note, finding_title, format_length
 from webui.hub import Result, Status
 
@@ -139,6 +140,10 @@ def report_context(res: Result, measurements: list[rules.Measurement], status: S
         "outlines": outlines,
         "measurements": rows,
         "findings": findings,
+        "doubted": [
+            f"({p.x_mm:.0f}, {p.y_mm:.0f}) mm, about {p.diameter_mm:.0f} mm across (finder {p.probability:.2f})"
+            for p in doubted_of(state)
+        ],
         "profile": res.profile,
         "analyzed_at": _stamp(res.analyzed_at),
         "frame_time": _stamp(res.frame.wall_time),

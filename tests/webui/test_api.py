@@ -17,7 +17,7 @@ from flask.testing import FlaskClient
 
 import rules
 from tableref.labels import Circle, Label, place_labels
-from tests.webui.conftest import AUTH, TOKEN, fast_settings, state_live, two_sides, wait_for
+from tests.webui.conftest import AUTH, TOKEN, fast_settings, sample_state_dict, state_live, two_sides, wait_for
 from webui import create_app
 from webui.feeds import Feed
 from webui.live import LiveTable
@@ -560,6 +560,29 @@ def test_report_is_self_contained_html(client: FlaskClient):
     gap = rules.measure(state, "a1", "a2", rules.load_profile("skirmish")).gap_mm
     assert f"({gap:.2f} mm)" in html
     assert "Engaged" in html and "Overlapping bases" in html and "markers used" in html
+
+
+@pytest.mark.parametrize(
+    ("doubted", "said"),
+    [
+        ([], None),
+        ([(700.0, 500.0, 32.0, 0.74)], ["(700, 500) mm, about 32 mm across (finder 0.74)"]),
+        ([(700.0, 500.0, 32.0, 0.74), (910.4, 199.6, 25.0, 0.61)], ["(700, 500) mm", "(910, 200) mm"]),
+    ],
+)
+def test_the_report_names_the_places_doubted(doubted: list[tuple[float, ...]], said: list[str] | None) -> None:
+    data = sample_state_dict()
+    data["doubted"] = [{"x_mm": x, "y_mm": y, "diameter_mm": d, "probability": p} for x, y, d, p in doubted]
+    lt = state_live(data, name="doubted.json")
+    try:
+        html = create_app(lt, lt.settings, token=TOKEN).test_client().get("/api/report").get_data(as_text=True)
+    finally:
+        lt.stop()
+    assert ("Places doubted" in html) is bool(doubted)
+    for words in said or []:
+        assert words in html
+    if doubted:
+        assert f"A base may stand at {len(doubted)} place" in html
 
 
 @pytest.mark.parametrize(

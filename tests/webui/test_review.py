@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 import sqlite3
@@ -122,6 +123,16 @@ def test_the_map_has_ghosts_and_arrows_with_lengths(review_db: Path) -> None:
     assert sorted((g["x"], g["removed"]) for g in view["ghosts"]) == [(300.0, False), (340.0, False)]
     view = map_view(states[2], states[1])
     assert [(g["x"], g["removed"]) for g in view["ghosts"] if g["removed"]] == [(1200.0, True)]
+
+
+@pytest.mark.parametrize("count", [0, 1, 2])
+def test_the_map_shows_the_places_a_state_doubted(review_db: Path, count: int) -> None:
+    with ReviewStore(review_db, readonly=True) as store:
+        states = store.states()
+    places = [{"x_mm": 700.0, "y_mm": 500.0, "diameter_mm": 32.0, "probability": 0.7}] * count
+    doubted = dataclasses.replace(states[1].state, extras={**states[1].state.extras, "doubted": places})
+    view = map_view(dataclasses.replace(states[1], state=doubted), states[0])
+    assert view["doubted"] == [{"x": 700.0, "y": 500.0, "r": 16.0, "probability": 0.7}] * count
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 import rules
 from tableref.labels import ID_SHARE, LINE_HEIGHT, Circle, label_for, place_labels, table_labels
+from tableref.pipeline.state import doubted_of
 from tableref.report import describe_finding, finding_measure, finding_note, finding_title
 from tableref.review.store import ReviewStore
 from tableref.review.timeline import ReviewedState, regroup
@@ -105,6 +106,11 @@ def map_view(current: ReviewedState, previous: ReviewedState | None) -> dict[str
             for m in current.state.models
         ],
         "ghosts": ghosts,
+        # places the measurement doubted: a base may stand there that the detector did not accept
+        "doubted": [
+            {"x": p.x_mm, "y": p.y_mm, "r": 0.5 * p.diameter_mm, "probability": p.probability}
+            for p in doubted_of(current.state)
+        ],
         "arrows": [{"x1": m.from_mm[0], "y1": m.from_mm[1], "x2": m.to_mm[0], "y2": m.to_mm[1]} for m in current.moves],
         "labels": _map_labels(current, font),
     }

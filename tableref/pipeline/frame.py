@@ -191,16 +191,13 @@ def detect_frame(
     (``known.refit_read_sizes``). The models are still unassigned
     (:func:`~tableref.pipeline.identity.carry_identities` assigns them).
 
-    ``previous``, the analysis of an earlier frame with this very ``calibration`` object and the same roster
-    declarations: only the places that changed since are measured again, a base reaching into none keeps its
-    measurement (``remeasured_share``: how much of the view was measured; 1 where the windows would cover more than
-    ``max_changed_share``). Such frames are not independent measurements: do not fuse them. ``overview`` is kept
-    for the next frame given a ``previous`` or ``keep_overview``. ``reference``, the table seen empty: a base must
-    have changed since (:func:`vision.detect_bases`). ``whole_roster``: the roster lists every model, so a base is
-    of one of its sizes (:func:`roster_sizes`; with ``snap_to_roster`` False, of any standard size) and sizes found
-    fewer times than it lists are looked for (:func:`roster_expectation`). ``looked_for``: models known to be on
-    the table, where last seen, looked for in the same way where the frame is measured whole (a dashboard's roster
-    of units); with a whole roster, the roster is."""
+    ``previous``, an earlier frame's analysis with this very ``calibration`` and the same roster declarations: only
+    what changed since is measured again (``remeasured_share``; 1 past ``max_changed_share``), the rest kept: do not
+    fuse such frames. ``overview`` is kept given a ``previous`` or ``keep_overview``. ``reference``, the table seen
+    empty: a base must have changed since. ``whole_roster``: the roster lists every model, so a base is of one of its
+    sizes (:func:`roster_sizes`; any standard size with ``snap_to_roster`` False), and sizes found fewer times than
+    listed are looked for (:func:`roster_expectation`), as ``looked_for``'s models are where the frame is measured
+    whole (a dashboard's roster of units). The state lists the places doubted (:func:`doubted_places`)."""
     if whole_roster and roster is not None:
         looked_for = roster
     if whole_roster and roster is not None and snap_to_roster:
@@ -214,8 +211,7 @@ def detect_frame(
     # a compressed frame's top-down views are smoothed before the bases are looked for in them
     blur_px = deblock_blur_px(frame_bgr, settings.deblock_min_blockiness, settings.deblock_blur_px)
     px_per_mm = rectified_scale(calibration, settings)
-    size_px = calibration.rectified_size(px_per_mm)
-    mask = marker_mask(spec, px_per_mm, size_px, settings.marker_mask_margin_mm)
+    mask = marker_mask(spec, px_per_mm, calibration.rectified_size(px_per_mm), settings.marker_mask_margin_mm)
     parallax = rim_parallax(calibration, px_per_mm, settings.rim_height_mm)
     t = time.perf_counter()
     overview, windows = _changes(
@@ -233,8 +229,7 @@ def detect_frame(
         detections, diameter, height, doubts = _measure_whole(
             frame_bgr, calibration, px_per_mm, mask, parallax, config, roster, reference, timings, blur_px, looked_for
         )
-        remeasured = 1.0
-        kept = None
+        remeasured, kept = 1.0, None
     declared_rims_mm, declared = _declared(roster, detections, diameter, height, settings.rim_height_mm)
     sizes_mm = config.vision.base_sizes_mm
     state, random = state_from_detections(

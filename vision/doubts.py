@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.circles import centre_distances, keep_best, unexplained
 from vision.detections import BaseDetections
 from vision.errors import VisionError
 from vision.finder import FinderMaps
@@ -83,30 +84,19 @@ def unexplained_peaks(
     if min_probability <= 0:
         return Doubts.empty()
     center_px, diameter_mm, probability = maps.peaks(min_probability)
-    keep = ~_inside(center_px, bases)
-    if ignore is not None and len(center_px):
-        h, w = ignore.shape
-        col = np.clip(np.rint(center_px[:, 0]).astype(np.intp), 0, w - 1)
-        row = np.clip(np.rint(center_px[:, 1]).astype(np.intp), 0, h - 1)
-        keep &= ignore[row, col] == 0
-    # peaks come most probable first: a later one within half a kept one's diameter is the same base
-    kept: list[int] = []
-    for k in np.flatnonzero(keep):
-        near = [j for j in kept if np.hypot(*(center_px[k] - center_px[j])) < 0.5 * diameter_mm[j] * scale]
-        if not near:
-            kept.append(int(k))
-    index = np.asarray(kept, dtype=np.intp)
+    lone = np.flatnonzero(_outside(center_px, bases, ignore))
+    # peaks come most probable first: a later one within half a kept one's diameter is the same base read twice
+    near = centre_distances(center_px[lone], center_px[lone]) < 0.5 * diameter_mm[lone][None, :] * scale
+    index = lone[keep_best(probability[lone], near)]
     return Doubts(center_px[index], diameter_mm[index], probability[index])
 
 
 def outside_bases(doubts: Doubts, bases: BaseDetections) -> Doubts:
     """The places of ``doubts`` whose centre lies inside no base of ``bases`` (the same view's pixels)."""
-    return doubts[~_inside(doubts.center_px, bases)]
+    return doubts[_outside(doubts.center_px, bases, None)]
 
 
-def _inside(center_px: FloatArray, bases: BaseDetections) -> NDArray[np.bool_]:
-    """(K,) whether each point (K, 2) lies inside a base of ``bases``."""
-    if len(bases) == 0 or len(center_px) == 0:
-        return np.zeros(len(center_px), np.bool_)
-    apart = center_px[:, None, :] - bases.center_px[None, :, :]
-    return np.asarray(np.any(np.hypot(apart[..., 0], apart[..., 1]) <= bases.radius_px[None, :], axis=1))
+def _outside(center_px: FloatArray, bases: BaseDetections, ignore: NDArray[np.uint8] | None) -> NDArray[np.bool_]:
+    """(K,) whether each point (K, 2) lies inside no base of ``bases`` and on no pixel ``ignore`` marks: a point
+    as a circle of no size, which a base explains within half the larger radius, so within its own at twice it."""
+    return unexplained(center_px, np.zeros(len(center_px)), bases.center_px, 2.0 * bases.radius_px, ignore)

@@ -35,6 +35,8 @@ _UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 20, 1e-1
 
 # camera.json stores the classic 5-coefficient model; 4 coefficients (no k3) are accepted and padded with k3 = 0.
 N_DIST_COEFFS = 5
+# OpenCV's longer lens models: rational (8), with thin prism (12), with a tilted sensor (14).
+_LONGER_MODELS = (8, 12, 14)
 
 
 def _readonly(array: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -216,22 +218,51 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
+def _opencv_matrix(value: Any) -> Any:
+    """A matrix as OpenCV's FileStorage writes it to JSON ({"type_id": "opencv-matrix", "rows", "cols", "data"}) as
+    nested lists; any other value as it is."""
+    if not (isinstance(value, dict) and value.get("type_id") == "opencv-matrix"):
+        return value
+    rows, cols, data = value.get("rows"), value.get("cols"), value.get("data")
+    if not (isinstance(rows, int) and isinstance(cols, int) and isinstance(data, list) and len(data) == rows * cols):
+        return value
+    return [data[r * cols : (r + 1) * cols] for r in range(rows)]
+
+
+def _classic_coeffs(d: NDArray[np.float64], where: str) -> NDArray[np.float64]:
+    """OpenCV's longer lens models (8, 12 or 14 coefficients) as the classic five where their further terms are 0:
+    the lens is the same."""
+    if d.shape[0] not in _LONGER_MODELS:
+        return d
+    if np.any(d[N_DIST_COEFFS:] != 0):
+        raise CameraFileError(
+            f"{where}: dist_coeffs has {d.shape[0]} coefficients and the terms after k3 are not 0 ({d.tolist()}); only "
+            "the classic model [k1, k2, p1, p2, k3] is supported: calibrate again without the rational, thin-prism "
+            "or tilt terms"
+        )
+    return d[:N_DIST_COEFFS]
+
+
 def camera_from_dict(data: Any, where: str = "camera") -> CameraModel:
-    """Build a camera from a parsed camera.json document. Raises :class:`CameraFileError` naming the bad key."""
+    """Build a camera from a parsed camera.json document (or from the JSON OpenCV's FileStorage writes, as its
+    calibration sample does: ``distortion_coefficients`` for ``dist_coeffs``, matrices as "opencv-matrix" objects).
+    Raises :class:`CameraFileError` naming the bad key."""
     if not isinstance(data, dict):
         raise CameraFileError(
             f"{where}: expected a JSON object with image_width, image_height, camera_matrix, dist_coeffs"
         )
+    if "dist_coeffs" not in data and "distortion_coefficients" in data:
+        data = {**data, "dist_coeffs": data["distortion_coefficients"]}
     missing = [key for key in ("image_width", "image_height", "camera_matrix", "dist_coeffs") if key not in data]
     if missing:
         raise CameraFileError(f"{where}: missing {', '.join(missing)}")
-    k = _matrix(data["camera_matrix"], where)
-    coeffs = data["dist_coeffs"]
+    k = _matrix(_opencv_matrix(data["camera_matrix"]), where)
+    coeffs = _opencv_matrix(data["dist_coeffs"])
     if isinstance(coeffs, list) and len(coeffs) == 1 and isinstance(coeffs[0], list):
         coeffs = coeffs[0]  # OpenCV writes a 1x5 matrix; accept it as well as a flat list
     if not isinstance(coeffs, list) or not all(_is_number(c) for c in coeffs):
         raise CameraFileError(f"{where}: dist_coeffs must be a list of numbers [k1, k2, p1, p2, k3], got {coeffs!r}")
-    d = np.array(coeffs, dtype=np.float64)
+    d = _classic_coeffs(np.array(coeffs, dtype=np.float64), where)
     _check_camera(data["image_width"], data["image_height"], k, d, where)
     return CameraModel(data["image_width"], data["image_height"], k, d)
 

@@ -113,6 +113,38 @@ def test_other_coefficient_layouts_are_accepted(coeffs: list[Any], expected: lis
     np.testing.assert_array_equal(cam.dist_coeffs, expected)
 
 
+@pytest.mark.parametrize(
+    ("coeffs", "expected"),
+    [
+        # OpenCV's rational model with its further terms 0 is the classic lens
+        ([*DIST, 0.0, 0.0, 0.0], DIST),
+        (DIST + [0.0] * 9, DIST),
+        ([*DIST, 0.001, 0.0, 0.0], "the terms after k3 are not 0"),
+        (DIST + [0.0] * 7 + [0.01, 0.0], "calibrate again without the rational, thin-prism or tilt terms"),
+    ],
+    ids=["rational-8-zero", "tilted-14-zero", "rational-8-used", "tilted-14-used"],
+)
+def test_opencvs_longer_lens_models(coeffs: list[float], expected: list[float] | str) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(CameraFileError, match=expected):
+            camera_from_dict({**GOOD, "dist_coeffs": coeffs})
+        return
+    np.testing.assert_array_equal(camera_from_dict({**GOOD, "dist_coeffs": coeffs}).dist_coeffs, expected)
+
+
+def test_opencvs_own_calibration_file_is_read(tmp_path: Path) -> None:
+    # the keys and matrix objects of OpenCV's calibration sample, written by OpenCV itself
+    path = tmp_path / "out_camera_data.json"
+    storage = cv2.FileStorage(str(path), cv2.FILE_STORAGE_WRITE)
+    storage.write("image_width", 1920)
+    storage.write("image_height", 1080)
+    storage.write("camera_matrix", np.array(K))
+    storage.write("distortion_coefficients", np.array([DIST]))
+    storage.write("avg_reprojection_error", 0.31)
+    storage.release()
+    assert load_camera(path) == model()
+
+
 def test_unwritable_path_is_a_named_error(tmp_path: Path) -> None:
     with pytest.raises(CameraFileError, match="cannot write"):
         save_camera(model(), tmp_path / "missing" / "camera.json")

@@ -34,6 +34,15 @@ class PipelineSettings:
     coarse_px_per_mm: float = field(metadata=at_least(0))
     # Markers are masked out of the top-down view with this margin around their black square (mm).
     marker_mask_margin_mm: float = field(metadata=at_least(0))
+    # What stands over a marker is let through its mask: pixels of its zone unlike its print there (dark where it
+    # is white, light where it is black), further than marker_print_share of its black-to-white span from both, or
+    # coloured unlike its paper and its ink by more than marker_print_chroma (Lab levels), in patches wider than
+    # marker_uncover_mm (0: the whole zone stays masked); not where the zone spans fewer than marker_min_contrast
+    # levels.
+    marker_uncover_mm: float = field(metadata=at_least(0))
+    marker_print_share: float = field(metadata=at_least(0, 0.5))
+    marker_print_chroma: float = field(metadata=at_least(0))
+    marker_min_contrast: float = field(metadata=at_least(0))
     # The top-down view of a frame at least deblock_min_blockiness blocky (its compression's 8 px blocks; 0: never)
     # is smoothed by a Gaussian of deblock_blur_px (px of that view) before the bases are looked for.
     deblock_min_blockiness: float = field(metadata=at_least(0))

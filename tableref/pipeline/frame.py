@@ -31,7 +31,7 @@ from tableref.pipeline.state import (
     with_calibration_section,
     with_doubted,
 )
-from tableref.pipeline.view import marker_mask, rectified_scale, rim_parallax, smoothed
+from tableref.pipeline.view import marker_mask, over_markers, rectified_scale, rim_parallax, smoothed
 from tableref.report import MM_PER_INCH
 from tableref.settings import PipelineSettings, Settings
 from tableref.sources import deblock_blur_px
@@ -292,6 +292,7 @@ def _measure_whole(
     (:func:`roster_expectation`)."""
     t = time.perf_counter()
     topdown = smoothed(calibration.rectify(frame_bgr, px_per_mm), blur_px)
+    mask = over_markers(mask, topdown, px_per_mm, config.pipeline)
     timings["rectify"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     empty = None if reference is None else reference.topdown(px_per_mm)

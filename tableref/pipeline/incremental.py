@@ -13,7 +13,7 @@ import rules
 from calibration.table import TableCalibration, table_to_rectified
 from tableref.pipeline.changes import changed_boxes, changed_since, merged
 from tableref.pipeline.state import known_bases
-from tableref.pipeline.view import smoothed
+from tableref.pipeline.view import over_markers, smoothed
 from tableref.settings import PipelineSettings, Settings
 from vision.circles import in_boxes
 from vision.detect import detect_bases_and_doubts, fit_known_bases
@@ -97,15 +97,12 @@ def changed_windows(
     share = sum((u1 - u0) * (v1 - v0) for u0, v0, u1, v1 in boxes_px) / (size_px[0] * size_px[1])
     if share > settings.max_changed_share:
         return None
-    parts = [
-        _Window(
-            box,
-            smoothed(calibration.rectify(frame_bgr, px_per_mm, box), blur_px),
-            mask[box[1] : box[3], box[0] : box[2]],
-        )
-        for box in boxes_px
-        if box[2] > box[0] and box[3] > box[1]
-    ]
+    parts = []
+    for box in boxes_px:
+        if box[2] > box[0] and box[3] > box[1]:
+            topdown = smoothed(calibration.rectify(frame_bgr, px_per_mm, box), blur_px)
+            part_mask = over_markers(mask[box[1] : box[3], box[0] : box[2]], topdown, px_per_mm, settings)
+            parts.append(_Window(box, topdown, part_mask))
     corners_mm = np.array([[b.x0_mm, b.y0_mm, b.x1_mm, b.y1_mm] for b in boxes], dtype=np.float64).reshape(-1, 2)
     changed_px = table_to_rectified(corners_mm, px_per_mm).reshape(-1, 4)
     return parts, changed_px, kept_overview, share

@@ -18,16 +18,20 @@ def rectified_scale(calibration: TableCalibration, settings: PipelineSettings) -
     return float(np.clip(calibration.px_per_mm, settings.min_rectified_px_per_mm, settings.max_rectified_px_per_mm))
 
 
-# What a marker's print shows at each pixel of marker_mask: 0 no marker; the rest are masked.
-PRINT_UNSURE, PRINT_BLACK, PRINT_WHITE = 1, 2, 3
+# What a marker's print shows at each pixel of marker_mask: 0 no marker; the rest are masked. PRINT_OUTER: the
+# zone's outer part, paper or the mat beyond it (how wide the paper is, the spec does not say).
+PRINT_UNSURE, PRINT_BLACK, PRINT_WHITE, PRINT_OUTER = 1, 2, 3, 4
 # Pixels this near (mm) an edge between the print's black and white are either, as blurred and registered.
 _PRINT_EDGE_MM = 0.75
+# Paper surely lies this far (mm) about the black square: a marker's quiet zone is a cell or more.
+_SURE_PAPER_MM = 3.0
 
 
 def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], margin_mm: float) -> NDArray[np.uint8]:
     """(H, W) uint8 mask of a top-down view, nonzero over the spec's markers (grown by ``margin_mm``): what the print
     shows there, ``PRINT_BLACK`` (the marker's black cells, as its dictionary draws them), ``PRINT_WHITE`` (its white
-    cells and paper) or ``PRINT_UNSURE`` (within ``_PRINT_EDGE_MM`` of an edge between them)."""
+    cells and the paper within ``_SURE_PAPER_MM`` of them), ``PRINT_UNSURE`` (within ``_PRINT_EDGE_MM`` of an edge
+    between them) or ``PRINT_OUTER`` (the rest of the zone)."""
     width, height = size_px
     mask = np.zeros((height, width), dtype=np.uint8)
     dictionary = spec.aruco_dictionary()
@@ -45,6 +49,11 @@ def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], mar
             continue
         zone = np.zeros(box.shape, np.uint8)
         cv2.fillConvexPoly(zone, np.round(outline - [x0, y0]).astype(np.int32), 255)
+        paper = type(m)(m.id, m.size_mm + 2.0 * min(_SURE_PAPER_MM, margin_mm), m.x_mm, m.y_mm, m.rotation_deg)
+        sure = np.zeros(box.shape, np.uint8)
+        cv2.fillConvexPoly(
+            sure, np.round(table_to_rectified(paper.corners_mm(), px_per_mm) - [x0, y0]).astype(np.int32), 1
+        )
         # the cell grid (0 to cells each way) onto the marker's corners in the box
         square = (table_to_rectified(m.corners_mm(), px_per_mm) - [x0, y0]).astype(np.float32)
         to_box = cv2.getPerspectiveTransform(grid, square)
@@ -52,7 +61,7 @@ def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], mar
         for row, col in zip(*np.nonzero(cv2.aruco.generateImageMarker(dictionary, m.id, cells) < 128), strict=True):
             cell = np.array([[[col, row], [col + 1, row], [col + 1, row + 1], [col, row + 1]]], np.float32)
             cv2.fillConvexPoly(ink, np.round(cv2.perspectiveTransform(cell, to_box)[0]).astype(np.int32), 255)
-        codes = np.where(ink > 0, PRINT_BLACK, PRINT_WHITE).astype(np.uint8)
+        codes = np.where(ink > 0, PRINT_BLACK, np.where(sure > 0, PRINT_WHITE, PRINT_OUTER)).astype(np.uint8)
         codes[cv2.dilate(ink, kernel) != cv2.erode(ink, kernel)] = PRINT_UNSURE
         box[zone > 0] = codes[zone > 0]
     return mask
@@ -82,9 +91,13 @@ def over_markers(
         if odd is None:
             continue
         opened = cv2.morphologyEx(odd.astype(np.uint8), cv2.MORPH_OPEN, kernel)
-        # a corner or two of the print's cells left after the opening is no base's part
-        _count, labels, stats, _centroids = cv2.connectedComponentsWithStats(opened, connectivity=8)
-        big = np.concatenate([[False], stats[1:, cv2.CC_STAT_AREA] >= (3 * side) ** 2])
+        # a corner or two of the print's cells left after the opening is no base's part; nor is what lies in the zone's
+        # outer part alone (the mat beyond a narrow paper, a print on it): only what reaches over the print itself
+        count, labels, stats, _centroids = cv2.connectedComponentsWithStats(opened, connectivity=8)
+        inner = np.isin(mask[y : y + h, x : x + w], (PRINT_BLACK, PRINT_WHITE, PRINT_UNSURE))
+        reaches = np.zeros(count, np.bool_)
+        reaches[np.unique(labels[inner & (labels > 0)])] = True
+        big = reaches & np.concatenate([[False], stats[1:, cv2.CC_STAT_AREA] >= (3 * side) ** 2])
         out[y : y + h, x : x + w][big[labels] & zone] = 0
     return out
 
@@ -128,7 +141,7 @@ def _not_print(
     share = settings.marker_print_share * span
     middle = 0.5 * (black + white)
     odd = (lightness > black + share) & (lightness < white - share)
-    odd |= on_white & (lightness < middle)
+    odd |= ((printed == PRINT_WHITE) | (printed == PRINT_OUTER)) & (lightness < middle)
     odd |= on_black & (lightness > middle)
     # coloured unlike the paper and unlike the ink (the two differ in a warm or a cool light)
     ab = lab[..., 1:].astype(np.int32)

@@ -37,8 +37,8 @@ class PipelineSettings:
     # What stands over a marker is let through its mask: pixels of its zone unlike its print there (dark where it
     # is white, light where it is black), further than marker_print_share of its black-to-white span from both, or
     # coloured unlike its paper and its ink by more than marker_print_chroma (Lab levels), in patches wider than
-    # marker_uncover_mm (0: the whole zone stays masked); not where the zone spans fewer than marker_min_contrast
-    # levels.
+    # marker_uncover_mm that reach over the print itself (0: the whole zone stays masked); not where the zone's black
+    # and white differ by fewer than marker_min_contrast levels.
     marker_uncover_mm: float = field(metadata=at_least(0))
     marker_print_share: float = field(metadata=at_least(0, 0.5))
     marker_print_chroma: float = field(metadata=at_least(0))

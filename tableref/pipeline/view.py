@@ -3,6 +3,8 @@ and the smoothing of a compressed frame."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 from numpy.typing import NDArray
@@ -40,7 +42,7 @@ def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], mar
     kernel = np.ones((side, side), np.uint8)
     grid = np.array([[0, 0], [cells, 0], [cells, cells], [0, cells]], np.float32)
     for m in spec.markers:
-        grown = type(m)(m.id, m.size_mm + 2.0 * margin_mm, m.x_mm, m.y_mm, m.rotation_deg)
+        grown = dataclasses.replace(m, size_mm=m.size_mm + 2.0 * margin_mm)
         outline = table_to_rectified(grown.corners_mm(), px_per_mm)
         x0, y0 = (max(int(np.floor(v)) - side, 0) for v in outline.min(axis=0))
         x1, y1 = (int(np.ceil(v)) + side + 1 for v in outline.max(axis=0))
@@ -49,7 +51,7 @@ def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], mar
             continue
         zone = np.zeros(box.shape, np.uint8)
         cv2.fillConvexPoly(zone, np.round(outline - [x0, y0]).astype(np.int32), 255)
-        paper = type(m)(m.id, m.size_mm + 2.0 * min(_SURE_PAPER_MM, margin_mm), m.x_mm, m.y_mm, m.rotation_deg)
+        paper = dataclasses.replace(m, size_mm=m.size_mm + 2.0 * min(_SURE_PAPER_MM, margin_mm))
         sure = np.zeros(box.shape, np.uint8)
         cv2.fillConvexPoly(
             sure, np.round(table_to_rectified(paper.corners_mm(), px_per_mm) - [x0, y0]).astype(np.int32), 1
@@ -73,8 +75,9 @@ def over_markers(
     """``mask`` (H, W) uint8 of the markers (:func:`marker_mask`) with what stands over them let through: in each
     marker's zone, pixels unlike the print there (dark where it is white, light where it is black, between its black
     and its white, or coloured unlike its paper and its ink) in patches wider than ``marker_uncover_mm`` (the print's
-    own blurred edges are thinner). A base set down partly over a marker is then seen there, where the rest of the
-    print stays masked. ``topdown_bgr`` (H, W, 3) or (H, W) uint8, the view the mask is of."""
+    own blurred edges are thinner) that reach over the print itself (not the zone's outer part alone). A base set down
+    partly over a marker is then seen there, where the rest of the print stays masked. ``topdown_bgr`` (H, W, 3) or
+    (H, W) uint8, the view the mask is of."""
     if settings.marker_uncover_mm <= 0 or not np.any(mask):
         return mask
     bgr = np.asarray(topdown_bgr)

@@ -27,6 +27,8 @@ PRINT_UNSURE, PRINT_BLACK, PRINT_WHITE, PRINT_OUTER = 1, 2, 3, 4
 _PRINT_EDGE_MM = 0.75
 # Paper surely lies this far (mm) about the black square: a marker's quiet zone is a cell or more.
 _SURE_PAPER_MM = 3.0
+# Fewer black or white pixels of a marker's print in view than this: its levels are not read (a window's edge).
+_MIN_PRINT_PIXELS = 20
 
 
 def marker_mask(spec: TableSpec, px_per_mm: float, size_px: tuple[int, int], margin_mm: float) -> NDArray[np.uint8]:
@@ -85,23 +87,23 @@ def over_markers(
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))
     out = mask.copy()
     for x, y, w, h in _zones(mask):
-        zone = mask[y : y + h, x : x + w] > 0
+        printed = mask[y : y + h, x : x + w]
         patch = np.ascontiguousarray(bgr[y : y + h, x : x + w])
         if patch.ndim == 2:
             patch = np.asarray(cv2.cvtColor(patch, cv2.COLOR_GRAY2BGR), np.uint8)
-        lab = np.asarray(cv2.cvtColor(patch, cv2.COLOR_BGR2LAB), np.uint8)
-        odd = _not_print(lab, np.where(zone, mask[y : y + h, x : x + w], 0), settings)
+        odd = _not_print(np.asarray(cv2.cvtColor(patch, cv2.COLOR_BGR2LAB), np.uint8), printed, settings)
         if odd is None:
             continue
+        # the opening keeps only what lies in the zone already (odd does)
         opened = cv2.morphologyEx(odd.astype(np.uint8), cv2.MORPH_OPEN, kernel)
         # a corner or two of the print's cells left after the opening is no base's part; nor is what lies in the zone's
         # outer part alone (the mat beyond a narrow paper, a print on it): only what reaches over the print itself
         count, labels, stats, _centroids = cv2.connectedComponentsWithStats(opened, connectivity=8)
-        inner = np.isin(mask[y : y + h, x : x + w], (PRINT_BLACK, PRINT_WHITE, PRINT_UNSURE))
+        inner = np.isin(printed, (PRINT_BLACK, PRINT_WHITE, PRINT_UNSURE))
         reaches = np.zeros(count, np.bool_)
         reaches[np.unique(labels[inner & (labels > 0)])] = True
         big = reaches & np.concatenate([[False], stats[1:, cv2.CC_STAT_AREA] >= (3 * side) ** 2])
-        out[y : y + h, x : x + w][big[labels] & zone] = 0
+        out[y : y + h, x : x + w][big[labels]] = 0
     return out
 
 
@@ -153,10 +155,6 @@ def _not_print(
         a0, b0 = (int(np.median(sample[..., c][at])) for c in (1, 2))
         far &= (ab[..., 0] - a0) ** 2 + (ab[..., 1] - b0) ** 2 > settings.marker_print_chroma**2
     return np.asarray((odd | far) & (printed > 0), dtype=np.bool_)
-
-
-# Fewer black or white pixels of a marker's print in view than this: its levels are not read (a window's edge).
-_MIN_PRINT_PIXELS = 20
 
 
 def rim_parallax(calibration: TableCalibration, px_per_mm: float, rim_height_mm: float) -> RimParallax | None:

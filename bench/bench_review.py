@@ -36,7 +36,8 @@ from synth.render import render
 from synth.scene import SceneModel
 from synth.sequence import frame_seed, move_scenes
 from tableref.config import load_config
-from tableref.review.run import Recording, Reviewer
+from tableref.review.recording import Recording
+from tableref.review.run import Reviewer
 from tableref.review.store import ReviewStore
 
 FPS = 30.0

@@ -96,6 +96,8 @@ class ReviewSettings:
 
     # Change detection runs on one frame every sample_interval_s of video; the others are only decoded.
     sample_interval_s: float = field(metadata=positive())
+    # The recording is read in a thread of its own, at most this many still frames ahead of their measurement.
+    still_frames_ahead: int = field(metadata=at_least(1))
     # Frames are compared as grey copies this wide: a pixel changed by more than motion_pixel_delta grey levels
     # counts, and more than motion_fraction of the pixels changed is movement, as is a region of at least
     # motion_min_region_px such pixels side by side (0: only the share counts).

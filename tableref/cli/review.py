@@ -18,7 +18,8 @@ from tableref.cli.options import (
 from tableref.errors import UsageError
 from tableref.progress import Progress
 from tableref.report import format_game
-from tableref.review.run import Recording, ReviewJob, review_many
+from tableref.review.recording import Recording
+from tableref.review.run import ReviewJob, review_many
 from tableref.review.store import ReviewStore
 
 EXIT_OK = 0

@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -32,108 +31,18 @@ from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import change_view, changed_share, changed_since
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, empty_table, game_sizes
-from tableref.pipeline.motion import bases_explain, reaching_region, thumbnail
+from tableref.pipeline.motion import bases_explain, reaching_region
 from tableref.pipeline.watch import COVERED, SAME, Settled, TableWatch, measure_settled
+from tableref.review.recording import Recording, Sample, StillFrame, read_ahead, still_frames
 from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.settings import Settings
 from tableref.sources import (
-    MAX_IMAGE_PIXELS,
-    VIDEO_SUFFIXES,
     SourceError,
-    check_frame_size,
     folder_images,
-    open_video_file,
-    read_image,
-    video_rate_and_count,
 )
 from vision.finder import FinderMaps, load_finder
 from vision.look_settings import FinderSettings
-
-# Progress is reported every this many frames: often enough for a smooth bar, rarely enough to cost nothing.
-_PROGRESS_EVERY = 30
-
-
-@dataclass(frozen=True)
-class Sample:
-    """A frame the scan looked at: ``index`` in the source, ``time_s`` from its start, and the image."""
-
-    index: int
-    time_s: float
-    image_bgr: NDArray[np.uint8]
-
-
-class Recording:
-    """A video file or a folder of photos, read from a given frame on; only every ``step``-th frame is decoded
-    into an image (the others are grabbed, which a video needs to keep its place)."""
-
-    def __init__(self, path: str | Path, photo_period_s: float, max_pixels: int = MAX_IMAGE_PIXELS) -> None:
-        self.path = Path(path)
-        self.photos: list[Path] = []
-        if self.path.is_dir():
-            self.photos = folder_images(self.path)
-            self.fps = 1.0 / photo_period_s
-            self.count = len(self.photos)
-            return
-        if not self.path.is_file():
-            raise SourceError(f"{self.path}: no such video file or folder of photos")
-        if self.path.suffix.lower() not in VIDEO_SUFFIXES:
-            raise SourceError(f"{self.path}: not a video ({', '.join(VIDEO_SUFFIXES)}) or a folder of photos")
-        cap = open_video_file(self.path)
-        self.fps, self.count = video_rate_and_count(cap)
-        try:
-            check_frame_size(cap, f"{self.path}: the video", max_pixels)
-        finally:
-            cap.release()
-        if self.fps <= 0:
-            raise SourceError(f"{self.path}: the video states no frame rate; expected a recording with one")
-
-    @property
-    def is_photos(self) -> bool:
-        return bool(self.photos)
-
-    def samples(self, start: int, step: int, progress: Callable[[int], None]) -> Iterator[Sample]:
-        """From frame ``start`` on, every frame whose index is a multiple of ``step`` (so that a resumed scan
-        looks at the same frames); ``progress(n)`` counts every frame passed, decoded or not."""
-        if self.photos:
-            for k in range(start, len(self.photos)):
-                progress(1)
-                yield Sample(k, k / self.fps, read_image(self.photos[k]))
-            return
-        cap = open_video_file(self.path)
-        try:
-            if start:
-                cap.set(cv2.CAP_PROP_POS_FRAMES, start)
-            k = start
-            pending = 0
-            while cap.grab():
-                pending += 1
-                if k % step == 0:
-                    ok, image = cap.retrieve()
-                    if not ok or image is None:
-                        return
-                    yield Sample(k, k / self.fps, np.asarray(image, dtype=np.uint8))
-                if pending >= _PROGRESS_EVERY:
-                    progress(pending)
-                    pending = 0
-                k += 1
-            progress(pending)
-        finally:
-            cap.release()
-
-    def image(self, index: int) -> NDArray[np.uint8]:
-        """One frame by index."""
-        if self.photos:
-            return read_image(self.photos[index])
-        cap = open_video_file(self.path)
-        try:
-            cap.set(cv2.CAP_PROP_POS_FRAMES, index)
-            ok, image = cap.read()
-        finally:
-            cap.release()
-        if not ok or image is None:
-            raise SourceError(f"{self.path}: cannot read frame {index}")
-        return np.asarray(image, dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -341,13 +250,12 @@ class Reviewer:
             measured, spell_done, start = resume.anchor, True, resume.frame + 1
             progress(start)
         step = 1 if rec.is_photos else max(1, round(s.sample_interval_s * rec.fps))
-        for sample in rec.samples(start, step, progress):
-            thumb = thumbnail(sample.image_bgr, s.motion_thumb_px)
-            if watch.update(thumb, sample.time_s):
-                spell_done = False
-            if spell_done or not watch.settled(sample.time_s):
-                continue
-            spell_done = True
+
+        def still(count: Callable[[int], None]) -> Iterator[StillFrame]:
+            return still_frames(rec.samples(start, step, count), watch, s.motion_thumb_px, spell_done)
+
+        for frame in read_ahead(still, s.still_frames_ahead, progress):
+            sample, thumb = frame.sample, frame.thumb
             verdict = watch.verdict(thumb, measured)
             if verdict == SAME:
                 continue
@@ -383,10 +291,7 @@ class Reviewer:
                 _BaseThere(sample.image_bgr, analysis, self.config.vision.finder, s.gone_size_share),
             )
             self.last_view = view
-            # The anchor is the first sample of the still spell: resuming compares new frames with it, as here.
-            anchor = watch.anchor if watch.anchor is not None else thumb
-            moved_at = watch.moved_at if watch.moved_at is not None else sample.time_s
-            self._store(reviewed, sample, Resume(sample.index, moved_at, anchor))
+            self._store(reviewed, sample, Resume(sample.index, frame.moved_at_s, frame.anchor))
             previous = reviewed
             measured = thumb
         self._fail_if_nothing_measured()

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from tableref.review.run import Recording
+from tableref.review.recording import Recording
 from tableref.sources import Capture, SourceError, blockiness, deblock_blur_px, decode_image
 
 

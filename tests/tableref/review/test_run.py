@@ -19,7 +19,8 @@ from rules.state import dump_state
 from synth.game import GameVideo, write_game
 from tableref.cli import main
 from tableref.config import load_config
-from tableref.review.run import Recording, Reviewer
+from tableref.review.recording import Recording
+from tableref.review.run import Reviewer
 from tableref.review.store import ReviewStore
 from tableref.settings import Settings
 from tests.tableref.review_game import (

@@ -287,7 +287,12 @@ def _landings(
     ``fit_mm`` of a detection ``seen_mm`` (D, 2) they are ``allowed`` (M, D) to be, and how far off (mm, summed
     over the models: the nearest such detection, ``fit_mm`` for a model landed on none). Worked in slices of
     displacements, so that memory stays bounded however many models and detections there are."""
+    # a detection no model may land on changes neither count: only the others are worked through
+    cols = allowed.any(axis=0)
+    seen_mm, allowed = seen_mm[cols], allowed[:, cols]
     m, d = shapes.shape[1], len(seen_mm)
+    if d == 0:
+        return np.zeros(len(tried_mm), np.intp), np.full(len(tried_mm), fit_mm * m)
     step = max(1, 2_000_000 // max(1, m * d))
     counts, offs = [], []
     for start in range(0, len(tried_mm), step):

@@ -19,8 +19,13 @@ With ``--turns`` each moved unit also turns, as units wheel: by 15-90 degrees ei
 front corner (front: the way it moves), then shifts, every model staying within the 7" Move and moving at least
 ``MIN_MOVE_MM``; the truth is each model's own displacement. Without it a seed makes the same game as before.
 
-Run by hand: ``.venv/bin/python bench/bench_review_games.py [--seed 62000] [--count 10] [--turns] [--out DIR]``;
-resolutions alternate 1080p and 4K.
+With ``--video HOLD_S`` each game is a 30 fps MPEG-4 recording instead (each state held ``HOLD_S`` seconds, its
+frames differing by sensor noise, and before each later state a hand over the moved unit's new place for
+``HAND_S``), reviewed as ``tableref review game.mp4`` would; the review's wall time is printed against the
+recording's length, as ``bench_review.py`` prints it for the first renderer's plain games.
+
+Run by hand: ``.venv/bin/python bench/bench_review_games.py [--seed 62000] [--count 10] [--turns] [--video 8]
+[--out DIR]``; resolutions alternate 1080p and 4K.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import json
 import math
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +49,7 @@ import numpy as np
 
 from synth.wide import random_scene
 from synth.wide.frame import render_frame
+from synth.wide.layout import make_hand
 from synth.wide.scene import Blob, Part, Stick, WideBase, WideScene
 from synth.wide.tables import spec_toml
 from tableref.cli import main as tableref_main
@@ -57,6 +64,12 @@ MIN_MOVE_MM = 20.0
 TURN_DEG = (15.0, 90.0)
 # The share of a base's rim in view above which it counts as visible (as the wide-look sets count it).
 VISIBLE_SHARE = 0.6
+FPS = 30.0
+FOURCC = "mp4v"
+HAND_S = 1.5
+NOISE_GREY = 1.5
+# Sensor noise is drawn this many times and cycled: fresh noise for every 4K frame would take longer than the review.
+NOISE_FIELDS = 8
 
 
 @dataclass(frozen=True)
@@ -163,9 +176,12 @@ def _turned(
     return out
 
 
-def make_game(seed: int, resolution: str, out: Path, turns: bool = False) -> dict[str, Any] | None:
-    """Render one game into ``out`` (photos, table.toml, camera.json, roster.json), its units turned as well as
-    shifted with ``turns``; its truth, or None where no two units could be moved clear."""
+def make_game(
+    seed: int, resolution: str, out: Path, turns: bool = False, hold_s: float | None = None
+) -> dict[str, Any] | None:
+    """Render one game into ``out`` (photos, table.toml, camera.json, roster.json; with ``hold_s``, game.mp4 as
+    well), its units turned as well as shifted with ``turns``; its truth, or None where no two units could be moved
+    clear."""
     rng = np.random.default_rng(seed)
     first = dataclasses.replace(random_scene(seed, resolution), hands=())
     units: dict[str, list[str]] = {}
@@ -189,8 +205,10 @@ def make_game(seed: int, resolution: str, out: Path, turns: bool = False) -> dic
     )
     out.mkdir(parents=True, exist_ok=True)
     victim_seen = 0.0
+    images = []
     for k, scene in enumerate(scenes, 1):
         image, truth = render_frame(scene, seed * 10 + k)
+        images.append(np.asarray(image, dtype=np.uint8))
         cv2.imwrite(str(out / f"state_{k}.jpg"), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         if k == 1:
             (out / "camera.json").write_text(json.dumps(dict(truth.camera)), encoding="utf-8")
@@ -202,7 +220,13 @@ def make_game(seed: int, resolution: str, out: Path, turns: bool = False) -> dic
         unit["move_in"] = MOVE_IN
     (out / "roster.json").write_text(json.dumps(roster), encoding="utf-8")
     start = {b.id: (b.x_mm, b.y_mm) for b in first.bases}
+    length_s = 0.0
+    if hold_s is not None:
+        moved = [set(second[1][1]), set(third[1][1])]
+        hands = [render_frame(_with_hand(scenes[k], moved[k - 1], rng), seed * 10 + 5 + k)[0] for k in (1, 2)]
+        length_s = write_video(out / "game.mp4", images, [np.asarray(h, dtype=np.uint8) for h in hands], hold_s, seed)
     return {
+        "length_s": length_s,
         "start": start,
         "moves": [second[1][1], third[1][1]],
         "victim": victim,
@@ -211,10 +235,42 @@ def make_game(seed: int, resolution: str, out: Path, turns: bool = False) -> dic
     }
 
 
-def review(folder: Path) -> Path:
-    """Review the game's photos, as the command line does; the review's file."""
+def _with_hand(scene: WideScene, moved: set[str], rng: np.random.Generator) -> WideScene:
+    """``scene`` with a hand over the new place of the ``moved`` bases, reaching in from the nearer long edge."""
+    xy = np.array([[b.x_mm, b.y_mm] for b in scene.bases if b.id in moved]).mean(axis=0)
+    near_side = xy[1] < scene.table.depth_mm / 2
+    hand = make_hand(rng, (float(xy[0]), float(xy[1])), 90.0 if near_side else -90.0, 45.0)
+    # the arm from the forearm's end to the player beyond the table's edge: a hand is never cut off in mid-air
+    forearm = next(p for p in hand if isinstance(p, Stick))
+    edge_y = -300.0 if near_side else scene.table.depth_mm + 300.0
+    shoulder = (forearm.start[0], edge_y, forearm.start[2] + 250.0)
+    arm = Stick(forearm.start, shoulder, forearm.radius * 1.2, forearm.colour)
+    return dataclasses.replace(scene, hands=((*hand, arm),))
+
+
+def write_video(path: Path, states: list[np.ndarray], hands: list[np.ndarray], hold_s: float, seed: int) -> float:
+    """Write the game as a video: each of ``states`` held ``hold_s``, each later one after ``HAND_S`` of its
+    ``hands`` frame (the hand over the moved unit); its length (s)."""
+    rng = np.random.default_rng(seed)
+    h, w = states[0].shape[:2]
+    noise = [rng.normal(0.0, NOISE_GREY, (h, w, 3)).astype(np.float32) for _ in range(NOISE_FIELDS)]
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*FOURCC), FPS, (w, h))
+    frames = 0
+    for k, image in enumerate(states):
+        spells = [(hands[k - 1], HAND_S)] if k else []
+        for picture, seconds in [*spells, (image, hold_s)]:
+            for _ in range(round(seconds * FPS)):
+                writer.write(np.clip(picture + noise[frames % NOISE_FIELDS], 0, 255).astype(np.uint8))
+                frames += 1
+    writer.release()
+    return frames / FPS
+
+
+def review(folder: Path, source: Path | None = None) -> Path:
+    """Review the game (its photos, or the recording ``source``), as the command line does; the review's file."""
     db = folder / "review.sqlite"
-    args = ["review", str(folder), "--roster", str(folder / "roster.json"), "--table", str(folder / "table.toml")]
+    args = ["review", str(source or folder), "--roster", str(folder / "roster.json")]
+    args += ["--table", str(folder / "table.toml")]
     args += ["--camera", str(folder / "camera.json"), "--out", str(db), "--quiet"]
     with contextlib.redirect_stdout(io.StringIO()):
         tableref_main(args)
@@ -271,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=62000)
     parser.add_argument("--count", type=int, default=10)
     parser.add_argument("--turns", action="store_true", help="moved units turn as well as shift")
+    parser.add_argument(
+        "--video", type=float, default=None, metavar="HOLD_S", help="review each game as a recording, states held so"
+    )
     parser.add_argument("--out", type=Path, default=None, help="keep the games here (default: a temporary folder)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -279,11 +338,17 @@ def main(argv: list[str] | None = None) -> int:
         for k in range(args.count):
             seed, resolution = args.seed + k, ("1080p", "4k")[k % 2]
             folder = root / f"game_{resolution}_{seed}"
-            truth = make_game(seed, resolution, folder, args.turns)
+            truth = make_game(seed, resolution, folder, args.turns, args.video)
             if truth is None:
                 print(f"{folder.name}: no two units could be moved clear; skipped", flush=True)
                 continue
-            row = {"game": folder.name, **score(truth, review(folder))}
+            started = time.perf_counter()
+            db = review(folder, folder / "game.mp4" if args.video else None)
+            took_s = time.perf_counter() - started
+            row = {"game": folder.name, **score(truth, db)}
+            if args.video:
+                row |= {"length s": truth["length_s"], "review s": round(took_s, 2)}
+                row["x real time"] = round(truth["length_s"] / took_s, 1)
             rows.append(row)
             print(json.dumps(row), flush=True)
     keys = ("states", "moves", "seen", "found", "invented", "casualty", "casualty visible", "removed wrongly")
@@ -294,6 +359,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{total['casualty']} of {len(rows)} ({total['casualty visible']} visible); models removed wrongly "
         f"{total['removed wrongly']}"
     )
+    if args.video:
+        for resolution in ("1080p", "4k"):
+            times = sorted(r["x real time"] for r in rows if f"_{resolution}_" in r["game"])
+            if times:
+                print(
+                    f"{resolution}: x real time {', '.join(f'{t:.1f}' for t in times)} (median {np.median(times):.1f})"
+                )
     return 0
 
 

@@ -197,8 +197,9 @@ def read_ahead(
         return False
 
     def make() -> None:
-        made = make_items(tally.add)
+        made: Iterator[T] | None = None
         try:
+            made = make_items(tally.add)
             for item in made:
                 if not put(item):
                     return

@@ -105,3 +105,11 @@ def test_read_ahead_runs_at_most_its_limit_ahead_and_stops_when_left(limit: int)
             break
     assert closed.wait(2.0)
     assert len(made) < 1000
+
+
+def test_read_ahead_raises_an_error_of_the_maker_itself() -> None:
+    def make(count: Callable[[int], None]) -> Iterator[int]:
+        raise OSError("the recording went away")
+
+    with pytest.raises(OSError, match="went away"):
+        list(read_ahead(make, 2, lambda n: None))

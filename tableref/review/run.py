@@ -39,10 +39,7 @@ from tableref.review.recording import Recording, Sample, StillFrame, read_ahead,
 from tableref.review.store import Resume, ReviewStore
 from tableref.review.timeline import ReviewedState, review_state, roster_bases_where_seen
 from tableref.settings import Settings
-from tableref.sources import (
-    SourceError,
-    folder_images,
-)
+from tableref.sources import SourceError, folder_images
 from vision.finder import FinderMaps, load_finder
 from vision.look_settings import FinderSettings
 

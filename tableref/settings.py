@@ -64,8 +64,8 @@ class PipelineSettings:
     # at most change_thumb_px wide; a pixel changed by more than change_noise_sigmas times the difference's
     # noise and at least change_min_delta levels counts, in regions of at least change_min_pixels (where the grey
     # copies show it; where only a colour channel does, by change_colour_min_delta levels in regions of
-    # change_colour_min_pixels); each changed region is grown by change_margin_mm on the table. More than
-    # max_changed_share of the view to measure again: the whole frame is.
+    # change_colour_min_pixels); each changed region, cut along a grid of change_cell_mm on the table (0: not
+    # cut), is grown by change_margin_mm. More than max_changed_share of the view to measure again: the whole frame is.
     change_thumb_px: int = field(metadata=at_least(1))
     change_min_delta: int = field(metadata=at_least(0, 255))
     change_noise_sigmas: float = field(metadata=at_least(0))
@@ -73,6 +73,7 @@ class PipelineSettings:
     change_colour_min_pixels: int = field(metadata=at_least(0))
     change_colour_min_delta: int = field(metadata=at_least(0, 255))
     change_margin_mm: float = field(metadata=at_least(0))
+    change_cell_mm: float = field(metadata=at_least(0))
     max_changed_share: float = field(metadata=at_least(0, 1))
     # A base kept from the frame before may have moved by a little less than a change that shows: its sigma widens
     # by this (px of the top-down view, per axis).

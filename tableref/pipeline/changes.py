@@ -171,24 +171,68 @@ def _regions(mask: NDArray[np.uint8]) -> tuple[NDArray[np.int32], NDArray[np.int
     return regions, np.asarray(labels, dtype=np.int32), (x, y)
 
 
+def _mask_cell_px(mask: NDArray[np.bool_], calibration: TableCalibration, cell_mm: float) -> int:
+    """About ``cell_mm`` of the table in pixels of ``mask`` (h, w) at the frame's centre; 0 for no cells."""
+    if cell_mm <= 0:
+        return 0
+    small_w = int(mask.shape[1])
+    scale_x = calibration.image_width / small_w
+    step_px = 0.1 * small_w
+    centre_x, centre_y = 0.5 * calibration.image_width, 0.5 * calibration.image_height
+    ends = calibration.image_to_table(np.array([[centre_x, centre_y], [centre_x + step_px * scale_x, centre_y]]))
+    mm_per_px = float(np.hypot(*(ends[1] - ends[0]))) / step_px
+    if not math.isfinite(mm_per_px) or mm_per_px <= 0:
+        return 0
+    return max(1, round(cell_mm / mm_per_px))
+
+
+def _cut_regions(mask: NDArray[np.bool_], cell_px: int) -> NDArray[np.int32]:
+    """(K, 4) the boxes (x, y, width, height; pixels of ``mask`` (h, w)) of its 8-connected regions, each cut along
+    a grid of ``cell_px`` (0: not cut)."""
+    found = _regions(mask.astype(np.uint8))
+    if found is None:
+        return np.zeros((0, 4), dtype=np.int32)
+    stats, labels, (x0, y0) = found
+    if cell_px <= 0:
+        return stats[:, :4]
+    v, u = np.nonzero(labels)
+    u, v = u + x0, v + y0
+    columns = mask.shape[1] // cell_px + 1
+    key = (labels[v - y0, u - x0].astype(np.int64) * (mask.shape[0] // cell_px + 1) + v // cell_px) * columns
+    key += u // cell_px
+    _, piece = np.unique(key, return_inverse=True)
+    count = int(piece.max()) + 1
+    u0 = np.full(count, np.iinfo(np.int32).max)
+    v0 = np.full(count, np.iinfo(np.int32).max)
+    u1 = np.full(count, -1)
+    v1 = np.full(count, -1)
+    np.minimum.at(u0, piece, u)
+    np.minimum.at(v0, piece, v)
+    np.maximum.at(u1, piece, u)
+    np.maximum.at(v1, piece, v)
+    return np.column_stack([u0, v0, u1 - u0 + 1, v1 - v0 + 1]).astype(np.int32)
+
+
 def changed_boxes(
     mask: NDArray[np.bool_],
     calibration: TableCalibration,
     margin_mm: float,
+    cell_mm: float = 0.0,
 ) -> list[Box]:
     """The table boxes (mm) that the regions of ``mask`` (h, w), a small copy of frames of the calibration's size,
-    map to, grown by ``margin_mm`` and kept on the table; regions off the table give none."""
-    found = _regions(mask.astype(np.uint8))
-    if found is None:
+    map to, grown by ``margin_mm`` and kept on the table; regions off the table give none. With ``cell_mm`` a region
+    is cut along a grid of about that size on the table first: a long or slanting region (a unit moved in a column)
+    is several boxes, not one box round all of it."""
+    stats = _cut_regions(mask, _mask_cell_px(mask, calibration, cell_mm))
+    if len(stats) == 0:
         return []
-    stats = found[0]
     small_h, small_w = mask.shape
     scale_x = calibration.image_width / small_w
     scale_y = calibration.image_height / small_h
     t = np.linspace(0.0, 1.0, _SIDE_POINTS)
     width_mm, depth_mm = calibration.spec.width_mm, calibration.spec.depth_mm
     boxes = []
-    for x, y, w, h, _area in stats:
+    for x, y, w, h in stats:
         # the region's pixels cover [x, x + w) of the small copy: that much of the frame
         x0, x1 = x * scale_x, (x + w) * scale_x
         y0, y1 = y * scale_y, (y + h) * scale_y
@@ -214,15 +258,18 @@ def changed_boxes(
 
 
 def merged(boxes: list[Box]) -> list[Box]:
-    """Boxes that overlap (or touch) joined into their union, until none does: the windows measured again."""
+    """Boxes joined into their union where that covers no more of the table than the two apart, until none is: the
+    windows measured again. Boxes that overlap more thinly stay apart (a base in both is measured in each)."""
     out = list(boxes)
     joined = True
     while joined:
         joined = False
         for i in range(len(out)):
             for j in range(i + 1, len(out)):
-                if out[i].overlaps(out[j]):
-                    out[i] = out[i].union(out.pop(j))
+                union = out[i].union(out[j])
+                if out[i].overlaps(out[j]) and union.area_mm2 <= out[i].area_mm2 + out[j].area_mm2:
+                    out[i] = union
+                    del out[j]
                     joined = True
                     break
             if joined:

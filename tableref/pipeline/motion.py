@@ -53,13 +53,17 @@ def reaching_in(thumb: NDArray[np.uint8], reference: NDArray[np.uint8], pixel_de
 
 
 def reaching_region(
-    thumb: NDArray[np.uint8], reference: NDArray[np.uint8], pixel_delta: int, min_fraction: float
+    thumb: NDArray[np.uint8],
+    reference: NDArray[np.uint8],
+    pixel_delta: int,
+    min_fraction: float,
+    anywhere: bool = False,
 ) -> NDArray[np.bool_] | None:
     """(h, w) the regions that changed since ``reference`` (pixels differing by more than ``pixel_delta``,
-    8-connected) that touch the frame's border and cover at least ``min_fraction`` of the frame; None where there
-    is none. A hand, an arm or a tape measure comes in over the edge of the picture; models moved on the table
-    change small patches inside it (but see :func:`bases_explain`). Thumbnails of other sizes are not compared
-    (None)."""
+    8-connected) that touch the frame's border (``anywhere``: or not) and cover at least ``min_fraction`` of the
+    frame; None where there is none. A hand, an arm or a tape measure comes in over the edge of the picture; models
+    moved on the table change small patches inside it (but see :func:`bases_explain`). Thumbnails of other sizes are
+    not compared (None)."""
     if thumb.shape != reference.shape:
         return None
     mask = (cv2.absdiff(thumb, reference) > pixel_delta).astype(np.uint8)
@@ -70,7 +74,7 @@ def reaching_region(
         return None
     height, width = mask.shape
     x, y, w, h, area = (stats[1:, i] for i in range(5))
-    on_border = (x == 0) | (y == 0) | (x + w == width) | (y + h == height)
+    on_border = anywhere | (x == 0) | (y == 0) | (x + w == width) | (y + h == height)
     big = np.flatnonzero(on_border & (area >= min_fraction * mask.size)) + 1
     return np.isin(labels, big) if big.size else None
 

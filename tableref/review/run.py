@@ -282,6 +282,8 @@ class Reviewer:
         def still(count: Callable[[int], None]) -> Iterator[StillFrame]:
             return still_frames(rec.samples(start, step, count), watch, s.motion_thumb_px, spell_done)
 
+        # a settled spell held back: something lay over the table inside the picture (see _held_inside)
+        held: _Held | None = None
         for frame in read_ahead(still, s.still_frames_ahead, progress):
             sample, thumb = frame.sample, frame.thumb
             verdict = watch.verdict(thumb, measured)
@@ -290,44 +292,85 @@ class Reviewer:
             settled = self._measure(sample, previous, verdict)
             if settled is None:
                 continue
-            analysis, fresh = settled.analysis, settled.recalibrated
+            analysis = settled.analysis
             if verdict == COVERED and not self._moves_explain(thumb, measured, analysis, previous, sample.image_bgr):
                 # A hand held still over the table: the next movement (it leaving) starts a new spell.
                 self.covered += 1
                 continue
-            cal = self.calibration = analysis.calibration
-            if previous is None and len(analysis.state.models) <= s.empty_max_bases:
-                # before the models are deployed: the table seen empty, and no bases on it
-                self.empty = EmptyTable(sample.image_bgr, cal)
-                self.store.set_meta(empty_frame=str(sample.index))
-                analysis = replace(analysis, state=replace(analysis.state, models=()))
-            if fresh:
-                # A resumed review calibrates on this frame: the camera stood here for the states from now on.
-                self.store.set_meta(calibration_frame=str(sample.index))
-                self.recalibrated += previous is not None
-            view = self._view(sample.image_bgr)
-            reviewed = review_state(
-                analysis.state,
-                sample.index,
-                sample.time_s,
-                previous,
-                self.profile,
-                s,
-                self.roster,
-                self.actions,
-                self._changed(view, previous, cal, fresh),
-                _BaseThere(sample.image_bgr, analysis, self.config.vision.finder, s.gone_size_share),
+            if held is not None:
+                if held.stayed(self._changed_region(thumb, measured, anywhere=True), s.covered_stayed_share):
+                    previous, measured = self._take(held.frame, held.settled, previous), held.frame.thumb
+                else:
+                    self.covered += 1
+                held = None
+            region = (
+                None
+                if settled.recalibrated
+                else self._held_inside(thumb, measured, analysis, previous, sample.image_bgr)
             )
-            self.last_view, self.last_analysis = view, analysis
-            if analysis.remeasured_share >= 1.0:
-                # a resumed review measures the states again from here (see _replay)
-                self.store.set_meta(whole_frame=str(sample.index))
-            self._store(reviewed, sample, Resume(sample.index, frame.moved_at_s, frame.anchor))
-            previous = reviewed
-            measured = thumb
+            if region is not None:
+                held = _Held(frame, settled, region)
+                continue
+            previous, measured = self._take(frame, settled, previous), thumb
+        # a spell still held back when the recording ends was never seen to go: not taken as a state
+        self.covered += held is not None
         self._fail_if_nothing_measured()
         self.store.set_meta(complete="1", frames=str(rec.count), fps=str(rec.fps))
         return self.store.count()
+
+    def _take(self, frame: StillFrame, settled: Settled, previous: ReviewedState | None) -> ReviewedState:
+        """Store the settled ``frame``, measured as ``settled``, as the state after ``previous``; returns it."""
+        s = self.settings
+        sample = frame.sample
+        analysis, fresh = settled.analysis, settled.recalibrated
+        cal = self.calibration = analysis.calibration
+        if previous is None and len(analysis.state.models) <= s.empty_max_bases:
+            # before the models are deployed: the table seen empty, and no bases on it
+            self.empty = EmptyTable(sample.image_bgr, cal)
+            self.store.set_meta(empty_frame=str(sample.index))
+            analysis = replace(analysis, state=replace(analysis.state, models=()))
+        if fresh:
+            # A resumed review calibrates on this frame: the camera stood here for the states from now on.
+            self.store.set_meta(calibration_frame=str(sample.index))
+            self.recalibrated += previous is not None
+        view = self._view(sample.image_bgr)
+        reviewed = review_state(
+            analysis.state,
+            sample.index,
+            sample.time_s,
+            previous,
+            self.profile,
+            s,
+            self.roster,
+            self.actions,
+            self._changed(view, previous, cal, fresh),
+            _BaseThere(sample.image_bgr, analysis, self.config.vision.finder, s.gone_size_share),
+        )
+        self.last_view, self.last_analysis = view, analysis
+        if analysis.remeasured_share >= 1.0:
+            # a resumed review measures the states again from here (see _replay)
+            self.store.set_meta(whole_frame=str(sample.index))
+        self._store(reviewed, sample, Resume(sample.index, frame.moved_at_s, frame.anchor))
+        return reviewed
+
+    def _changed_region(
+        self, thumb: NDArray[np.uint8], measured: NDArray[np.uint8] | None, anywhere: bool
+    ) -> NDArray[np.bool_] | None:
+        """(h, w) the regions of ``thumb`` as large as an arm's that changed since ``measured`` and touch the
+        picture's edge (``anywhere``: or not); None where there are none."""
+        s = self.settings
+        if measured is None:
+            return None
+        return reaching_region(thumb, measured, s.covered_pixel_delta, s.covered_fraction, anywhere)
+
+    def _on_bases(
+        self, region: NDArray[np.bool_], analysis: FrameAnalysis, previous: ReviewedState, frame_bgr: NDArray[np.uint8]
+    ) -> bool:
+        """Whether the changed ``region`` is models moved: it lies on the bases of the state before and of this one
+        (:func:`~tableref.pipeline.motion.bases_explain`)."""
+        s = self.settings
+        outlines = np.concatenate([analysis.outlines_px(), analysis.outlines_px(models=previous.state.models)])
+        return bases_explain(region, outlines, frame_bgr.shape[:2], s.covered_base_grow, s.covered_base_share)
 
     def _moves_explain(
         self,
@@ -337,16 +380,30 @@ class Reviewer:
         previous: ReviewedState | None,
         frame_bgr: NDArray[np.uint8],
     ) -> bool:
-        """Whether what reaches in over the picture's edge is models moved there: the changed region lies on the
-        bases of the state before and of this one (:func:`~tableref.pipeline.motion.bases_explain`)."""
-        s = self.settings
+        """Whether what reaches in over the picture's edge is models moved there (:meth:`_on_bases`)."""
         if measured is None or previous is None:
             return False
-        region = reaching_region(thumb, measured, s.covered_pixel_delta, s.covered_fraction)
-        if region is None:
-            return True
-        outlines = np.concatenate([analysis.outlines_px(), analysis.outlines_px(models=previous.state.models)])
-        return bases_explain(region, outlines, frame_bgr.shape[:2], s.covered_base_grow, s.covered_base_share)
+        region = self._changed_region(thumb, measured, anywhere=False)
+        return region is None or self._on_bases(region, analysis, previous, frame_bgr)
+
+    def _held_inside(
+        self,
+        thumb: NDArray[np.uint8],
+        measured: NDArray[np.uint8] | None,
+        analysis: FrameAnalysis,
+        previous: ReviewedState | None,
+        frame_bgr: NDArray[np.uint8],
+    ) -> NDArray[np.bool_] | None:
+        """The region (h, w) of a settled frame's ``thumb`` that shows something held over the table inside the
+        picture (a hand whose arm the picture does not show up to its edge): changed since ``measured`` as much as an
+        arm changes it, and not models moved there (:meth:`_on_bases`); None where there is none. Such a spell is
+        held back: it is a state only if the region is still there at the next settled spell (terrain moved,
+        something set down for good), and a hand's spell is dropped once the hand has gone. (A frame whose camera
+        moved changed everywhere: the caller does not ask.)"""
+        if previous is None:
+            return None
+        region = self._changed_region(thumb, measured, anywhere=True)
+        return None if region is None or self._on_bases(region, analysis, previous, frame_bgr) else region
 
     def _fail_if_nothing_measured(self) -> None:
         """A recording none of whose settled frames could be measured (markers never seen, say) is not a game of
@@ -359,6 +416,23 @@ class Reviewer:
         raise type(exc)(
             f"{self.recording.path}: none of its {self.skipped} settled frames could be measured; {kind} {index}: {exc}"
         )
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A settled spell held back (:meth:`Reviewer._held_inside`): its first ``frame``, as measured (``settled``),
+    and the ``region`` (h, w) of its thumbnail that changed inside the picture."""
+
+    frame: StillFrame
+    settled: Settled
+    region: NDArray[np.bool_]
+
+    def stayed(self, changed: NDArray[np.bool_] | None, share: float) -> bool:
+        """Whether at least ``share`` of the region is still changed in a later spell's ``changed`` regions (same
+        thumbnail size; None: none changed)."""
+        if changed is None or changed.shape != self.region.shape:
+            return False
+        return bool(np.count_nonzero(changed & self.region) >= share * np.count_nonzero(self.region))
 
 
 class _BaseThere:

@@ -16,6 +16,7 @@ from synth.wide.frame import write_frame
 from synth.wide.tables import spec_toml
 from tableref.config import load_config
 from tableref.evaluate import FrameScore, load_samples, score_frame
+from tableref.evaluate import Sample as EvalSample
 from tableref.sources import read_image
 from tests.vision import vision_scenes as vs
 from tests.vision.hand_rules import hand_rule_settings
@@ -157,32 +158,58 @@ def test_the_shipped_finder_sees_the_bases_of_a_sample_frame_and_not_a_bare_mat(
     assert len(load_finder().read(bare, px_per_mm).peaks(0.5)[0]) == 0
 
 
-def _wide_scores(
-    seed: int,
-    resolution: str,
-    folder: Path,
-    off: str = "finder.seed_probability",
-    both_off: tuple[str, ...] = (),
-    before: float = 0.0,
-) -> tuple[FrameScore, FrameScore]:
-    """(with the setting ``off`` at ``before``, as shipped) on one frame of the wide-look renderer (never fitted on);
-    the settings ``both_off`` at 0 in both, so that ``off`` is measured alone."""
-    scene = random_scene(seed, resolution)
-    (folder / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
-    write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
-    (sample,) = load_samples(folder)
-    config = load_config()
-    config = dataclasses.replace(config, vision=config.vision.replaced(dict.fromkeys(both_off, 0.0)))
-    without = dataclasses.replace(config, vision=config.vision.replaced({off: before}))
-    return score_frame(sample, without, without.evaluate), score_frame(sample, config, config.evaluate)
+class _WideFrames:
+    """Frames of the wide-look renderer (never fitted on), each rendered once for the module, and each frame's score
+    with the settings as shipped, also computed once."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.samples: dict[tuple[int, str], EvalSample] = {}
+        self.shipped: dict[tuple[int, str], FrameScore] = {}
+
+    def sample(self, seed: int, resolution: str) -> EvalSample:
+        key = (seed, resolution)
+        if key not in self.samples:
+            folder = self.folder / f"{resolution}_{seed}"
+            folder.mkdir()
+            scene = random_scene(seed, resolution)
+            (folder / f"table_{scene.table_name}.toml").write_text(spec_toml(scene.table), encoding="utf-8")
+            write_frame(scene, seed, folder, f"wide_{resolution}_{seed}")
+            (self.samples[key],) = load_samples(folder)
+        return self.samples[key]
+
+    def scores(
+        self,
+        seed: int,
+        resolution: str,
+        off: str = "finder.seed_probability",
+        both_off: tuple[str, ...] = (),
+        before: float = 0.0,
+    ) -> tuple[FrameScore, FrameScore]:
+        """(with the setting ``off`` at ``before``, as shipped); the settings ``both_off`` at 0 in both, so that
+        ``off`` is measured alone."""
+        sample = self.sample(seed, resolution)
+        config = load_config()
+        config = dataclasses.replace(config, vision=config.vision.replaced(dict.fromkeys(both_off, 0.0)))
+        without = dataclasses.replace(config, vision=config.vision.replaced({off: before}))
+        if both_off:
+            return score_frame(sample, without, without.evaluate), score_frame(sample, config, config.evaluate)
+        if (seed, resolution) not in self.shipped:
+            self.shipped[seed, resolution] = score_frame(sample, config, config.evaluate)
+        return score_frame(sample, without, without.evaluate), self.shipped[seed, resolution]
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> _WideFrames:
+    return _WideFrames(tmp_path_factory.mktemp("wide"))
 
 
 # frames of the development set: crowded melees of dark and flock tops at 1080p, a coarse 1080p table, a 4K one
 @pytest.mark.parametrize(("seed", "resolution"), [(30000, "1080p"), (70004, "1080p"), (30010, "4k")])
 def test_the_finders_look_finds_bases_the_others_missed_and_keeps_what_they_found(
-    seed: int, resolution: str, tmp_path: Path
+    seed: int, resolution: str, wide: _WideFrames
 ) -> None:
-    without, with_finder = _wide_scores(seed, resolution, tmp_path)
+    without, with_finder = wide.scores(seed, resolution)
     found_before = without.truth_matched & without.truth_visible
     found_after = with_finder.truth_matched & with_finder.truth_visible
     assert found_after.sum() > found_before.sum()
@@ -199,10 +226,10 @@ def test_the_finders_look_finds_bases_the_others_missed_and_keeps_what_they_foun
 # black space mat (4K); the verifier took both for tokens
 @pytest.mark.parametrize(("seed", "resolution", "more"), [(30022, "4k", 2), (30007, "4k", 5)])
 def test_a_unit_only_the_finder_sees_stands_whatever_the_verifier_says(
-    seed: int, resolution: str, more: int, tmp_path: Path
+    seed: int, resolution: str, more: int, wide: _WideFrames
 ) -> None:
-    without, with_units = _wide_scores(
-        seed, resolution, tmp_path, off="finder.unit_probability", both_off=("finder.trust_probability",)
+    without, with_units = wide.scores(
+        seed, resolution, off="finder.unit_probability", both_off=("finder.trust_probability",)
     )
     found_before = without.truth_matched & without.truth_visible
     found_after = with_units.truth_matched & with_units.truth_visible
@@ -214,9 +241,9 @@ def test_a_unit_only_the_finder_sees_stands_whatever_the_verifier_says(
 # a development frame: a 60 mm base, painted yellow with a light figure, that the verifier takes for a token (4K)
 @pytest.mark.parametrize(("seed", "resolution"), [(30013, "4k")])
 def test_a_base_the_finder_is_sure_of_stands_whatever_the_verifier_says(
-    seed: int, resolution: str, tmp_path: Path
+    seed: int, resolution: str, wide: _WideFrames
 ) -> None:
-    without, with_trust = _wide_scores(seed, resolution, tmp_path, off="finder.trust_probability")
+    without, with_trust = wide.scores(seed, resolution, off="finder.trust_probability")
     found_before = without.truth_matched & without.truth_visible
     found_after = with_trust.truth_matched & with_trust.truth_visible
     assert np.sum(found_after & ~found_before) >= 1
@@ -251,9 +278,9 @@ def test_the_finders_veto_spares_bases_larger_than_it_knows(keep_probability: fl
 # neighbours as it places them (4K)
 @pytest.mark.parametrize(("seed", "resolution", "more"), [(30004, "4k", 1), (30015, "1080p", 1)])
 def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
-    seed: int, resolution: str, more: int, tmp_path: Path
+    seed: int, resolution: str, more: int, wide: _WideFrames
 ) -> None:
-    without, with_packs = _wide_scores(seed, resolution, tmp_path, off="finder.pack_probability")
+    without, with_packs = wide.scores(seed, resolution, off="finder.pack_probability")
     found_before = without.truth_matched & without.truth_visible
     found_after = with_packs.truth_matched & with_packs.truth_visible
     assert np.sum(found_after & ~found_before) >= more
@@ -265,10 +292,10 @@ def test_a_base_a_pack_lacks_stands_where_the_finder_sees_one_among_its_kin(
 # read shows (4K); below finder.sure_probability its bases stand only as a unit's
 @pytest.mark.parametrize(("seed", "resolution", "more"), [(30010, "4k", 3)])
 def test_the_finders_own_bases_below_its_sure_bar_stand_as_a_unit(
-    seed: int, resolution: str, more: int, tmp_path: Path
+    seed: int, resolution: str, more: int, wide: _WideFrames
 ) -> None:
     sure = load_config().vision.finder.sure_probability
-    without, with_units = _wide_scores(seed, resolution, tmp_path, off="finder.unit_probability", before=sure)
+    without, with_units = wide.scores(seed, resolution, off="finder.unit_probability", before=sure)
     found_before = without.truth_matched & without.truth_visible
     found_after = with_units.truth_matched & with_units.truth_visible
     assert np.sum(found_after & ~found_before) >= more

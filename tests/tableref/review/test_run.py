@@ -366,6 +366,70 @@ def test_a_hand_held_still_over_the_table_is_not_a_settled_state(
     assert _worst_position_error_mm(timeline) < POSITION_TOL_MM
 
 
+def _with_blob(game: GameVideo, out: Path, held: tuple[int, int] | None, from_frame: int | None) -> GameVideo:
+    """``game`` written again with a hand drawn in the middle of the table, its arm ending well inside the picture:
+    held still over a copy of the first frame of state ``held[0]``'s hold for ``held[1]`` frames just before that
+    hold; or (``from_frame``) lying there on every frame from that one on, as something set down for good."""
+    reader = cv2.VideoCapture(str(game.path))
+    frames = []
+    while True:
+        ok, image = reader.read()
+        if not ok:
+            break
+        frames.append(image)
+    reader.release()
+    h, w = frames[0].shape[:2]
+    skin = (150, 175, 215)
+
+    def drawn(image: np.ndarray) -> np.ndarray:
+        image = image.copy()
+        cv2.ellipse(image, (w // 2, h // 2), (40, 26), 20, 0, 360, skin, -1)
+        # the forearm stops far from the picture's edge: only its own outline changes
+        cv2.line(image, (w // 2 + 20, h // 2 - 10), (w // 2 + 200, h // 2 - 110), skin, 30)
+        return image
+
+    holds, order = list(game.holds), list(range(len(frames)))
+    if held is not None:
+        state, count = held
+        first = game.holds[state][0]
+        order = order[:first] + [-1] * count + order[first:]
+        holds = [(a + count * (k >= state), b + count * (k >= state)) for k, (a, b) in enumerate(holds)]
+    path = out / "game.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), game.fps, (w, h))
+    for k in order:
+        if k < 0:
+            writer.write(drawn(frames[game.holds[held[0]][0]]))  # type: ignore[index]
+        else:
+            writer.write(drawn(frames[k]) if from_frame is not None and k >= from_frame else frames[k])
+    writer.release()
+    return GameVideo(path, game.fps, tuple(holds), len(order))
+
+
+@pytest.mark.parametrize(
+    ("stayed_share", "held", "states_found", "covered"),
+    [
+        (0.5, True, "every state", 1),  # the hand's spell held back, dropped once it has gone
+        (0.0, True, "one more", 0),  # every region taken to stay: the hand's spell becomes a state of its own
+        (0.5, False, "every state", 0),  # set down for good: the spell held back is a state after all
+    ],
+)
+def test_a_hand_held_still_inside_the_picture_is_not_a_state_and_a_thing_set_down_is(
+    game: GameVideo, tmp_path: Path, stayed_share: float, held: bool, states_found: str, covered: int
+) -> None:
+    blob = _with_blob(game, tmp_path, (1, 12) if held else None, None if held else game.holds[0][1] + 1)
+    config = load_config()
+    config = dataclasses.replace(config, review=dataclasses.replace(config.review, covered_stayed_share=stayed_share))
+    reviewer, count, timeline = _review_game(blob, config, tmp_path / "r.sqlite")
+    assert reviewer.covered == covered
+    if states_found == "one more":
+        assert count == len(blob.holds) + 1
+        return
+    frames = [s["frame"] for s in timeline["states"]]
+    assert len(frames) == len(blob.holds)
+    assert all(first <= f <= last for f, (first, last) in zip(frames, blob.holds, strict=True))
+    assert _worst_position_error_mm(timeline) < POSITION_TOL_MM
+
+
 @pytest.fixture(scope="module")
 def bumped_game(tmp_path_factory: pytest.TempPathFactory) -> GameVideo:
     return make_game(tmp_path_factory.mktemp("bumped"), bump_mm=12.0)

@@ -42,7 +42,7 @@ def base(
     return WideBase(ident, "u1", x, y, d, 4.0, 0.0, 0.0, top, colour, "black", BLACK, "none", (), 7)
 
 
-@pytest.mark.parametrize("seed", [5, 6])
+@pytest.mark.parametrize("seed", [5])
 def test_the_same_seed_gives_the_same_frame(seed: int) -> None:
     first, truth_a = render_frame(random_scene(seed, "custom", view=small_view(8.0, -0.05)), seed)
     again, truth_b = render_frame(random_scene(seed, "custom", view=small_view(8.0, -0.05)), seed)

@@ -115,5 +115,6 @@ def test_a_call_once_wrongly_clear_is_close(
     result, _ = _call_on_pair(_line_pairs_frame(*frame), rules_on, lens, *pair)
     assert result.wrong is not ruled
     assert result.call == ("close" if ruled else "clear")
-    # the detector as it stands calls the pair right
-    assert not _call_on_pair(_line_pairs_frame(*frame), config, lens, *pair)[0].wrong
+    if ruled:
+        # the detector as it stands calls the pair right (asked once a frame)
+        assert not _call_on_pair(_line_pairs_frame(*frame), config, lens, *pair)[0].wrong

@@ -15,6 +15,7 @@ sizes or centres wrong or makes sigma overconfident fails here:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -120,12 +121,19 @@ def _vision_changed(changed: Mapping[str, float] = _AS_THEY_ARE) -> Settings:
     return replace(config, vision=config.vision.replaced(changed))
 
 
+@functools.cache
+def _as_they_are(prefix: str) -> FrameScore:
+    """The bundled sample whose name starts with ``prefix``, scored with the default settings (once: several tests
+    compare with it)."""
+    config = hand_rule_config()
+    return score_frame(_bundled(prefix), config, config.evaluate)
+
+
 def _with_and_without(prefix: str, changed: Mapping[str, float] = _AS_THEY_ARE) -> tuple[FrameScore, FrameScore]:
     """The bundled sample whose name starts with ``prefix``, scored with the default settings and with the vision
     settings ``changed``."""
-    sample = _bundled(prefix)
-    config, other = hand_rule_config(), _vision_changed(changed)
-    return score_frame(sample, config, config.evaluate), score_frame(sample, other, config.evaluate)
+    other = _vision_changed(changed)
+    return _as_they_are(prefix), score_frame(_bundled(prefix), other, other.evaluate)
 
 
 def test_the_mats_own_blotches_are_not_bases() -> None:

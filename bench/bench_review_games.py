@@ -10,7 +10,8 @@ the first state's truth as the roster (every unit's Move 7"), and the timeline i
 
 - moves found: of the true moves whose model was detected (within 4 mm) in both states, those the review reports
   for that model, start and end within 4 mm and length within 2 mm (a move of a model not detected on one side
-  cannot be found: that is the detector's count, printed as "seen");
+  is the detector's count, printed as "seen"); and of all the true moves, those so reported ("found of all": a
+  model not detected before its move may still be reported moving from where it was last seen or placed);
 - invented: reported moves longer than 5 mm of models that did not move;
 - the casualty reported removed (and whether it was visible before it was taken off: one under terrain cannot be
   seen to go); models reported removed that were not taken off.
@@ -297,16 +298,18 @@ def score(truth: dict[str, Any], db: Path) -> dict[str, Any]:
 
     true_moves = {(k + 1, m): np.array(d) for k, moves in enumerate(truth["moves"]) for m, d in moves.items()}
     visible = {key for key in true_moves if detected(key[0] - 1, key[1]) and detected(key[0], key[1])}
-    found, invented = 0, 0
+    found, found_all, invented = 0, 0, 0
     for move in timeline["moves"]:
         key = (move["to_state"], move["model"])
-        if key in true_moves and move["from_state"] == key[0] - 1 and key in visible:
+        if key in true_moves and move["from_state"] == key[0] - 1:
             start, end = places[key[0] - 1][key[1]], places[key[0]][key[1]]
-            found += bool(
+            right = bool(
                 np.hypot(*(np.array(move["from_mm"]) - start)) <= 4.0
                 and np.hypot(*(np.array(move["to_mm"]) - end)) <= 4.0
                 and abs(move["distance_mm"] - float(np.hypot(*true_moves[key]))) <= 2.0
             )
+            found += right and key in visible
+            found_all += right
         elif key not in true_moves and move["distance_mm"] > 5.0:
             invented += 1
     removed = [r["model"] for r in timeline["removed"]]
@@ -315,6 +318,7 @@ def score(truth: dict[str, Any], db: Path) -> dict[str, Any]:
         "moves": len(true_moves),
         "seen": len(visible),
         "found": found,
+        "found of all": found_all,
         "invented": invented,
         "casualty": truth["victim"] in removed,
         "casualty visible": truth["victim_visible"],
@@ -351,11 +355,13 @@ def main(argv: list[str] | None = None) -> int:
                 row["x real time"] = round(truth["length_s"] / took_s, 1)
             rows.append(row)
             print(json.dumps(row), flush=True)
-    keys = ("states", "moves", "seen", "found", "invented", "casualty", "casualty visible", "removed wrongly")
+    keys = ("states", "moves", "seen", "found", "found of all", "invented", "casualty", "casualty visible")
+    keys += ("removed wrongly",)
     total = {key: sum(int(r[key]) for r in rows) for key in keys}
     print(
         f"{len(rows)} games: all 3 states in {sum(r['states'] == 3 for r in rows)}; moves found {total['found']} of "
-        f"{total['seen']} seen on both sides ({total['moves']} true); invented {total['invented']}; casualty seen "
+        f"{total['seen']} seen on both sides, {total['found of all']} of the {total['moves']} true; "
+        f"invented {total['invented']}; casualty seen "
         f"{total['casualty']} of {len(rows)} ({total['casualty visible']} visible); models removed wrongly "
         f"{total['removed wrongly']}"
     )

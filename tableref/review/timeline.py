@@ -599,7 +599,14 @@ def moves_between(
     index: int,
 ) -> tuple[list[Move], list[rules.UnitMove]]:
     """The models that moved from settled state ``index - 1`` to ``index`` (removed and added models are not
-    moves) and the verdict on each unit that moved (empty for profiles without movement rules)."""
+    moves) and the verdict on each unit that moved (empty for profiles without movement rules). A model ``before``
+    did not show (unseen at its last place, which its unit's move carried) that ``after`` shows moved from there."""
+    shown = {m.id for m in after.models}
+    back = tuple(m for m in before.unseen if m.id in shown)
+    if back:
+        before = replace(
+            before, models=before.models + back, unseen=tuple(m for m in before.unseen if m.id not in shown)
+        )
     verdicts = rules.check_moves(before, after, profile, actions)
     paths = {m.model: m.path_mm for v in verdicts for m in v.models}
     moved = rules.movement.moved_models(before, after, profile)

@@ -207,6 +207,25 @@ def test_unseen_and_added_models_are_not_moves() -> None:
     assert [m.id for m in second.state.unseen] == ["r2"] and len(second.added) == 1
 
 
+@pytest.mark.parametrize(
+    ("dx_in", "moves"),
+    [
+        # r2 missed in the first state, at the roster's place, and seen where its unit went: it moved from there
+        (5.0, {"r1": 5.0 * INCH, "r2": 5.0 * INCH}),
+        (0.0, {}),  # seen at its place: no move
+    ],
+)
+def test_a_model_missed_and_then_seen_moved_from_where_it_was_placed(dx_in: float, moves: dict[str, float]) -> None:
+    after = _shift(RED_BLUE, "red", dx_in * INCH)
+    first = detected([(x, y) for k, (_, x, y) in RED_BLUE.items() if k != "r2"])
+    second = detected([(x, y) for _, x, y in after.values()])
+    _, state = review_states([(0, 0.0, first), (10, 1.0, second)], SKIRMISH, SETTINGS, roster(RED_BLUE))
+    assert [p.model for p in state.added] == ["r2"]
+    assert {m.model: round(m.distance_mm, 6) for m in state.moves} == {k: round(v, 6) for k, v in moves.items()}
+    assert all(m.from_mm == RED_BLUE[m.model][1:] for m in state.moves)
+    assert [v.unit for v in state.verdicts] == (["red"] if moves else [])
+
+
 def test_timeline_document() -> None:
     states = _game(RED_BLUE, _shift(RED_BLUE, "red", 5.0 * INCH))
     doc = timeline(states, "skirmish")

@@ -600,9 +600,12 @@ def moves_between(
 ) -> tuple[list[Move], list[rules.UnitMove]]:
     """The models that moved from settled state ``index - 1`` to ``index`` (removed and added models are not
     moves) and the verdict on each unit that moved (empty for profiles without movement rules). A model ``before``
-    did not show (unseen at its last place, which its unit's move carried) that ``after`` shows moved from there."""
+    did not show (unseen at its last place, which its unit's move carried) that ``after`` shows moved from there,
+    where a model of its unit seen in both moved too: a place never seen (a roster's) may be stale, and alone it
+    would make a move of that."""
     shown = {m.id for m in after.models}
-    back = tuple(m for m in before.unseen if m.id in shown)
+    units_moved = {m.unit for m in rules.movement.moved_models(before, after, profile)}
+    back = tuple(m for m in before.unseen if m.id in shown and m.unit in units_moved)
     if back:
         before = replace(
             before, models=before.models + back, unseen=tuple(m for m in before.unseen if m.id not in shown)

@@ -208,15 +208,21 @@ def test_unseen_and_added_models_are_not_moves() -> None:
 
 
 @pytest.mark.parametrize(
-    ("dx_in", "moves"),
+    ("dx_in", "r2_off_mm", "moves"),
     [
         # r2 missed in the first state, at the roster's place, and seen where its unit went: it moved from there
-        (5.0, {"r1": 5.0 * INCH, "r2": 5.0 * INCH}),
-        (0.0, {}),  # seen at its place: no move
+        (5.0, 0.0, {"r1": 5.0 * INCH, "r2": 5.0 * INCH}),
+        (5.0, 10.0, {"r1": 5.0 * INCH, "r2": 5.0 * INCH + 10.0}),
+        (0.0, 0.0, {}),  # seen at its place: no move
+        # seen 10 mm from the roster's place while its unit stood still: the roster's place may be stale, no move
+        (0.0, 10.0, {}),
     ],
 )
-def test_a_model_missed_and_then_seen_moved_from_where_it_was_placed(dx_in: float, moves: dict[str, float]) -> None:
+def test_a_model_missed_and_then_seen_moved_from_where_it_was_placed(
+    dx_in: float, r2_off_mm: float, moves: dict[str, float]
+) -> None:
     after = _shift(RED_BLUE, "red", dx_in * INCH)
+    after["r2"] = ("red", after["r2"][1] + r2_off_mm, after["r2"][2])
     first = detected([(x, y) for k, (_, x, y) in RED_BLUE.items() if k != "r2"])
     second = detected([(x, y) for _, x, y in after.values()])
     _, state = review_states([(0, 0.0, first), (10, 1.0, second)], SKIRMISH, SETTINGS, roster(RED_BLUE))
@@ -224,6 +230,8 @@ def test_a_model_missed_and_then_seen_moved_from_where_it_was_placed(dx_in: floa
     assert {m.model: round(m.distance_mm, 6) for m in state.moves} == {k: round(v, 6) for k, v in moves.items()}
     assert all(m.from_mm == RED_BLUE[m.model][1:] for m in state.moves)
     assert [v.unit for v in state.verdicts] == (["red"] if moves else [])
+    if not moves:
+        assert {m.id: m.x_mm for m in state.state.models}["r2"] == after["r2"][1]
 
 
 def test_timeline_document() -> None:

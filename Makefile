@@ -36,9 +36,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# one worker per core; a module's tests stay on one worker, so the frames its fixtures render are rendered once
+# a worker per core and one more (the browser, server and command-line tests spend part of their time waiting); a
+# module's tests stay on one worker, so the frames its fixtures render are rendered once
 pytest: $(STAMP)
-	$(BIN)/pytest -q -n auto --dist loadscope
+	$(BIN)/pytest -q -n $$(( $$(nproc) + 1 )) --dist loadscope
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -7,6 +7,25 @@ from __future__ import annotations
 import os
 
 import cv2
+import pytest
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     cv2.setNumThreads(1)
+
+# The modules with the most work (a minute or more each on 2 cores) are handed out first: pytest-xdist gives a worker
+# a whole module at a time in collection order, and one of these started last would leave the other workers idle.
+_HEAVIEST_FIRST = (
+    "tests/vision/test_rendered.py",
+    "tests/vision/test_finder.py",
+    "tests/tableref/review/test_run.py",
+    "tests/webui/test_browser_glance.py",
+    "tests/tableref/cli/test_frames.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return _HEAVIEST_FIRST.index(path) if path in _HEAVIEST_FIRST else len(_HEAVIEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within a module and among the rest stays as collected

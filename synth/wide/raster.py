@@ -168,16 +168,20 @@ def erode(poly: FloatArray, sign: float = 1.0) -> FloatArray:
     n = len(poly)
     if n < 3:
         return poly
-    area2 = float(np.sum(poly[:, 0] * np.roll(poly[:, 1], -1) - np.roll(poly[:, 0], -1) * poly[:, 1]))
+    # the neighbours by index, not np.roll: the same values, at a fraction of the cost on a render's thousands of
+    # small polygons
+    after = np.arange(1, n + 1) % n
+    before = np.arange(-1, n - 1) % n
+    area2 = float(np.sum(poly[:, 0] * poly[after, 1] - poly[after, 0] * poly[:, 1]))
     if area2 == 0.0:
         return poly
-    edge = np.roll(poly, -1, axis=0) - poly
+    edge = poly[after] - poly
     length = np.maximum(np.hypot(edge[:, 0], edge[:, 1]), 1e-12)
     # Inward normal of each edge (vertex k to k + 1) for either winding.
     inward = np.stack([-edge[:, 1], edge[:, 0]], axis=1) / length[:, None] * math.copysign(1.0, area2)
     depth = sign * 0.5 * np.maximum(np.abs(inward[:, 0]), np.abs(inward[:, 1]))
     # Vertex k joins edge k - 1 and edge k: move it so both edges shift by their depth (mitre, capped).
-    n0, d0 = np.roll(inward, 1, axis=0), np.roll(depth, 1)
+    n0, d0 = inward[before], depth[before]
     n1, d1 = inward, depth
     det = n0[:, 0] * n1[:, 1] - n0[:, 1] * n1[:, 0]
     mitre = np.stack([d0 * n1[:, 1] - d1 * n0[:, 1], d1 * n0[:, 0] - d0 * n1[:, 0]], axis=1)
@@ -185,7 +189,7 @@ def erode(poly: FloatArray, sign: float = 1.0) -> FloatArray:
     mitre[~flat] /= det[~flat, None]
     mitre[flat] = (0.5 * (n0 + n1) * (0.5 * (d0 + d1))[:, None])[flat]
     out = poly + mitre
-    moved = float(np.sum(out[:, 0] * np.roll(out[:, 1], -1) - np.roll(out[:, 0], -1) * out[:, 1]))
+    moved = float(np.sum(out[:, 0] * out[after, 1] - out[after, 0] * out[:, 1]))
     # A sliver thinner than a pixel would turn inside out: keep it as it was.
     return out if moved * area2 > 0 else poly
 

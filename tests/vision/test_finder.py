@@ -204,8 +204,8 @@ def wide(tmp_path_factory: pytest.TempPathFactory) -> _WideFrames:
     return _WideFrames(tmp_path_factory.mktemp("wide"))
 
 
-# frames of the development set: crowded melees of dark and flock tops at 1080p, a coarse 1080p table, a 4K one
-@pytest.mark.parametrize(("seed", "resolution"), [(30000, "1080p"), (70004, "1080p"), (30010, "4k")])
+# frames of the development set: crowded melees of dark and flock tops at 1080p, a 4K one
+@pytest.mark.parametrize(("seed", "resolution"), [(30000, "1080p"), (30010, "4k")])
 def test_the_finders_look_finds_bases_the_others_missed_and_keeps_what_they_found(
     seed: int, resolution: str, wide: _WideFrames
 ) -> None:

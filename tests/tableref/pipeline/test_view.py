@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import cv2
@@ -29,33 +30,44 @@ SIZE_PX = (int(SPEC.width_mm * PX_PER_MM), int(SPEC.depth_mm * PX_PER_MM))
 PAPER_MM = 10.0
 
 
+@functools.cache
 def _printed_table(seed: int) -> NDArray[np.uint8]:
-    """(H, W, 3) a top-down view of a green mat with the spec's markers printed on white paper, drawn four times finer
-    and averaged down, with sensor noise."""
+    """(H, W, 3) a top-down view of a green mat with the spec's markers printed on white paper, each marker's paper
+    drawn four times finer and averaged down, with sensor noise; drawn once, read-only: copy it."""
     fine = 4
     width, height = SIZE_PX
-    view = np.zeros((height * fine, width * fine, 3), np.float32)
-    view[:] = (70.0, 110.0, 80.0)
+    mat = (70.0, 110.0, 80.0)
+    view = np.zeros((height, width, 3), np.float32)
+    view[:] = mat
     dictionary = SPEC.aruco_dictionary()
     cells = int(dictionary.markerSize) + 2
     for m in SPEC.markers:
         paper = dataclasses.replace(m, size_mm=m.size_mm + 2 * PAPER_MM)
-        corners = table_to_rectified(paper.corners_mm(), PX_PER_MM * fine)
-        cv2.fillConvexPoly(view, np.round(corners).astype(np.int32), (235.0,) * 3)
+        outline = table_to_rectified(paper.corners_mm(), PX_PER_MM)
+        x0, y0 = np.maximum(np.floor(outline.min(axis=0)).astype(int) - 2, 0)
+        x1, y1 = np.minimum(np.ceil(outline.max(axis=0)).astype(int) + 2, (width, height))
+        # the paper's box drawn finer, whole coarse pixels to a side, so that its average is the coarse view's
+        patch = np.zeros(((y1 - y0) * fine, (x1 - x0) * fine, 3), np.float32)
+        patch[:] = mat
+        corner_px = np.array([x0, y0], np.float64) * fine
+        corners = table_to_rectified(paper.corners_mm(), PX_PER_MM * fine) - corner_px
+        cv2.fillConvexPoly(patch, np.round(corners).astype(np.int32), (235.0,) * 3)
         code = cv2.aruco.generateImageMarker(dictionary, m.id, cells)
         # the code image's pixel centres at whole coordinates: its outer edges half a pixel out
         grid = np.array([[0, 0], [cells, 0], [cells, cells], [0, cells]], np.float32) - 0.5
-        square = table_to_rectified(m.corners_mm(), PX_PER_MM * fine).astype(np.float32)
+        square = (table_to_rectified(m.corners_mm(), PX_PER_MM * fine) - corner_px).astype(np.float32)
         ink = cv2.warpPerspective(
             (code < 128).astype(np.uint8),
             cv2.getPerspectiveTransform(grid, square),
-            view.shape[1::-1],
+            patch.shape[1::-1],
             flags=cv2.INTER_NEAREST,
         )
-        view[ink > 0] = 20.0
-    small = cv2.resize(view, SIZE_PX, interpolation=cv2.INTER_AREA)
-    small = small + np.random.default_rng(seed).normal(0.0, 2.0, small.shape)
-    return np.asarray(np.clip(small, 0, 255), np.uint8)
+        patch[ink > 0] = 20.0
+        view[y0:y1, x0:x1] = cv2.resize(patch, (int(x1 - x0), int(y1 - y0)), interpolation=cv2.INTER_AREA)
+    small = view + np.random.default_rng(seed).normal(0.0, 2.0, view.shape)
+    view_px = np.asarray(np.clip(small, 0, 255), np.uint8)
+    view_px.flags.writeable = False
+    return view_px
 
 
 def _disc(view: NDArray[np.uint8], center_mm: tuple[float, float], colour: tuple[int, int, int]) -> NDArray[np.bool_]:
@@ -82,7 +94,7 @@ def _disc(view: NDArray[np.uint8], center_mm: tuple[float, float], colour: tuple
 def test_what_stands_over_a_marker_is_let_through_its_mask(
     colour: tuple[int, int, int] | None, let_through: bool
 ) -> None:
-    view = _printed_table(seed=4)
+    view = _printed_table(seed=4).copy()
     marker = SPEC.markers[0]
     on = np.zeros(view.shape[:2], np.bool_)
     if colour is not None:

@@ -282,7 +282,7 @@ class Reviewer:
         def still(count: Callable[[int], None]) -> Iterator[StillFrame]:
             return still_frames(rec.samples(start, step, count), watch, s.motion_thumb_px, spell_done)
 
-        # a settled spell held back: something lay over the table inside the picture (see _held_inside)
+        # a settled spell held back: something lay over the table inside the picture (see _off_bases)
         held: _Held | None = None
         for frame in read_ahead(still, s.still_frames_ahead, progress):
             sample, thumb = frame.sample, frame.thumb
@@ -293,7 +293,11 @@ class Reviewer:
             if settled is None:
                 continue
             analysis = settled.analysis
-            if verdict == COVERED and not self._moves_explain(thumb, measured, analysis, previous, sample.image_bgr):
+            if verdict == COVERED and (
+                measured is None
+                or previous is None
+                or self._off_bases(thumb, measured, analysis, previous, sample.image_bgr, anywhere=False) is not None
+            ):
                 # A hand held still over the table: the next movement (it leaving) starts a new spell.
                 self.covered += 1
                 continue
@@ -306,7 +310,7 @@ class Reviewer:
             region = (
                 None
                 if settled.recalibrated
-                else self._held_inside(thumb, measured, analysis, previous, sample.image_bgr)
+                else self._off_bases(thumb, measured, analysis, previous, sample.image_bgr, anywhere=True)
             )
             if region is not None:
                 held = _Held(frame, settled, region)
@@ -372,37 +376,27 @@ class Reviewer:
         outlines = np.concatenate([analysis.outlines_px(), analysis.outlines_px(models=previous.state.models)])
         return bases_explain(region, outlines, frame_bgr.shape[:2], s.covered_base_grow, s.covered_base_share)
 
-    def _moves_explain(
+    def _off_bases(
         self,
         thumb: NDArray[np.uint8],
         measured: NDArray[np.uint8] | None,
         analysis: FrameAnalysis,
         previous: ReviewedState | None,
         frame_bgr: NDArray[np.uint8],
-    ) -> bool:
-        """Whether what reaches in over the picture's edge is models moved there (:meth:`_on_bases`)."""
-        if measured is None or previous is None:
-            return False
-        region = self._changed_region(thumb, measured, anywhere=False)
-        return region is None or self._on_bases(region, analysis, previous, frame_bgr)
-
-    def _held_inside(
-        self,
-        thumb: NDArray[np.uint8],
-        measured: NDArray[np.uint8] | None,
-        analysis: FrameAnalysis,
-        previous: ReviewedState | None,
-        frame_bgr: NDArray[np.uint8],
+        anywhere: bool,
     ) -> NDArray[np.bool_] | None:
-        """The region (h, w) of a settled frame's ``thumb`` that shows something held over the table inside the
-        picture (a hand whose arm the picture does not show up to its edge): changed since ``measured`` as much as an
-        arm changes it, and not models moved there (:meth:`_on_bases`); None where there is none. Such a spell is
-        held back: it is a state only if the region is still there at the next settled spell (terrain moved,
-        something set down for good), and a hand's spell is dropped once the hand has gone. (A frame whose camera
-        moved changed everywhere: the caller does not ask.)"""
+        """The region (h, w) of a settled frame's ``thumb`` changed since ``measured`` as much as an arm changes it,
+        reaching in over the picture's edge (``anywhere``: or inside it), that is not models moved there
+        (:meth:`_on_bases`); None where there is none (or no state before to tell by).
+
+        At the edge, such a region is a hand held still over the table: the spell is no state. Inside the picture (a
+        hand whose arm the picture does not show up to its edge) the spell is held back: it is a state only if the
+        region is still there at the next settled spell (terrain moved, something set down for good), and a hand's
+        spell is dropped once the hand has gone. (A frame whose camera moved changed everywhere: the caller does not
+        ask.)"""
         if previous is None:
             return None
-        region = self._changed_region(thumb, measured, anywhere=True)
+        region = self._changed_region(thumb, measured, anywhere)
         return None if region is None or self._on_bases(region, analysis, previous, frame_bgr) else region
 
     def _fail_if_nothing_measured(self) -> None:
@@ -420,8 +414,8 @@ class Reviewer:
 
 @dataclass(frozen=True)
 class _Held:
-    """A settled spell held back (:meth:`Reviewer._held_inside`): its first ``frame``, as measured (``settled``),
-    and the ``region`` (h, w) of its thumbnail that changed inside the picture."""
+    """A settled spell held back (:meth:`Reviewer._off_bases`, inside the picture): its first ``frame``, as measured
+    (``settled``), and the ``region`` (h, w) of its thumbnail that changed inside the picture."""
 
     frame: StillFrame
     settled: Settled

@@ -604,15 +604,16 @@ def moves_between(
     where a model of its unit seen in both moved too: a place never seen (a roster's) may be stale, and alone it
     would make a move of that."""
     shown = {m.id for m in after.models}
-    units_moved = {m.unit for m in rules.movement.moved_models(before, after, profile)}
+    moved = rules.movement.moved_models(before, after, profile)
+    units_moved = {m.unit for m in moved}
     back = tuple(m for m in before.unseen if m.id in shown and m.unit in units_moved)
     if back:
         before = replace(
             before, models=before.models + back, unseen=tuple(m for m in before.unseen if m.id not in shown)
         )
+        moved = rules.movement.moved_models(before, after, profile)
     verdicts = rules.check_moves(before, after, profile, actions)
     paths = {m.model: m.path_mm for v in verdicts for m in v.models}
-    moved = rules.movement.moved_models(before, after, profile)
     moves = [
         Move(**{**vars(m), "path_mm": paths.get(m.model, m.path_mm)}, from_state=index - 1, to_state=index)
         for m in moved

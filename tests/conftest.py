@@ -1,6 +1,6 @@
-"""Suite-wide set-up: with pytest-xdist every core runs a worker of its own, and OpenCV's own thread pool (a thread a
-core by default) in each worker would only make the workers contend for the cores: one thread a worker (on 2 cores,
-a tenth off the heaviest modules' time)."""
+"""Suite-wide set-up: with pytest-xdist each worker (a core's worth, and one more) runs OpenCV on one thread, since
+OpenCV's own thread pool (a thread a core by default) in each worker would only make the workers contend for the
+cores (on 2 cores, a tenth off the heaviest modules' time); and the heaviest modules are handed out first."""
 
 from __future__ import annotations
 

@@ -12,14 +12,18 @@ import pytest
 if os.environ.get("PYTEST_XDIST_WORKER"):
     cv2.setNumThreads(1)
 
-# The modules with the most work (a minute or more each on 2 cores) are handed out first: pytest-xdist gives a worker
-# a whole module at a time in collection order, and one of these started last would leave the other workers idle.
+# The modules with the most work (about a minute or more each on 2 cores) are handed out first, most first:
+# pytest-xdist gives a worker a whole module at a time in collection order, and one of these started last would leave
+# the other workers idle.
 _HEAVIEST_FIRST = (
     "tests/vision/test_rendered.py",
     "tests/vision/test_finder.py",
     "tests/tableref/review/test_run.py",
+    "tests/tableref/test_calls.py",
     "tests/webui/test_browser_glance.py",
     "tests/tableref/cli/test_frames.py",
+    "tests/synth/test_wide.py",
+    "tests/webui/test_live.py",
 )
 
 

@@ -19,6 +19,7 @@ from rules.state import dump_state
 from synth.game import GameVideo, write_game
 from tableref.cli import main
 from tableref.config import load_config
+from tableref.review import run as review_run
 from tableref.review.recording import Recording
 from tableref.review.run import Reviewer
 from tableref.review.store import ReviewStore
@@ -428,6 +429,32 @@ def test_a_hand_held_still_inside_the_picture_is_not_a_state_and_a_thing_set_dow
     assert len(frames) == len(blob.holds)
     assert all(first <= f <= last for f, (first, last) in zip(frames, blob.holds, strict=True))
     assert _worst_position_error_mm(timeline) < POSITION_TOL_MM
+
+
+def test_a_review_killed_while_a_spell_is_held_back_resumes_with_every_state(
+    game: GameVideo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blob = _with_blob(game, tmp_path, (1, 12), None)
+    config = load_config()
+    out = tmp_path / "k.sqlite"
+
+    class _KilledOnHolding(review_run._Held):
+        # killed the moment the hand's spell is held back: nothing of it is stored, as at any moment of the hold
+        def __init__(self, *_args: object) -> None:
+            raise Killed
+
+    monkeypatch.setattr(review_run, "_Held", _KilledOnHolding)
+    with pytest.raises(Killed):
+        _review_game(blob, config, out)
+    with ReviewStore(out, readonly=True) as store:
+        assert 0 < store.count() < len(blob.holds)
+    monkeypatch.undo()
+    reviewer, _count, timeline = _review_game(blob, config, out)
+    # the resumed review reads the hand's spell again from the last state stored, holds it back and drops it
+    assert reviewer.covered == 1
+    frames = [s["frame"] for s in timeline["states"]]
+    assert len(frames) == len(blob.holds)
+    assert all(first <= f <= last for f, (first, last) in zip(frames, blob.holds, strict=True))
 
 
 @pytest.fixture(scope="module")

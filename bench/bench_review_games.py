@@ -355,8 +355,17 @@ def main(argv: list[str] | None = None) -> int:
                 row["x real time"] = round(truth["length_s"] / took_s, 1)
             rows.append(row)
             print(json.dumps(row), flush=True)
-    keys = ("states", "moves", "seen", "found", "found of all", "invented", "casualty", "casualty visible")
-    keys += ("removed wrongly",)
+    keys = (
+        "states",
+        "moves",
+        "seen",
+        "found",
+        "found of all",
+        "invented",
+        "casualty",
+        "casualty visible",
+        "removed wrongly",
+    )
     total = {key: sum(int(r[key]) for r in rows) for key in keys}
     print(
         f"{len(rows)} games: all 3 states in {sum(r['states'] == 3 for r in rows)}; moves found {total['found']} of "

@@ -294,8 +294,7 @@ class Reviewer:
                 continue
             analysis = settled.analysis
             if verdict == COVERED and (
-                measured is None
-                or previous is None
+                previous is None
                 or self._off_bases(thumb, measured, analysis, previous, sample.image_bgr, anywhere=False) is not None
             ):
                 # A hand held still over the table: the next movement (it leaving) starts a new spell.

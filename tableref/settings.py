@@ -99,9 +99,9 @@ class ReviewSettings:
     sample_interval_s: float = field(metadata=positive())
     # The recording is read in a thread of its own, at most this many still frames ahead of their measurement.
     still_frames_ahead: int = field(metadata=at_least(1))
-    # Frames are compared as grey copies this wide: a pixel changed by more than motion_pixel_delta grey levels
-    # counts, and more than motion_fraction of the pixels changed is movement, as is a region of at least
-    # motion_min_region_px such pixels side by side (0: only the share counts).
+    # Frames are compared as copies in colour this wide: a pixel changed by more than motion_pixel_delta levels (in
+    # the channel that changed most) counts, and more than motion_fraction of the pixels changed is movement, as is a
+    # region of at least motion_min_region_px such pixels side by side (0: only the share counts).
     motion_thumb_px: int = field(metadata=at_least(1))
     motion_pixel_delta: int = field(metadata=at_least(0, 255))
     # Photos of a folder are compared so, with this delta instead: nothing flickers between them, and each was taken
@@ -109,7 +109,7 @@ class ReviewSettings:
     photo_pixel_delta: int = field(metadata=at_least(0, 255))
     motion_fraction: float = field(metadata=at_least(0, 1))
     motion_min_region_px: int = field(metadata=at_least(0))
-    # A still frame is covered (not settled) when a region changed (by more than covered_pixel_delta grey levels)
+    # A still frame is covered (not settled) when a region changed (by more than covered_pixel_delta levels)
     # since the last measured state touches the frame's border and covers at least covered_fraction of it: an arm
     # reaching in.
     covered_pixel_delta: int = field(metadata=at_least(0, 255))

@@ -386,7 +386,7 @@ class LiveTable:
                     jpeg, thumb = cached[1], cached[2]
                 else:
                     jpeg = encode_jpeg(image, s.display_max_side_px, s.jpeg_quality)
-                    thumb = thumbnail(image, s.motion_thumb_px)
+                    thumb = thumbnail(image, s.motion_thumb_px, colour=True)
                     cached = (image, jpeg, thumb)
                 assert thumb is not None
                 if ff.scene.key != scene_key:

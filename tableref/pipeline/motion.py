@@ -1,8 +1,9 @@
 """Cheap change detection: is the table settled, and is a settled frame different from the one last measured?
 (Shared by the live dashboard and the review of recorded games.)
 
-Frames are compared as small blurred grey copies, so sensor noise and JPEG artefacts do not count as movement
-but a hand or a model moved by a few millimetres does.
+Frames are compared as small blurred copies, so sensor noise and JPEG artefacts do not count as movement but a hand
+or a model moved by a few millimetres does. Copies in colour change by the most any of their channels changed: a unit
+of dark bases moved on a dark mat changes the grey level little where its figures' colours change much more.
 """
 
 from __future__ import annotations
@@ -28,11 +29,19 @@ def thumbnail(image_bgr: NDArray[np.uint8], width_px: int, colour: bool = False)
     return np.asarray(cv2.GaussianBlur(copy, _BLUR_KERNEL, 0), dtype=np.uint8)
 
 
+def difference(a: NDArray[np.uint8], b: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """(h, w) how much each pixel of two copies of the same size differs: in grey levels, or for copies in colour
+    ((h, w, 3)) in the channel that differs most."""
+    diff = cv2.absdiff(a, b)
+    return np.asarray(diff.max(axis=2) if diff.ndim == 3 else diff, dtype=np.uint8)
+
+
 def changed_fraction(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: int) -> float:
-    """Share (0-1) of pixels whose grey level differs by more than ``pixel_delta``; 1 for copies of other sizes."""
+    """Share (0-1) of pixels that differ by more than ``pixel_delta`` (:func:`difference`); 1 for copies of other
+    sizes."""
     if a.shape != b.shape:
         return 1.0
-    diff = cv2.absdiff(a, b)
+    diff = difference(a, b)
     return float(np.count_nonzero(diff > pixel_delta)) / diff.size
 
 
@@ -42,7 +51,7 @@ def changed_region(a: NDArray[np.uint8], b: NDArray[np.uint8], pixel_delta: int,
     small copy, too few for a share of the whole picture, but side by side."""
     if a.shape != b.shape:
         return False
-    mask = (cv2.absdiff(a, b) > pixel_delta).astype(np.uint8)
+    mask = (difference(a, b) > pixel_delta).astype(np.uint8)
     count, _labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
     return bool(count > 1 and stats[1:, cv2.CC_STAT_AREA].max() >= min_pixels)
 
@@ -66,7 +75,7 @@ def reaching_region(
     not compared (None)."""
     if thumb.shape != reference.shape:
         return None
-    mask = (cv2.absdiff(thumb, reference) > pixel_delta).astype(np.uint8)
+    mask = (difference(thumb, reference) > pixel_delta).astype(np.uint8)
     # An arm about as bright as the mat changes only in pieces (its shaded side, its shadow): close the gaps.
     mask = np.asarray(cv2.dilate(mask, np.ones(_JOIN_KERNEL, np.uint8)), dtype=np.uint8)
     count, labels, stats, _centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)

@@ -30,7 +30,7 @@ MEASURE = "measure"
 
 class TableWatch(SettleWatch):
     """A :class:`~tableref.pipeline.motion.SettleWatch` that also tells whether a settled frame is worth measuring:
-    a region changed by more than ``covered_pixel_delta`` grey levels that touches the frame's border and covers at
+    a region changed by more than ``covered_pixel_delta`` levels that touches the frame's border and covers at
     least ``covered_fraction`` of it is something reaching in over the table (an arm), not a table to measure."""
 
     def __init__(

@@ -134,7 +134,7 @@ def still_frames(
     Which frames these are depends on the frames alone, not on what their measurement finds, so they can be
     picked out ahead of it."""
     for sample in samples:
-        thumb = thumbnail(sample.image_bgr, thumb_px)
+        thumb = thumbnail(sample.image_bgr, thumb_px, colour=True)
         if watch.update(thumb, sample.time_s):
             spell_done = False
         if spell_done or not watch.settled(sample.time_s):

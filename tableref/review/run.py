@@ -1,7 +1,7 @@
 """Reviewing a recording: find the settled states of a video (or a folder of photos), measure only those, and
 store the reviewed game as it goes, so that a killed run resumes where it stopped.
 
-Change detection on small grey copies decides which frames are measured: a frame is sampled every
+Change detection on small blurred copies decides which frames are measured: a frame is sampled every
 ``sample_interval_s``, the table is settled when no sample moved for ``settle_s``, and a settled spell is measured
 once, and only when it differs from the state measured last. Every other frame is only decoded. The recording is
 read, and its still spells found, in a thread of its own (:mod:`tableref.review.recording`) while the states are

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tableref.pipeline.motion import bases_explain, reaching_in, reaching_region
+from tableref.pipeline.motion import SettleWatch, bases_explain, reaching_in, reaching_region, thumbnail
 
 SIZE = (180, 320)
 DELTA = 8
@@ -82,3 +82,29 @@ def test_a_region_at_the_edge_is_explained_by_bases_only_where_it_lies_on_them(
     assert region is not None and region.shape == SIZE
     polygons = np.array(outlines, dtype=np.float64).reshape(-1, 4, 2)
     assert bases_explain(region, polygons, (720, 1280), grow, 0.8) is explained
+
+
+# A unit moved on a dark mat (BGR), figures of three colours: blue changes the grey level by a ninth of its change.
+DARK_MAT = (20, 18, 22)
+FIGURES = [(64, 96, 24, 24), (112, 96, 24, 24), (160, 96, 24, 24)]  # in a 640 x 360 frame: 12 x 12 px of a 320 copy
+
+
+@pytest.mark.parametrize(
+    ("figure_bgr", "colour_moved", "grey_moved"),
+    [
+        ((80, 20, 10), True, False),  # blue figures: the grey copy changes by 4 levels, the blue channel by 60
+        ((20, 18, 22), False, False),  # figures of the mat's own colour change nothing either way
+        ((150, 150, 150), True, True),  # light figures change both
+    ],
+)
+def test_copies_in_colour_see_a_unit_moved_that_the_grey_level_hides(
+    figure_bgr: tuple[int, int, int], colour_moved: bool, grey_moved: bool
+) -> None:
+    rng = np.random.default_rng(3)
+    before = np.clip(rng.normal(0.0, 2.0, (360, 640, 3)) + DARK_MAT, 0, 255).astype(np.uint8)
+    after = before.copy()
+    for x, y, w, h in FIGURES:
+        after[y : y + h, x : x + w] = figure_bgr
+    watch = SettleWatch(0.6, pixel_delta=12, fraction=0.0003, min_region_px=3)
+    assert watch.differs(thumbnail(after, 320, colour=True), thumbnail(before, 320, colour=True)) is colour_moved
+    assert watch.differs(thumbnail(after, 320), thumbnail(before, 320)) is grey_moved

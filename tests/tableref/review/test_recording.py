@@ -45,7 +45,7 @@ def test_still_frames_are_the_first_settled_sample_of_each_spell(
     frames = _frames(levels)
     if spell_done:
         # as a resumed review does: the watch takes up the stored spell's first thumbnail
-        watch.update(thumbnail(frames[0].image_bgr, 32), -1.0)
+        watch.update(thumbnail(frames[0].image_bgr, 32, colour=True), -1.0)
     found = list(still_frames(iter(frames), watch, 32, spell_done))
     assert [f.sample.index for f in found] == expected
     for f in found:

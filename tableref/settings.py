@@ -120,8 +120,10 @@ class ReviewSettings:
     covered_base_grow: float = field(metadata=at_least(0, 10))
     # A region as large changed inside the picture, not on the bases, may be something held over the table too (an
     # arm the picture does not show up to its edge): the spell is a state only if at least covered_stayed_share of
-    # that region is still changed at the next settled spell (the table's own change).
+    # that region's part off the bases is still changed at the next settled spell (the table's own change).
     covered_stayed_share: float = field(metadata=at_least(0, 1))
+    # ... or, held back when the recording ends, where its spell lasted at least covered_last_s until the end.
+    covered_last_s: float = field(metadata=at_least(0))
     # The table is settled when nothing moved for this long (s); a folder of still photos counts each photo as
     # settled.
     settle_s: float = field(metadata=at_least(0))

@@ -88,6 +88,23 @@ def reaching_region(
     return np.isin(labels, big) if big.size else None
 
 
+def bases_drawn(
+    shape: tuple[int, int], outlines_px: NDArray[np.float64], frame_shape: tuple[int, int], grow: float
+) -> NDArray[np.bool_]:
+    """(h, w) where the bases ``outlines_px`` (N, V, 2), in the pixels of a frame of ``frame_shape`` (H, W), lie on
+    a thumbnail of that frame of ``shape`` (h, w), each grown about its centre by ``grow`` of its size (a figure
+    overhangs its base)."""
+    h, w = shape
+    scale = np.array([w / frame_shape[1], h / frame_shape[0]])
+    centre = outlines_px.mean(axis=1, keepdims=True)
+    grown = (centre + (outlines_px - centre) * (1.0 + grow)) * scale
+    on = np.zeros((h, w), np.uint8)
+    # one polygon a call: filled together, overlapping ones would cancel where they overlap (even-odd)
+    for outline in grown:
+        cv2.fillPoly(on, [np.round(outline).astype(np.int32)], 1)
+    return on > 0
+
+
 def bases_explain(
     region: NDArray[np.bool_],
     outlines_px: NDArray[np.float64],
@@ -96,20 +113,13 @@ def bases_explain(
     min_share: float,
 ) -> bool:
     """Whether a changed ``region`` (h, w) of a thumbnail of a frame of ``frame_shape`` (H, W) lies, for at least
-    ``min_share`` of its pixels, on bases: ``outlines_px`` (N, V, 2) in the frame's pixels (where models stood and
-    stand), each grown about its centre by ``grow`` of its size (a figure overhangs its base). A unit moved at the
-    edge of the picture changes a region there as large as an arm's; the arm lies mostly off the bases."""
+    ``min_share`` of its pixels, on bases (:func:`bases_drawn`: ``outlines_px`` (N, V, 2) in the frame's pixels,
+    where models stood and stand, grown by ``grow``). A unit moved at the edge of the picture changes a region there
+    as large as an arm's; the arm lies mostly off the bases."""
     if not np.any(region):
         return True
-    h, w = region.shape
-    scale = np.array([w / frame_shape[1], h / frame_shape[0]])
-    centre = outlines_px.mean(axis=1, keepdims=True)
-    grown = (centre + (outlines_px - centre) * (1.0 + grow)) * scale
-    on = np.zeros((h, w), np.uint8)
-    # one polygon a call: filled together, overlapping ones would cancel where they overlap (even-odd)
-    for outline in grown:
-        cv2.fillPoly(on, [np.round(outline).astype(np.int32)], 1)
-    return bool(np.count_nonzero(region & (on > 0)) >= min_share * np.count_nonzero(region))
+    on = bases_drawn(region.shape, outlines_px, frame_shape, grow)
+    return bool(np.count_nonzero(region & on) >= min_share * np.count_nonzero(region))
 
 
 class SettleWatch:

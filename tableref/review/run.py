@@ -33,7 +33,7 @@ from tableref.errors import JpegError
 from tableref.jpeg import encode_jpeg
 from tableref.pipeline.changes import change_view, changed_share, changed_since
 from tableref.pipeline.frame import EmptyTable, FrameAnalysis, empty_table, game_sizes
-from tableref.pipeline.motion import bases_explain, reaching_region
+from tableref.pipeline.motion import bases_drawn, bases_explain, reaching_region
 from tableref.pipeline.watch import COVERED, SAME, Settled, TableWatch, measure_settled
 from tableref.review.recording import Recording, Sample, StillFrame, read_ahead, still_frames
 from tableref.review.store import Resume, ReviewStore
@@ -315,8 +315,13 @@ class Reviewer:
                 held = _Held(frame, settled, region)
                 continue
             previous, measured = self._take(frame, settled, previous), thumb
-        # a spell still held back when the recording ends was never seen to go: not taken as a state
-        self.covered += held is not None
+        if held is not None:
+            # a spell still held back when the recording ends was never seen to go: a state where it lasted longer
+            # than a hand is held still over the table
+            if rec.count / rec.fps - held.frame.moved_at_s >= s.covered_last_s:
+                self._take(held.frame, held.settled, previous)
+            else:
+                self.covered += 1
         self._fail_if_nothing_measured()
         self.store.set_meta(complete="1", frames=str(rec.count), fps=str(rec.fps))
         return self.store.count()
@@ -366,15 +371,6 @@ class Reviewer:
             return None
         return reaching_region(thumb, measured, s.covered_pixel_delta, s.covered_fraction, anywhere)
 
-    def _on_bases(
-        self, region: NDArray[np.bool_], analysis: FrameAnalysis, previous: ReviewedState, frame_bgr: NDArray[np.uint8]
-    ) -> bool:
-        """Whether the changed ``region`` is models moved: it lies on the bases of the state before and of this one
-        (:func:`~tableref.pipeline.motion.bases_explain`)."""
-        s = self.settings
-        outlines = np.concatenate([analysis.outlines_px(), analysis.outlines_px(models=previous.state.models)])
-        return bases_explain(region, outlines, frame_bgr.shape[:2], s.covered_base_grow, s.covered_base_share)
-
     def _off_bases(
         self,
         thumb: NDArray[np.uint8],
@@ -384,19 +380,27 @@ class Reviewer:
         frame_bgr: NDArray[np.uint8],
         anywhere: bool,
     ) -> NDArray[np.bool_] | None:
-        """The region (h, w) of a settled frame's ``thumb`` changed since ``measured`` as much as an arm changes it,
-        reaching in over the picture's edge (``anywhere``: or inside it), that is not models moved there
-        (:meth:`_on_bases`); None where there is none (or no state before to tell by).
+        """The part off the bases (h, w) of the region of a settled frame's ``thumb`` changed since ``measured`` as
+        much as an arm changes it, reaching in over the picture's edge (``anywhere``: or inside it), where that region
+        is not models moved there (:func:`~tableref.pipeline.motion.bases_explain`: on the bases of the state before
+        and of this frame); None where there is none (or no state before to tell by).
 
         At the edge, such a region is a hand held still over the table: the spell is no state. Inside the picture (a
         hand whose arm the picture does not show up to its edge) the spell is held back: it is a state only if the
-        region is still there at the next settled spell (terrain moved, something set down for good), and a hand's
-        spell is dropped once the hand has gone. (A frame whose camera moved changed everywhere: the caller does not
-        ask.)"""
+        part off the bases is still there at the next settled spell (terrain moved, something set down for good), and
+        a hand's spell is dropped once the hand has gone. (A frame whose camera moved changed everywhere: the caller
+        does not ask.)"""
         if previous is None:
             return None
         region = self._changed_region(thumb, measured, anywhere)
-        return None if region is None or self._on_bases(region, analysis, previous, frame_bgr) else region
+        if region is None:
+            return None
+        s = self.settings
+        outlines = np.concatenate([analysis.outlines_px(), analysis.outlines_px(models=previous.state.models)])
+        if bases_explain(region, outlines, frame_bgr.shape[:2], s.covered_base_grow, s.covered_base_share):
+            return None
+        # the models set down under a hand stay when it goes: only what lies off the bases tells
+        return region & ~bases_drawn(region.shape, outlines, frame_bgr.shape[:2], s.covered_base_grow)
 
     def _fail_if_nothing_measured(self) -> None:
         """A recording none of whose settled frames could be measured (markers never seen, say) is not a game of

@@ -407,28 +407,36 @@ def _with_blob(game: GameVideo, out: Path, held: tuple[int, int] | None, from_fr
 
 
 @pytest.mark.parametrize(
-    ("stayed_share", "held", "states_found", "covered"),
+    ("stayed_share", "last_s", "blob", "states_found", "covered"),
     [
-        (0.5, True, "every state", 1),  # the hand's spell held back, dropped once it has gone
-        (0.0, True, "one more", 0),  # every region taken to stay: the hand's spell becomes a state of its own
-        (0.5, False, "every state", 0),  # set down for good: the spell held back is a state after all
+        (0.8, 4.0, "held", "every state", 1),  # the hand's spell held back, dropped once it has gone
+        (0.0, 4.0, "held", "one more", 0),  # every region taken to stay: the hand's spell becomes a state of its own
+        (0.8, 4.0, "set down", "every state", 0),  # set down for good: the spell held back is a state after all
+        # set down before the last state: held back when the recording ends, a state if its spell lasted long enough
+        (0.8, 0.5, "set down last", "every state", 0),
+        (0.8, 100.0, "set down last", "all but the last", 1),
     ],
 )
 def test_a_hand_held_still_inside_the_picture_is_not_a_state_and_a_thing_set_down_is(
-    game: GameVideo, tmp_path: Path, stayed_share: float, held: bool, states_found: str, covered: int
+    game: GameVideo, tmp_path: Path, stayed_share: float, last_s: float, blob: str, states_found: str, covered: int
 ) -> None:
-    blob = _with_blob(game, tmp_path, (1, 12) if held else None, None if held else game.holds[0][1] + 1)
+    set_down = {"held": None, "set down": game.holds[0][1] + 1, "set down last": game.holds[-2][1] + 1}[blob]
+    drawn = _with_blob(game, tmp_path, (1, 12) if blob == "held" else None, set_down)
     config = load_config()
-    config = dataclasses.replace(config, review=dataclasses.replace(config.review, covered_stayed_share=stayed_share))
-    reviewer, count, timeline = _review_game(blob, config, tmp_path / "r.sqlite")
+    config = dataclasses.replace(
+        config, review=dataclasses.replace(config.review, covered_stayed_share=stayed_share, covered_last_s=last_s)
+    )
+    reviewer, count, timeline = _review_game(drawn, config, tmp_path / "r.sqlite")
     assert reviewer.covered == covered
     if states_found == "one more":
-        assert count == len(blob.holds) + 1
+        assert count == len(drawn.holds) + 1
         return
+    holds = drawn.holds if states_found == "every state" else drawn.holds[:-1]
     frames = [s["frame"] for s in timeline["states"]]
-    assert len(frames) == len(blob.holds)
-    assert all(first <= f <= last for f, (first, last) in zip(frames, blob.holds, strict=True))
-    assert _worst_position_error_mm(timeline) < POSITION_TOL_MM
+    assert len(frames) == len(holds)
+    assert all(first <= f <= last for f, (first, last) in zip(frames, holds, strict=True))
+    if states_found == "every state":
+        assert _worst_position_error_mm(timeline) < POSITION_TOL_MM
 
 
 def test_a_review_killed_while_a_spell_is_held_back_resumes_with_every_state(

@@ -122,7 +122,8 @@ class ReviewSettings:
     # arm the picture does not show up to its edge): the spell is a state only if at least covered_stayed_share of
     # that region's part off the bases is still changed at the next settled spell (the table's own change).
     covered_stayed_share: float = field(metadata=at_least(0, 1))
-    # ... or, held back when the recording ends, where its spell lasted at least covered_last_s until the end.
+    # ... or, held back when the recording ends, where nothing moved from its start to the end, covered_last_s or
+    # more.
     covered_last_s: float = field(metadata=at_least(0))
     # The table is settled when nothing moved for this long (s); a folder of still photos counts each photo as
     # settled.

@@ -316,9 +316,10 @@ class Reviewer:
                 continue
             previous, measured = self._take(frame, settled, previous), thumb
         if held is not None:
-            # a spell still held back when the recording ends was never seen to go: a state where it lasted longer
-            # than a hand is held still over the table
-            if rec.count / rec.fps - held.frame.moved_at_s >= s.covered_last_s:
+            # a spell still held back when the recording ends was never seen to go: a state where nothing moved
+            # since it began (the watch is done: the recording is read) for longer than a hand is held still
+            unbroken = watch.moved_at is not None and watch.moved_at <= held.frame.moved_at_s
+            if unbroken and rec.count / rec.fps - held.frame.moved_at_s >= s.covered_last_s:
                 self._take(held.frame, held.settled, previous)
             else:
                 self.covered += 1

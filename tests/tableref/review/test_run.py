@@ -367,10 +367,7 @@ def test_a_hand_held_still_over_the_table_is_not_a_settled_state(
     assert _worst_position_error_mm(timeline) < POSITION_TOL_MM
 
 
-def _with_blob(game: GameVideo, out: Path, held: tuple[int, int] | None, from_frame: int | None) -> GameVideo:
-    """``game`` written again with a hand drawn in the middle of the table, its arm ending well inside the picture:
-    held still over a copy of the first frame of state ``held[0]``'s hold for ``held[1]`` frames just before that
-    hold; or (``from_frame``) lying there on every frame from that one on, as something set down for good."""
+def _read_frames(game: GameVideo) -> list[np.ndarray]:
     reader = cv2.VideoCapture(str(game.path))
     frames = []
     while True:
@@ -379,31 +376,56 @@ def _with_blob(game: GameVideo, out: Path, held: tuple[int, int] | None, from_fr
             break
         frames.append(image)
     reader.release()
-    h, w = frames[0].shape[:2]
+    return frames
+
+
+def _drawn_hand(image: np.ndarray) -> np.ndarray:
+    """``image`` with a hand drawn in the middle of the table, its arm ending well inside the picture."""
+    image = image.copy()
+    h, w = image.shape[:2]
     skin = (150, 175, 215)
+    cv2.ellipse(image, (w // 2, h // 2), (40, 26), 20, 0, 360, skin, -1)
+    # the forearm stops far from the picture's edge: only its own outline changes
+    cv2.line(image, (w // 2 + 20, h // 2 - 10), (w // 2 + 200, h // 2 - 110), skin, 30)
+    return image
 
-    def drawn(image: np.ndarray) -> np.ndarray:
-        image = image.copy()
-        cv2.ellipse(image, (w // 2, h // 2), (40, 26), 20, 0, 360, skin, -1)
-        # the forearm stops far from the picture's edge: only its own outline changes
-        cv2.line(image, (w // 2 + 20, h // 2 - 10), (w // 2 + 200, h // 2 - 110), skin, 30)
-        return image
 
+def _written(game: GameVideo, out: Path, frames: list[np.ndarray], holds: list[tuple[int, int]]) -> GameVideo:
+    h, w = frames[0].shape[:2]
+    path = out / "game.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), game.fps, (w, h))
+    for image in frames:
+        writer.write(image)
+    writer.release()
+    return GameVideo(path, game.fps, tuple(holds), len(frames))
+
+
+def _with_blob(game: GameVideo, out: Path, held: tuple[int, int] | None, from_frame: int | None) -> GameVideo:
+    """``game`` written again with a hand (:func:`_drawn_hand`) held still over a copy of the first frame of state
+    ``held[0]``'s hold for ``held[1]`` frames just before that hold; or (``from_frame``) lying there on every frame
+    from that one on, as something set down for good."""
+    frames = _read_frames(game)
     holds, order = list(game.holds), list(range(len(frames)))
     if held is not None:
         state, count = held
         first = game.holds[state][0]
         order = order[:first] + [-1] * count + order[first:]
         holds = [(a + count * (k >= state), b + count * (k >= state)) for k, (a, b) in enumerate(holds)]
-    path = out / "game.avi"
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), game.fps, (w, h))
-    for k in order:
-        if k < 0:
-            writer.write(drawn(frames[game.holds[held[0]][0]]))  # type: ignore[index]
-        else:
-            writer.write(drawn(frames[k]) if from_frame is not None and k >= from_frame else frames[k])
-    writer.release()
-    return GameVideo(path, game.fps, tuple(holds), len(order))
+    written = [
+        _drawn_hand(frames[game.holds[held[0]][0]])  # type: ignore[index]
+        if k < 0
+        else (_drawn_hand(frames[k]) if from_frame is not None and k >= from_frame else frames[k])
+        for k in order
+    ]
+    return _written(game, out, written, holds)
+
+
+def _with_hand_at_the_end(game: GameVideo, out: Path, hand_frames: int, tail_frames: int) -> GameVideo:
+    """``game`` written again with, after its last frame, a hand held still over the table for ``hand_frames``
+    frames and then the table as it was for ``tail_frames``."""
+    frames = _read_frames(game)
+    return _written(game, out, frames + [_drawn_hand(frames[-1])] * hand_frames + [frames[-1]] * tail_frames,
+                    list(game.holds))  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -415,13 +437,18 @@ def _with_blob(game: GameVideo, out: Path, held: tuple[int, int] | None, from_fr
         # set down before the last state: held back when the recording ends, a state if its spell lasted long enough
         (0.8, 0.5, "set down last", "every state", 0),
         (0.8, 100.0, "set down last", "all but the last", 1),
+        # a hand held still after the last state, then gone, the table as it was to the end: never a state
+        (0.8, 0.5, "hand at the end", "every state", 1),
     ],
 )
 def test_a_hand_held_still_inside_the_picture_is_not_a_state_and_a_thing_set_down_is(
     game: GameVideo, tmp_path: Path, stayed_share: float, last_s: float, blob: str, states_found: str, covered: int
 ) -> None:
-    set_down = {"held": None, "set down": game.holds[0][1] + 1, "set down last": game.holds[-2][1] + 1}[blob]
-    drawn = _with_blob(game, tmp_path, (1, 12) if blob == "held" else None, set_down)
+    if blob == "hand at the end":
+        drawn = _with_hand_at_the_end(game, tmp_path, 12, 40)
+    else:
+        set_down = {"held": None, "set down": game.holds[0][1] + 1, "set down last": game.holds[-2][1] + 1}[blob]
+        drawn = _with_blob(game, tmp_path, (1, 12) if blob == "held" else None, set_down)
     config = load_config()
     config = dataclasses.replace(
         config, review=dataclasses.replace(config.review, covered_stayed_share=stayed_share, covered_last_s=last_s)

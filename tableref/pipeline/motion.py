@@ -105,21 +105,13 @@ def bases_drawn(
     return on > 0
 
 
-def bases_explain(
-    region: NDArray[np.bool_],
-    outlines_px: NDArray[np.float64],
-    frame_shape: tuple[int, int],
-    grow: float,
-    min_share: float,
-) -> bool:
-    """Whether a changed ``region`` (h, w) of a thumbnail of a frame of ``frame_shape`` (H, W) lies, for at least
-    ``min_share`` of its pixels, on bases (:func:`bases_drawn`: ``outlines_px`` (N, V, 2) in the frame's pixels,
-    where models stood and stand, grown by ``grow``). A unit moved at the edge of the picture changes a region there
-    as large as an arm's; the arm lies mostly off the bases."""
+def bases_explain(region: NDArray[np.bool_], on_bases: NDArray[np.bool_], min_share: float) -> bool:
+    """Whether a changed ``region`` (h, w) of a thumbnail lies, for at least ``min_share`` of its pixels, on the
+    bases ``on_bases`` (h, w) (:func:`bases_drawn`: where models stood and stand). A unit moved at the edge of the
+    picture changes a region there as large as an arm's; the arm lies mostly off the bases."""
     if not np.any(region):
         return True
-    on = bases_drawn(region.shape, outlines_px, frame_shape, grow)
-    return bool(np.count_nonzero(region & on) >= min_share * np.count_nonzero(region))
+    return bool(np.count_nonzero(region & on_bases) >= min_share * np.count_nonzero(region))
 
 
 class SettleWatch:

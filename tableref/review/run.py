@@ -398,10 +398,11 @@ class Reviewer:
             return None
         s = self.settings
         outlines = np.concatenate([analysis.outlines_px(), analysis.outlines_px(models=previous.state.models)])
-        if bases_explain(region, outlines, frame_bgr.shape[:2], s.covered_base_grow, s.covered_base_share):
+        on_bases = bases_drawn(region.shape, outlines, frame_bgr.shape[:2], s.covered_base_grow)
+        if bases_explain(region, on_bases, s.covered_base_share):
             return None
         # the models set down under a hand stay when it goes: only what lies off the bases tells
-        return region & ~bases_drawn(region.shape, outlines, frame_bgr.shape[:2], s.covered_base_grow)
+        return region & ~on_bases
 
     def _fail_if_nothing_measured(self) -> None:
         """A recording none of whose settled frames could be measured (markers never seen, say) is not a game of

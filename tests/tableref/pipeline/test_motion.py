@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tableref.pipeline.motion import SettleWatch, bases_explain, reaching_in, reaching_region, thumbnail
+from tableref.pipeline.motion import SettleWatch, bases_drawn, bases_explain, reaching_in, reaching_region, thumbnail
 
 SIZE = (180, 320)
 DELTA = 8
@@ -81,7 +81,7 @@ def test_a_region_at_the_edge_is_explained_by_bases_only_where_it_lies_on_them(
     region = reaching_region(frame, _mat(1), DELTA, FRACTION)
     assert region is not None and region.shape == SIZE
     polygons = np.array(outlines, dtype=np.float64).reshape(-1, 4, 2)
-    assert bases_explain(region, polygons, (720, 1280), grow, 0.8) is explained
+    assert bases_explain(region, bases_drawn(SIZE, polygons, (720, 1280), grow), 0.8) is explained
 
 
 # A unit moved on a dark mat (BGR), figures of three colours: blue changes the grey level by a ninth of its change.
